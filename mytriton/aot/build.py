@@ -1,0 +1,217 @@
+"""Build orchestration: manifests → plans → compiles (cached or in parallel) → packages swapped in.
+
+::
+
+    load manifests ─→ plan each package ─→ lock its destination ─→ key every compile
+      ─→ reuse what the previous build has ─→ compile the rest (-j N processes)
+      ─→ write each package whose compiles all succeeded into a staging folder ─→ swap it in
+"""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import output
+from .cache import PreviousBuild, Toolchain, compiler_hash, job_key
+from .errors import CompileFailed, ManifestError, UsageError
+from .jobs import Artifacts, CompileJob, Failure, default_workers, run_jobs
+from .manifest import KernelEntry, Manifest, Specialization, load_manifest
+from .package import PackagePlan, templates_dir, write_package
+from .signature import sort_targets, target_arch, target_error
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One compile: a specialization for one target."""
+
+    plan: PackagePlan
+    entry: KernelEntry
+    spec: Specialization
+    target: str
+    job: CompileJob
+    key: str
+
+    @property
+    def ident(self) -> tuple[str, str, str]:
+        return self.entry.name, self.spec.id, self.target
+
+    @property
+    def label(self) -> str:
+        return f"{self.entry.name} {self.spec.label} {self.target}"
+
+
+@dataclass(frozen=True)
+class PackageReport:
+    package: str
+    dest: Path
+    specializations: int
+    compiled: int
+    cached: int
+    failed: int
+    written: bool       # False when the output was already identical (or the build failed)
+
+
+def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: list[str] | None = None,
+          jobs: int | None = None, echo: Callable[[str], None] = print,
+          notify: Callable[[str], None] | None = None) -> list[PackageReport]:
+    """Build every manifest into ``out_dir/<package>/``; see DESIGN.md §3–4.
+
+    *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
+    Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
+    :class:`CompileFailed` after every package that did compile has been written.
+    """
+    start = time.perf_counter()
+    manifests = [load_manifest(path) for path in manifest_paths]
+    toolchain = _toolchain()
+    plans = _plans(manifests, Path(out_dir), targets)
+    with ExitStack() as locks:
+        for plan in sorted(plans, key=lambda p: str(p.dest)):
+            locks.enter_context(output.locked(plan.dest, notify))
+            output.check_replaceable(plan.dest)
+        units = [unit for plan in plans for unit in _units(plan, toolchain)]
+        results = _compile(units, jobs or default_workers(), echo)
+        reports = [_finish(plan, toolchain, [u for u in units if u.plan is plan], results, echo, start)
+                   for plan in plans]
+    failures = _failures(units, results)
+    if failures:
+        raise CompileFailed(failures)
+    return reports
+
+
+def _toolchain() -> Toolchain:
+    import mytriton
+    from mytriton.backends.cuda import nvrtc
+    return Toolchain(mytriton.__version__, nvrtc.nvrtc_version(), compiler_hash(str(templates_dir())))
+
+
+def _plans(manifests: list[Manifest], out_dir: Path, targets: list[str] | None) -> list[PackagePlan]:
+    override = None
+    if targets:
+        for target in targets:
+            if (problem := target_error(target)) is not None:
+                raise UsageError(f"--target: {problem}")
+        override = sort_targets(targets)
+    supported = _nvrtc_archs()
+    plans, seen = [], {}
+    for manifest in manifests:
+        if manifest.package in seen:
+            raise ManifestError(manifest.path, manifest.package_line,
+                                f"package '{manifest.package}' is also built by {seen[manifest.package]}")
+        seen[manifest.package] = manifest.path
+        chosen = override or manifest.targets
+        if not chosen:
+            raise ManifestError(manifest.path, None, "no targets: add 'targets: [sm_90]' to the manifest "
+                                                     "or pass --target sm_90")
+        unsupported = [t for t in chosen if supported and target_arch(t) not in supported]
+        if unsupported:
+            message = (f"NVRTC cannot compile for {', '.join(unsupported)} "
+                       f"(it supports {', '.join(f'sm_{a}' for a in sorted(supported))})")
+            if override:
+                raise UsageError(f"--target: {message}")
+            raise ManifestError(manifest.path, manifest.targets_line, message)
+        plans.append(PackagePlan(manifest, chosen, out_dir / manifest.package))
+    return plans
+
+
+def _nvrtc_archs() -> set[int]:
+    """The architectures this NVRTC can target (empty when it cannot be asked)."""
+    try:
+        from cuda.bindings import nvrtc
+        err, archs = nvrtc.nvrtcGetSupportedArchs()
+        return set(archs) if int(err) == 0 else set()
+    except Exception:   # noqa: BLE001 - an older cuda-bindings: let NVRTC itself complain later
+        return set()
+
+
+def _units(plan: PackagePlan, toolchain: Toolchain) -> list[Unit]:
+    units = []
+    for entry in plan.manifest.kernels:
+        cache_key = entry.jit_fn.cache_key
+        for spec in entry.specializations:
+            for target in plan.targets:
+                job = CompileJob(entry.source, entry.params, spec.constexprs, spec.num_warps, target,
+                                 emit_ptx=target == plan.ptx_target)
+                units.append(Unit(plan, entry, spec, target, job, job_key(toolchain, cache_key, job)))
+    return units
+
+
+def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | Failure]:
+    """Reuse cached artifacts, compile the rest; one progress line per compile."""
+    previous = {}
+    results: dict[tuple, Artifacts | Failure] = {}
+    todo: list[Unit] = []
+    for unit in units:
+        if unit.plan.dest not in previous:
+            previous[unit.plan.dest] = PreviousBuild(unit.plan.dest)
+        cached = previous[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
+        if cached is None:
+            todo.append(unit)
+        else:
+            results[unit.plan.dest, unit.ident] = cached
+    width = max((len(u.label) for u in units), default=0)
+    count = len(str(len(units)))
+    done = 0
+
+    def progress(unit: Unit, result: Artifacts | Failure) -> None:
+        nonlocal done
+        done += 1
+        if isinstance(result, Failure):
+            status = f"FAILED ({result.seconds:.2f} s)"
+        else:
+            status = "cached" if result.cached else f"{result.seconds:.2f} s"
+        echo(f"[{done:>{count}}/{len(units)}] {unit.label:<{width}}  {status}")
+
+    for unit in units:
+        if (unit.plan.dest, unit.ident) in results:
+            progress(unit, results[unit.plan.dest, unit.ident])
+
+    def finished(index: int, result: Artifacts | Failure) -> None:
+        unit = todo[index]
+        results[unit.plan.dest, unit.ident] = result
+        progress(unit, result)
+
+    run_jobs([unit.job for unit in todo], workers, finished)
+    return results
+
+
+def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results, echo,
+            start: float) -> PackageReport:
+    """Write the package if all its compiles succeeded, and print its summary line."""
+    mine = [results[plan.dest, unit.ident] for unit in units]
+    failed = sum(isinstance(r, Failure) for r in mine)
+    cached = sum(isinstance(r, Artifacts) and r.cached for r in mine)
+    compiled = len(mine) - failed - cached
+    specs = sum(len(entry.specializations) for entry in plan.manifest.kernels)
+    package = plan.manifest.package
+    written = False
+    if failed:
+        echo(f"{package}: {failed} of {len(mine)} compiles failed; {plan.dest} left unchanged")
+    else:
+        artifacts = {unit.ident: results[plan.dest, unit.ident] for unit in units}
+        keys = {unit.ident: unit.key for unit in units}
+        with output.staging(plan.dest) as staged:
+            write_package(staged, plan, toolchain, artifacts, keys)
+            if not output.same_tree(staged, plan.dest):
+                output.swap_in(staged, plan.dest)
+                written = True
+        if compiled == 0:
+            note = "" if not written else "; loader files refreshed"
+            echo(f"{package}: {specs} specializations up to date{note} ({plan.dest})")
+        else:
+            echo(f"{package}: {specs} specializations for {', '.join(plan.targets)}: {compiled} compiled, "
+                 f"{cached} cached in {time.perf_counter() - start:.1f} s -> {plan.dest}")
+    return PackageReport(package, plan.dest, specs, compiled, cached, failed, written)
+
+
+def _failures(units: list[Unit], results) -> list[tuple[list[str], str]]:
+    """Failed compiles grouped by message, so one bad kernel is reported once, not per target."""
+    grouped: dict[str, list[str]] = {}
+    for unit in units:
+        result = results[unit.plan.dest, unit.ident]
+        if isinstance(result, Failure):
+            grouped.setdefault(result.message, []).append(unit.label)
+    return [(labels, message) for message, labels in grouped.items()]

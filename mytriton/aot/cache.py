@@ -1,0 +1,122 @@
+"""What must be rebuilt: a content hash per compile, matched against the previous build's manifest.json.
+
+The key covers everything a cubin depends on: the kernel source (``jit_fn.cache_key``, which also
+covers the @jit functions it calls), signature, constexprs, num_warps, target, whether PTX is
+shipped, the mytriton and NVRTC versions, and a hash of the compiler's own sources (so a compiler
+edit without a version bump still rebuilds). The previous build folder is the cache: artifacts
+whose key matches and whose sha256 still checks out are copied instead of recompiled.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .jobs import Artifacts, CompileJob
+
+CACHE_FORMAT = 1
+GENERATOR = "mytriton-build"
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent            # mytriton/
+# The build tool and the runtime do not change what the compiler emits.
+_NOT_COMPILER = ("aot", "runtime")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    mytriton_version: str
+    nvrtc_version: str
+    compiler_hash: str
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def compiler_hash(templates_dir: str | None) -> str:
+    """sha256 over the compiler's Python sources and the kernel templates."""
+    digest = hashlib.sha256()
+    files = [p for p in _PACKAGE_ROOT.rglob("*.py")
+             if p.relative_to(_PACKAGE_ROOT).parts[0] not in _NOT_COMPILER]
+    roots = [(_PACKAGE_ROOT, files)]
+    if templates_dir:
+        root = Path(templates_dir)
+        roots.append((root, [p for p in root.rglob("*") if p.is_file() and "loader" not in
+                             p.relative_to(root).parts and "__pycache__" not in p.parts]))
+    for root, paths in roots:
+        for path in sorted(paths):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def job_key(toolchain: Toolchain, cache_key: str, job: CompileJob) -> str:
+    payload = {
+        "format": CACHE_FORMAT,
+        "toolchain": [toolchain.mytriton_version, toolchain.nvrtc_version, toolchain.compiler_hash],
+        "kernel": [job.source.function, str(cache_key)],
+        "signature": [list(p) for p in job.signature],
+        "constexprs": [[name, type(value).__name__, value] for name, value in job.constexprs],
+        "num_warps": job.num_warps,
+        "target": job.target,
+        "emit_ptx": job.emit_ptx,
+    }
+    return sha256_bytes(json.dumps(payload, sort_keys=True).encode())
+
+
+class PreviousBuild:
+    """The artifacts of the build currently in the destination folder, indexed by job key."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.by_key: dict[str, dict] = {}
+        try:
+            data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+            if data.get("generator") == GENERATOR and data.get("cache_format") == CACHE_FORMAT:
+                self._index(data)
+        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+            self.by_key = {}    # no usable previous build: everything is compiled afresh
+
+    def _index(self, data: dict) -> None:
+        ptx_target = data["ptx_target"]
+        for kernel in data["kernels"].values():
+            for spec in kernel["specializations"]:
+                for target, build in spec["build"].items():
+                    entry = {"cubin": (spec["images"][target], spec["sha256"][target]),
+                             "shared": build["shared"], "symbol": build["symbol"]}
+                    if target == ptx_target:
+                        entry["ptx"] = (spec["images"]["ptx"], spec["sha256"]["ptx"])
+                        entry["cu"] = (spec["source"], spec["sha256"]["cu"])
+                    self.by_key[build["key"]] = entry
+
+    def lookup(self, key: str, emit_ptx: bool) -> Artifacts | None:
+        """The previous build's artifacts for *key*, if all of them are present and intact."""
+        entry = self.by_key.get(key)
+        if entry is None:
+            return None
+        cubin = self._read(*entry["cubin"])
+        ptx = cu = None
+        if emit_ptx:
+            if "ptx" not in entry:
+                return None
+            ptx, cu = self._read(*entry["ptx"]), self._read(*entry["cu"])
+            if ptx is None or cu is None:
+                return None
+            ptx, cu = ptx.decode("utf-8"), cu.decode("utf-8")
+        if cubin is None:
+            return None
+        return Artifacts(cubin=cubin, ptx=ptx, cu=cu, shared=entry["shared"], symbol=entry["symbol"],
+                         cached=True)
+
+    def _read(self, relative: str, sha256: str) -> bytes | None:
+        path = self.folder / relative
+        if ".." in Path(relative).parts or os.path.isabs(relative):
+            return None
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        return data if sha256_bytes(data) == sha256 else None

@@ -1,0 +1,78 @@
+"""``mytriton-build MANIFEST... [--out DIR] [--target sm_XX ...] [-j N]`` (DESIGN.md §3).
+
+Exit status: 0 success, 1 a kernel failed to compile, 2 a usage or manifest error. Errors go to
+stderr without a Python traceback (set MYTRITON_TRACEBACK=1 to see one for internal errors).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from .errors import AotError, CompileFailed
+
+_TARGET_LIKE = re.compile(r"sm_\d+")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mytriton-build",
+        description="Compile the kernels a manifest lists into an installable loader package "
+                    "(DIR/<package>/: loader, cubins, PTX, manifest.json, pyproject.toml).")
+    p.add_argument("manifests", nargs="+", metavar="MANIFEST", help="YAML build manifest(s)")
+    p.add_argument("--out", default="build", metavar="DIR",
+                   help="output folder; each package goes to DIR/<package>/ (default: build)")
+    p.add_argument("--target", action="append", metavar="sm_XX", dest="targets",
+                   help="GPU target overriding the manifest's 'targets'; repeat it (or separate "
+                        "with commas) for several")
+    p.add_argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
+                   help="parallel compile processes (default: the number of CPU cores)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)        # exits 2 with usage on a bad command line
+    targets = [t for value in args.targets or [] for t in value.split(",") if t] or None
+    for path in args.manifests:
+        if _TARGET_LIKE.fullmatch(path) and not os.path.exists(path):
+            return _fail(f"{path}: no such manifest (for several targets repeat the option: "
+                         f"--target sm_80 --target sm_90)", 2)
+    from .build import build_packages
+    try:
+        build_packages(args.manifests, out_dir=args.out, targets=targets, jobs=args.jobs,
+              echo=lambda line: print(line, flush=True), notify=lambda line: _err(line))
+    except CompileFailed as exc:
+        for labels, message in exc.failures:
+            shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+            _err(f"error: compiling {shown} failed:\n{message.rstrip()}")
+        return _fail(str(exc), exc.exit_status)
+    except AotError as exc:
+        return _fail(str(exc), exc.exit_status)
+    except KeyboardInterrupt:
+        return _fail("interrupted; the previous output was left as it was", 130)
+    except Exception as exc:  # noqa: BLE001 - a bug in mytriton-build: say so, briefly
+        if os.environ.get("MYTRITON_TRACEBACK"):
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc} "
+                     "(set MYTRITON_TRACEBACK=1 for the traceback)", 1)
+    return 0
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _fail(message: str, status: int) -> int:
+    _err(f"mytriton-build: {message}")
+    return status

@@ -1,0 +1,131 @@
+"""Compiling specializations, in this process or in a pool of worker processes.
+
+NVRTC and the compiler are CPU-bound, so ``-j N`` uses processes. A job carries only picklable
+data (where the kernel lives, its signature, constexprs and options); each worker re-imports the
+kernel. Workers ignore Ctrl-C: the build process handles it and stops them.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import kernel_source
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    source: kernel_source.KernelSource
+    signature: tuple[tuple[str, str], ...]
+    constexprs: tuple[tuple[str, Any], ...]
+    num_warps: int
+    target: str
+    emit_ptx: bool          # the lowest target's compile also ships its PTX and CUDA source
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    """What one compile produced (or what a previous build had produced, when ``cached``)."""
+
+    cubin: bytes
+    ptx: str | None
+    cu: str | None
+    shared: int
+    symbol: str
+    seconds: float = 0.0
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class Failure:
+    message: str
+    seconds: float = 0.0
+
+
+def compile_job(job: CompileJob) -> Artifacts | Failure:
+    """Run one compile; every exception becomes a :class:`Failure` with a user-facing message."""
+    import mytriton
+
+    start = time.perf_counter()
+    try:
+        fn = kernel_source.load(job.source)
+        ck = mytriton.compile(fn, signature=dict(job.signature), constexprs=dict(job.constexprs),
+                              target=job.target, num_warps=job.num_warps)
+        seconds = time.perf_counter() - start
+        return Artifacts(cubin=bytes(ck.asm["cubin"]),
+                         ptx=ck.asm["ptx"] if job.emit_ptx else None,
+                         cu=ck.asm["cu"] if job.emit_ptx else None,
+                         shared=int(ck.metadata.get("shared", 0)),
+                         symbol=str(ck.metadata["name"]), seconds=seconds)
+    except Exception as exc:  # noqa: BLE001 - reported to the user, never re-raised
+        return Failure(describe_error(exc), time.perf_counter() - start)
+
+
+def describe_error(exc: BaseException) -> str:
+    """The compiler's own errors verbatim; anything else as an internal error with its origin."""
+    if isinstance(exc, kernel_source.KernelImportError):
+        return str(exc)
+    name = type(exc).__name__
+    if name == "CompilationError" or "NVRTC" in name.upper():
+        return str(exc)
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (in {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"internal compiler error: {name}: {exc}{where}"
+
+
+def run_jobs(jobs: list[CompileJob], workers: int,
+             on_done: Callable[[int, Artifacts | Failure], None]) -> list[Artifacts | Failure]:
+    """Compile *jobs*; results come back in job order, *on_done* is called as each one finishes."""
+    results: list[Artifacts | Failure | None] = [None] * len(jobs)
+    if workers <= 1 or len(jobs) <= 1:
+        for i, job in enumerate(jobs):
+            results[i] = compile_job(job)
+            on_done(i, results[i])
+        return results
+    context = multiprocessing.get_context("spawn")   # no fork: the parent may hold threads or locks
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
+                               initializer=_ignore_sigint)
+    try:
+        futures = {pool.submit(compile_job, job): i for i, job in enumerate(jobs)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                results[i] = future.result()
+            except BrokenProcessPool:
+                results[i] = Failure("the compiler process died (crashed or was killed) while compiling")
+            on_done(i, results[i])
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown()
+    return results
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and kill the workers, so Ctrl-C returns at once."""
+    # The executor has no public "terminate"; its worker table is the only handle on them
+    # (and shutdown() drops it, so take it first).
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.join(timeout=5)
+
+
+def default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1

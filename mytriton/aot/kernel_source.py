@@ -1,0 +1,132 @@
+"""Finding the ``@triton.jit`` function a manifest names, in the build process and in workers.
+
+A kernel is named ``path/to/file.py:function`` (relative to the manifest) or ``module:function``.
+:class:`KernelSource` is the picklable form a compile worker re-imports the function from.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+class KernelImportError(Exception):
+    """The kernel's file or module cannot be found or imported; ``str()`` is the user message."""
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    ref: str                        # as written in the manifest
+    function: str
+    file: str | None = None         # absolute path of the kernel file, for path refs
+    module: str | None = None       # module name, for module refs
+    search_path: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        return self.ref.rpartition(":")[0]
+
+
+def resolve(ref: str, manifest_dir: str) -> KernelSource:
+    """Parse a manifest ``kernel:`` value; raises :class:`KernelImportError`."""
+    location, sep, function = ref.rpartition(":")
+    if not sep or not location or not function:
+        raise KernelImportError(
+            f"kernel '{ref}' must be 'path/to/file.py:function' or 'module:function'")
+    if not function.isidentifier():
+        raise KernelImportError(f"kernel '{ref}': '{function}' is not a Python function name")
+    if location.endswith(".py") or "/" in location or os.sep in location:
+        path = os.path.abspath(os.path.join(manifest_dir, location))
+        if not os.path.isfile(path):
+            raise KernelImportError(f"kernel file '{location}' not found (looked for {path})")
+        return KernelSource(ref, function, file=path, search_path=(os.path.dirname(path),))
+    if not all(part.isidentifier() for part in location.split(".")):
+        raise KernelImportError(f"kernel '{ref}': '{location}' is neither a .py file nor a module name")
+    return KernelSource(ref, function, module=location,
+                        search_path=(os.path.abspath(manifest_dir), os.getcwd()))
+
+
+def load(source: KernelSource):
+    """Import the module and return the named ``@triton.jit`` function."""
+    module = _import(source)
+    try:
+        fn = getattr(module, source.function)
+    except AttributeError:
+        raise KernelImportError(f"'{source.where}' has no function '{source.function}'") from None
+    if not (hasattr(fn, "arg_names") and hasattr(fn, "constexpr_names")):
+        raise KernelImportError(
+            f"'{source.function}' in '{source.where}' is not a @triton.jit function "
+            f"(got {type(fn).__name__})")
+    return fn
+
+
+_file_modules: dict[str, object] = {}
+
+
+def _import(source: KernelSource):
+    if source.file is None:
+        with _on_sys_path(source.search_path), _import_errors(source, None):
+            return importlib.import_module(source.module)
+    if source.file in _file_modules:
+        return _file_modules[source.file]
+    # A private, unique module name: two kernels/elementwise.py of different manifests must not
+    # collide, and the module must sit in sys.modules (inspect.getsource needs it).
+    stem = os.path.splitext(os.path.basename(source.file))[0]
+    digest = hashlib.sha256(source.file.encode()).hexdigest()[:10]
+    name = f"_mytriton_kernels_{digest}_{stem}"
+    spec = importlib.util.spec_from_file_location(name, source.file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        with _on_sys_path(source.search_path), _import_errors(source, source.file):
+            spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    _file_modules[source.file] = module
+    return module
+
+
+@contextmanager
+def _on_sys_path(folders):
+    """Let a kernel file import its neighbours (``from common import helper``)."""
+    added = [folder for folder in folders if folder not in sys.path]
+    sys.path[:0] = added
+    try:
+        yield
+    finally:
+        for folder in added:
+            if folder in sys.path:
+                sys.path.remove(folder)
+
+
+@contextmanager
+def _import_errors(source: KernelSource, file: str | None):
+    try:
+        yield
+    except KernelImportError:
+        raise
+    except (Exception, SystemExit) as exc:
+        message = f"cannot import '{source.where}': {_describe(exc)}"
+        frame = _innermost_frame_in(exc, file) if file else None
+        if frame and not isinstance(exc, SyntaxError):
+            message += f" (at {source.where}, line {frame.lineno})"
+        raise KernelImportError(message) from None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    # The compiler's own errors already carry file:line:col and a caret; keep them whole.
+    if type(exc).__name__ == "CompilationError":
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _innermost_frame_in(exc: BaseException, file: str):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == file]
+    return frames[-1] if frames else None

@@ -1,0 +1,176 @@
+"""Writing the generated package (DESIGN.md §4) into a staging folder.
+
+::
+
+    <package>/__init__.py      loader, rendered from templates/loader/__init__.py.j2
+    <package>/_runtime.py      mytriton/runtime/driver.py, verbatim
+    <package>/kernels/<kernel>/<spec-id>.<target>.cubin, <spec-id>.ptx, <spec-id>.cu
+    <package>/manifest.json    what was built, with per-artifact sha256 and the cache keys
+    <package>/pyproject.toml   so that `pip install` / `pip wheel` ship the kernels
+
+Everything written is a function of the inputs only (no timestamps, fixed key order), so two
+builds of the same manifest are byte-identical.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cache import CACHE_FORMAT, GENERATOR, Toolchain, sha256_bytes
+from .errors import AotError
+from .jobs import Artifacts
+from .manifest import KernelEntry, Manifest, Specialization
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent        # mytriton/
+RUNTIME_SOURCE = _PACKAGE_ROOT / "runtime" / "driver.py"
+
+
+def templates_dir() -> Path:
+    """``mytriton/templates`` in an installed wheel, ``<repo>/templates`` in a source checkout."""
+    for candidate in (_PACKAGE_ROOT / "templates", _PACKAGE_ROOT.parent / "templates"):
+        if (candidate / "loader").is_dir():
+            return candidate
+    raise AotError(f"the loader templates are missing (looked in {_PACKAGE_ROOT / 'templates'} "
+                   f"and {_PACKAGE_ROOT.parent / 'templates'})")
+
+
+@dataclass(frozen=True)
+class PackagePlan:
+    """One manifest to build: its kernels, the targets in effect and the destination."""
+
+    manifest: Manifest
+    targets: tuple[str, ...]        # oldest first; targets[0] also gets the PTX
+    dest: Path
+
+    @property
+    def ptx_target(self) -> str:
+        return self.targets[0]
+
+
+def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
+                  artifacts: dict[tuple[str, str, str], Artifacts],
+                  keys: dict[tuple[str, str, str], str]) -> None:
+    """Write the whole package into *folder*; *artifacts*/*keys* by (kernel, spec id, target)."""
+    kernels = []
+    for entry in plan.manifest.kernels:
+        specs = [_write_spec(folder, plan, entry, spec, artifacts, keys) for spec in entry.specializations]
+        kernels.append((entry, specs))
+    context = _template_context(plan, toolchain, kernels)
+    _write(folder / "__init__.py", _render("loader/__init__.py.j2", context).encode())
+    _write(folder / "pyproject.toml", _render("loader/pyproject.toml.j2", context).encode())
+    try:
+        _write(folder / "_runtime.py", RUNTIME_SOURCE.read_bytes())
+    except OSError as exc:
+        raise AotError(f"cannot copy the runtime {RUNTIME_SOURCE}: {exc.strerror}") from None
+    _write(folder / "manifest.json", _manifest_json(plan, toolchain, kernels).encode())
+
+
+def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifacts, keys) -> dict:
+    """Write one specialization's files; return its manifest.json record."""
+    base = f"kernels/{entry.name}/{spec.id}"
+    images, sha256, build = {}, {}, {}
+    for target in plan.targets:
+        result = artifacts[entry.name, spec.id, target]
+        images[target] = f"{base}.{target}.cubin"
+        sha256[target] = _write(folder / images[target], result.cubin)
+        build[target] = {"key": keys[entry.name, spec.id, target], "shared": result.shared,
+                         "symbol": result.symbol}
+    lowest = artifacts[entry.name, spec.id, plan.ptx_target]
+    images["ptx"] = f"{base}.ptx"
+    sha256["ptx"] = _write(folder / images["ptx"], lowest.ptx.encode("utf-8"))
+    sha256["cu"] = _write(folder / f"{base}.cu", lowest.cu.encode("utf-8"))
+    symbols = {b["symbol"] for b in build.values()}
+    if len(symbols) != 1:
+        raise AotError(f"{entry.name} {spec.label}: the compiler named the kernel differently per "
+                       f"target ({', '.join(sorted(symbols))})")
+    return {
+        "id": spec.id,
+        "constexprs": dict(spec.constexprs),
+        "num_warps": spec.num_warps,
+        # One launch setting for every image: the largest dynamic shared memory any target needs.
+        "shared": max(b["shared"] for b in build.values()),
+        "symbol": symbols.pop(),
+        "images": images,
+        "source": f"{base}.cu",
+        "sha256": sha256,
+        "build": build,
+    }
+
+
+def _write(path: Path, data: bytes) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return sha256_bytes(data)
+
+
+def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels) -> str:
+    data = {
+        "generator": GENERATOR,
+        "cache_format": CACHE_FORMAT,
+        "package": plan.manifest.package,
+        "mytriton_version": toolchain.mytriton_version,
+        "nvrtc_version": toolchain.nvrtc_version,
+        "targets": list(plan.targets),
+        "ptx_target": plan.ptx_target,
+        "kernels": {
+            entry.name: {
+                "kernel": entry.source.ref,
+                "signature": [list(param) for param in entry.params],
+                "constexpr_names": list(entry.constexpr_names),
+                "num_warps": sorted({spec.num_warps for spec in entry.specializations}),
+                "targets": list(plan.targets),
+                "specializations": specs,
+            }
+            for entry, specs in kernels
+        },
+    }
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _template_context(plan: PackagePlan, toolchain: Toolchain, kernels) -> dict:
+    """Plain data for the templates; all decisions are made here, not in Jinja."""
+    image_keys = [*plan.targets, "ptx"]
+    return {
+        "package": plan.manifest.package,
+        "manifest_name": os.path.basename(plan.manifest.path),
+        "mytriton_version": toolchain.mytriton_version,
+        "nvrtc_version": toolchain.nvrtc_version,
+        "targets": list(plan.targets),
+        "exports": [entry.name for entry, _ in kernels] + ["DeviceArray", "cdiv"],
+        "kernels": [
+            {
+                "name": entry.name,
+                "params": [tuple(param) for param in entry.params],
+                "constexpr_names": list(entry.constexpr_names),
+                "specs": [
+                    {
+                        "id": record["id"],
+                        "constexprs": record["constexprs"],
+                        "num_warps": record["num_warps"],
+                        "shared": record["shared"],
+                        "symbol": record["symbol"],
+                        "images": [(key, record["images"][key]) for key in image_keys],
+                        "sha256": [(key, record["sha256"][key]) for key in image_keys],
+                    }
+                    for record in specs
+                ],
+            }
+            for entry, specs in kernels
+        ],
+    }
+
+
+_environment = None
+
+
+def _render(name: str, context: dict) -> str:
+    global _environment
+    if _environment is None:
+        import jinja2
+        _environment = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(templates_dir())), undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+        _environment.filters["py"] = repr       # Python literals: str, int, float, bool, list, dict
+    return _environment.get_template(name).render(context)

@@ -1,0 +1,47 @@
+"""Triton AOT type strings (``*fp32:16``, ``i32``) and GPU target names (``sm_90``)."""
+from __future__ import annotations
+
+import re
+
+SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
+
+# Compute capabilities NVIDIA has shipped; NVRTC may support only a subset (checked at build time).
+KNOWN_ARCHS = (70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
+
+_TYPE_RE = re.compile(r"(?P<ptr>\*)?(?P<base>[a-z0-9]+)(?::(?P<align>\d+))?")
+_TARGET_RE = re.compile(r"sm_(?P<arch>\d+)")
+
+
+def type_error(text: str) -> str | None:
+    """Why *text* is not a valid type string, or None when it is."""
+    match = _TYPE_RE.fullmatch(text)
+    if not match or match["base"] not in SCALAR_TYPES:
+        return (f"unknown type '{text}' (expected one of {' '.join(SCALAR_TYPES)}, "
+                f"a pointer '*T', or an aligned pointer '*T:16')")
+    if match["align"] is not None:
+        if not match["ptr"]:
+            return f"type '{text}': only pointers take an alignment suffix ('*{match['base']}:16')"
+        if match["align"] != "16":
+            return f"type '{text}': the only alignment suffix is ':16'"
+    return None
+
+
+def target_arch(target: str) -> int | None:
+    """``sm_90`` → 90; None for anything that is not a known ``sm_XY`` target."""
+    match = _TARGET_RE.fullmatch(target)
+    if match and int(match["arch"]) in KNOWN_ARCHS:
+        return int(match["arch"])
+    return None
+
+
+def target_error(target: object) -> str | None:
+    """Why *target* is not a known target name, or None when it is."""
+    if isinstance(target, str) and target_arch(target) is not None:
+        return None
+    known = ", ".join(f"sm_{arch}" for arch in KNOWN_ARCHS)
+    return f"unknown target {target!r} (known targets: {known})"
+
+
+def sort_targets(targets) -> tuple[str, ...]:
+    """Unique targets, oldest architecture first (the first one also gets the PTX)."""
+    return tuple(sorted(set(targets), key=target_arch))

@@ -1,0 +1,103 @@
+"""YAML read through ``yaml.compose`` so every value keeps its line for error messages.
+
+Scalars are constructed exactly as ``yaml.safe_load`` would construct them; mappings and lists
+are walked here so that each error can name the manifest file and the line of the bad node.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .errors import ManifestError
+
+
+def kind_name(node: yaml.Node) -> str:
+    """How a user would call the YAML value in *node* ("a mapping", "a list", "the string 'x'")."""
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    value = yaml.constructor.SafeConstructor().construct_object(node)
+    if value is None:
+        return "nothing (null)"
+    return f"{type(value).__name__} {value!r}"
+
+
+class YamlDoc:
+    """A parsed YAML file plus helpers that raise :class:`ManifestError` at a node's line."""
+
+    def __init__(self, path: str, text: str):
+        self.path = path
+        try:
+            self.root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            raise self._syntax_error(exc) from None
+        except yaml.YAMLError as exc:
+            raise ManifestError(path, None, f"invalid YAML: {exc}") from None
+
+    def _syntax_error(self, exc: yaml.MarkedYAMLError) -> ManifestError:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = " ".join(part for part in (exc.context, exc.problem) if part)
+        hint = ""
+        if "alias" in (exc.problem or ""):
+            hint = ' (pointer types start with "*", which YAML reads as an alias: quote them, e.g. "*fp32:16")'
+        return ManifestError(self.path, line, f"invalid YAML: {problem}{hint}")
+
+    # -- errors ---------------------------------------------------------------------------------
+
+    def error(self, node: yaml.Node | None, message: str) -> ManifestError:
+        return ManifestError(self.path, line_of(node), message)
+
+    # -- typed access ---------------------------------------------------------------------------
+
+    def mapping(self, node: yaml.Node, what: str) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        """``(key, key_node, value_node)`` for a mapping whose keys are unique strings."""
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping, got {kind_name(node)}")
+        items, seen = [], {}
+        for key_node, value_node in node.value:
+            key = self.scalar(key_node, f"a key in {what}")
+            if not isinstance(key, str):
+                raise self.error(key_node, f"keys in {what} must be names, got {kind_name(key_node)}")
+            if key in seen:
+                raise self.error(key_node, f"duplicate key '{key}' in {what} (first at line {seen[key]})")
+            seen[key] = line_of(key_node)
+            items.append((key, key_node, value_node))
+        return items
+
+    def sequence(self, node: yaml.Node, what: str, *, allow_empty: bool = False) -> list[yaml.Node]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.error(node, f"{what} must be a list, got {kind_name(node)}")
+        if not node.value and not allow_empty:
+            raise self.error(node, f"{what} is an empty list")
+        return list(node.value)
+
+    def scalar(self, node: yaml.Node, what: str) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error(node, f"{what} must be a single value, got {kind_name(node)}")
+        try:
+            return yaml.constructor.SafeConstructor().construct_object(node)
+        except yaml.YAMLError as exc:
+            raise self.error(node, f"invalid value for {what}: {getattr(exc, 'problem', exc)}") from None
+
+    def string(self, node: yaml.Node, what: str) -> str:
+        value = self.scalar(node, what)
+        if not isinstance(value, str) or not value:
+            raise self.error(node, f"{what} must be a non-empty string, got {kind_name(node)}")
+        return value
+
+    def check_keys(self, node: yaml.Node, keys: list[str], allowed: tuple[str, ...], what: str,
+                   required: tuple[str, ...] = ()) -> None:
+        """Reject keys not in *allowed* and report the first missing *required* key."""
+        for key, key_node, _ in self.mapping(node, what):
+            if key not in allowed:
+                raise self.error(key_node, f"unknown key '{key}' in {what} (expected one of: {', '.join(allowed)})")
+        for key in required:
+            if key not in keys:
+                raise self.error(node, f"{what} is missing the required key '{key}'")
+
+
+def line_of(node: yaml.Node | None) -> int | None:
+    return node.start_mark.line + 1 if node is not None else None
