@@ -1,0 +1,530 @@
+"""SSA (with layouts) → CUDA C++.
+
+Each block value becomes a per-thread register array (``float v7[8]``) indexed by register number;
+elementwise ops become fully unrolled loops over it. Register ``r`` of a value holds the element
+whose coordinates the value's layout gives (ir/layout.py ``element_coords``): this module emits the
+same arithmetic in C++. Reductions combine in registers, then across lanes with ``__shfl_xor_sync``,
+then across warps through shared memory; layout conversions go through shared memory.
+"""
+from __future__ import annotations
+
+import math
+import os
+from math import prod
+
+import jinja2
+
+from ... import __version__
+from ..._paths import templates_dir
+from ...ir.layout import DimMap, dim_maps
+from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS
+from ...ir.printer import Printer
+from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
+from ...ir.types import BlockType, PointerType, ScalarType, Type, promote
+
+_env = None
+
+
+def _jinja() -> jinja2.Environment:
+    global _env
+    if _env is None:
+        _env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
+                                  trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                                  undefined=jinja2.StrictUndefined)
+    return _env
+
+
+# --- small integer-expression helpers (keep generated index math readable) ------------------------
+
+def _mul(e: str, c: int) -> str:
+    return "0" if c == 0 or e == "0" else e if c == 1 else f"{e} * {c}"
+
+
+def _div(e: str, c: int) -> str:
+    return e if c == 1 else "0" if e == "0" else f"{e} / {c}"
+
+
+def _mod(e: str, c: int) -> str:
+    return "0" if c == 1 or e == "0" else f"{e} % {c}"
+
+
+def _add(*terms: str) -> str:
+    ts = [t for t in terms if t != "0"]
+    return " + ".join(ts) if ts else "0"
+
+
+def _paren(e: str) -> str:
+    return e if e.replace("_", "").isalnum() else f"({e})"
+
+
+def c_literal(value, ty: ScalarType) -> str:
+    if ty.is_bool:
+        return "true" if value else "false"
+    if ty.is_float:
+        v = float(value)
+        if ty.name == "fp32":
+            if math.isnan(v):
+                return "__int_as_float(0x7fc00000)"
+            if math.isinf(v):
+                return "__int_as_float(0x7f800000)" if v > 0 else "__int_as_float(0xff800000)"
+            return f"{v!r}f"
+        if math.isnan(v):
+            return "__longlong_as_double(0x7ff8000000000000LL)"
+        if math.isinf(v):
+            return ("" if v > 0 else "-") + "__longlong_as_double(0x7ff0000000000000LL)"
+        return repr(v)
+    suffix = {"i64": "LL", "u64": "ULL", "u32": "u"}.get(ty.name, "")
+    if ty.name == "i64" and value == -2**63:
+        return "(-9223372036854775807LL - 1)"
+    if ty.name == "i32" and value == -2**31:
+        return "(-2147483647 - 1)"
+    return f"{value}{suffix}"
+
+
+class CudaEmitter:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.num_threads = fn.num_warps * 32
+        self.lines: list[str] = []
+        self.depth = 1
+        self.names: dict[Value, str] = {}
+        printer = Printer()
+        printer.number(fn.body)
+        for v, n in printer.names.items():
+            self.names[v] = "v" + n[1:]
+        self.smem_bytes = 0
+        self.last_line = None
+        self.const_params = self._read_only_params()
+
+    # --- naming and types -----------------------------------------------------------------------
+
+    def c_type(self, elem) -> str:
+        if isinstance(elem, PointerType):
+            return f"{elem.pointee.c_name}*"
+        return elem.c_name
+
+    def value_c_type(self, v: Value) -> str:
+        elem = v.type.scalar
+        if isinstance(elem, PointerType) and self._root_param(v) in self.const_params:
+            return f"const {elem.pointee.c_name}*"
+        return self.c_type(elem)
+
+    def ref(self, v: Value) -> str:
+        if isinstance(v, Const):
+            return c_literal(v.value, v.type)
+        if isinstance(v, Param):
+            return v.name
+        return self.names[v]
+
+    def emit(self, line: str):
+        self.lines.append("  " * self.depth + line)
+
+    # --- which pointer params are never stored through (→ const __restrict__) ----------------------
+
+    def _root_param(self, v: Value):
+        seen = set()
+        while not isinstance(v, Param):
+            if v in seen or v.owner is None or isinstance(v, Const):
+                return None
+            seen.add(v)
+            owner = v.owner
+            if isinstance(owner, Region):               # a loop-carried pointer: follow its initial value
+                loop = owner.parent
+                v = loop.operands[3 + owner.args.index(v) - 1]
+            elif owner.name == "for":
+                v = owner.operands[3 + owner.results.index(v)]
+            elif owner.name in ("addptr", "convert_layout", "expand_dims", "broadcast"):
+                v = owner.operands[0]
+            elif owner.name == "where":
+                v = owner.operands[1]
+            else:
+                return None
+        return v
+
+    def _read_only_params(self) -> set:
+        ptrs = {p for p in self.fn.params if isinstance(p.type, PointerType)}
+        stored = set()
+        for op in walk(self.fn.body):
+            if op.name == "store":
+                root = self._root_param(op.operands[0])
+                if root is None:
+                    return set()
+                stored.add(root)
+            if op.name in ("where", "for"):           # pointers mixed from several params: be conservative
+                for v in op.operands:
+                    if isinstance(v.type.scalar, PointerType) and op.name == "where":
+                        return set()
+        return ptrs - stored
+
+    # --- layouts in C++ ---------------------------------------------------------------------------
+
+    @staticmethod
+    def thread_index(m: DimMap) -> str:
+        """This thread's index along one layout dimension (0 … tpw*wpc-1)."""
+        lane = _mod(_paren(_div("lane", m.lane_stride)), m.tpw) if m.tpw > 1 else "0"
+        warp = _mod(_paren(_div("warp", m.warp_stride)), m.wpc) if m.wpc > 1 else "0"
+        return _add(_mul(_paren(warp), m.tpw), lane)
+
+    @staticmethod
+    def reg_digits(maps: list[DimMap], r: str) -> list[str]:
+        out, stride = [], 1
+        for m in reversed(maps):
+            out.append(_mod(_paren(_div(r, stride)), m.regs) if m.regs > 1 else "0")
+            stride *= m.regs
+        return out[::-1]
+
+    def raw_coord(self, m: DimMap, k: str) -> str:
+        if m.size == 1:
+            return "0"
+        base = _add(_mul(_paren(_div(k, m.spt)), m.coverage), _mul(_paren(self.thread_index(m)), m.spt),
+                    _mod(k, m.spt))
+        return base
+
+    def coords(self, v: Value, r: str) -> list[str]:
+        maps = dim_maps(v.layout, v.type.shape)
+        out = []
+        for m, k in zip(maps, self.reg_digits(maps, r)):
+            raw = self.raw_coord(m, k)
+            out.append(_mod(_paren(raw), m.size) if m.replicated and raw != "0" else raw)
+        return out
+
+    def linear(self, shape, coords: list[str]) -> str:
+        terms, stride = [], 1
+        for size, c in zip(reversed(shape), reversed(coords)):
+            terms.append(_mul(_paren(c), stride))
+            stride *= size
+        return _add(*reversed(terms))
+
+    def operand_index(self, result: Value, operand: Value, r: str = "r") -> str:
+        """Index into ``operand``'s registers of the element that result register ``r`` needs."""
+        if operand.type.shape == result.type.shape:
+            return r
+        rmaps = dim_maps(result.layout, result.type.shape)
+        omaps = dim_maps(operand.layout, operand.type.shape)
+        terms, stride = [], 1
+        digits = self.reg_digits(rmaps, r)
+        for om, k in zip(reversed(omaps), reversed(digits)):
+            if om.regs > 1:
+                terms.append(_mul(_paren(k), stride))
+            stride *= om.regs
+        return _add(*terms)
+
+    def elem(self, result: Value, operand: Value, r: str = "r") -> str:
+        if isinstance(operand.type, BlockType):
+            return f"{self.ref(operand)}[{self.operand_index(result, operand, r)}]"
+        return self.ref(operand)
+
+    def nregs(self, v: Value) -> int:
+        return prod(m.regs for m in dim_maps(v.layout, v.type.shape))
+
+    def declare(self, v: Value) -> str:
+        if isinstance(v.type, BlockType):
+            return f"{self.value_c_type(v)} {self.ref(v)}[{self.nregs(v)}]"
+        return f"{self.value_c_type(v)} {self.ref(v)}"
+
+    def per_element(self, v: Value, body: str):
+        """Emit ``body`` (which uses ``r``) for each register of ``v``."""
+        n = self.nregs(v)
+        if n == 1:
+            self.emit(f"{{ const int r = 0; {body} }}")
+        else:
+            self.emit("#pragma unroll")
+            self.emit(f"for (int r = 0; r < {n}; ++r) {body}")
+
+    # --- ops --------------------------------------------------------------------------------------
+
+    def source_comment(self, op: Op):
+        loc = op.loc
+        if loc is None or (loc.file, loc.line) == self.last_line:
+            return
+        self.last_line = (loc.file, loc.line)
+        self.emit(f"// {os.path.basename(loc.file)}:{loc.line}: {loc.source_line.strip()}")
+
+    def region(self, region: Region):
+        for op in region.ops:
+            self.op(op)
+
+    def op(self, op: Op):
+        if op.name == "yield":
+            return
+        self.source_comment(op)
+        special = getattr(self, "op_" + op.name, None)
+        if special is not None:
+            return special(op)
+        if op.name in REDUCE_KINDS:
+            return self.op_reduce(op)
+        d = OPS[op.name]
+        assert d.elementwise and d.c_fn is not None, f"no CUDA emission for {op.name}"
+        ct = d.compute([v.type for v in op.operands], op.attrs)
+        self.elementwise(op, lambda vals: d.c_fn(vals, ct), ct)
+
+    def cast_to(self, expr: str, src, dst) -> str:
+        if src == dst or not isinstance(dst, ScalarType) or isinstance(src, PointerType):
+            return expr
+        if dst.is_bool:
+            return f"({expr} != 0)"
+        return f"(({dst.c_name}){expr})"
+
+    def elementwise(self, op: Op, make_expr, compute_type=None, cast_operands=True):
+        res = op.result
+        vals = []
+        for i, v in enumerate(op.operands):
+            e = self.elem(res, v)
+            if cast_operands and compute_type is not None and not (op.name == "where" and i == 0):
+                e = self.cast_to(e, v.type.scalar, compute_type)
+            vals.append(e)
+        expr = make_expr(vals)
+        if isinstance(res.type, BlockType):
+            self.emit(self.declare(res) + ";")
+            self.per_element(res, f"{self.ref(res)}[r] = {expr};")
+        else:
+            self.emit(f"{self.declare(res)} = {expr};")
+
+    def op_cast(self, op: Op):
+        dst = op.result.type.scalar
+        self.elementwise(op, lambda v: self.cast_to(v[0], op.operands[0].type.scalar, dst), None)
+
+    def op_addptr(self, op: Op):
+        self.elementwise(op, lambda v: f"({v[0]} + {v[1]})", None)
+
+    def op_load(self, op: Op):
+        def expr(v):
+            if len(v) == 1:
+                return f"*{v[0]}"
+            return f"({v[1]} ? *{v[0]} : {v[2]})"
+        self.elementwise(op, expr, None)
+
+    def op_store(self, op: Op):
+        ptr = op.operands[0]
+        pointee = ptr.type.scalar.pointee
+        vals = [self.elem(ptr, v) if isinstance(ptr.type, BlockType) else self.ref(v) for v in op.operands]
+        vals[1] = self.cast_to(vals[1], op.operands[1].type.scalar, pointee)
+        stmt = f"*{vals[0]} = {vals[1]};"
+        if len(vals) == 3:
+            stmt = f"if ({vals[2]}) {stmt}"
+        if isinstance(ptr.type, BlockType):
+            self.per_element(ptr, stmt if len(vals) == 3 else "{ " + stmt + " }")
+        else:
+            self.emit(stmt)
+
+    def op_where(self, op: Op):
+        ct = OPS["where"].compute([v.type for v in op.operands], op.attrs) \
+            if not isinstance(op.result.type.scalar, PointerType) else None
+        self.elementwise(op, lambda v: f"({v[0]} ? {v[1]} : {v[2]})", ct)
+
+    def op_program_id(self, op: Op):
+        self.emit(f"{self.declare(op.result)} = blockIdx.{'xyz'[op.attrs['axis']]};")
+
+    def op_num_programs(self, op: Op):
+        self.emit(f"{self.declare(op.result)} = gridDim.{'xyz'[op.attrs['axis']]};")
+
+    def op_arange(self, op: Op):
+        res = op.result
+        (c,) = self.coords(res, "r")
+        self.emit(self.declare(res) + ";")
+        self.per_element(res, f"{self.ref(res)}[r] = {_add(str(op.attrs['start']), c)};")
+
+    def op_zeros(self, op: Op):
+        res = op.result
+        self.emit(self.declare(res) + ";")
+        self.per_element(res, f"{self.ref(res)}[r] = {c_literal(0, res.type.scalar)};")
+
+    def op_full(self, op: Op):
+        res = op.result
+        v = op.operands[0]
+        self.emit(self.declare(res) + ";")
+        self.per_element(res, f"{self.ref(res)}[r] = {self.cast_to(self.ref(v), v.type, res.type.scalar)};")
+
+    def op_empty(self, op: Op):
+        self.emit(self.declare(op.result) + ";  // tl.empty: uninitialized")
+
+    def op_expand_dims(self, op: Op):
+        res, src = op.result, op.operands[0]
+        self.emit(self.declare(res) + ";")
+        self.per_element(res, f"{self.ref(res)}[r] = {self.ref(src)}[r];")
+
+    def op_broadcast(self, op: Op):
+        self.elementwise(op, lambda v: v[0], None)
+
+    def smem(self, nbytes: int):
+        self.smem_bytes = max(self.smem_bytes, nbytes)
+
+    def op_convert_layout(self, op: Op):
+        src, res = op.operands[0], op.result
+        ctype = self.value_c_type(res)
+        buf = f"reinterpret_cast<{ctype}*>(mt_smem)"
+        numel = res.type.numel
+        self.smem(numel * (8 if isinstance(res.type.scalar, PointerType) else max(1, res.type.scalar.bits // 8)))
+        self.emit(self.declare(res) + ";")
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{ctype}* buf = {buf};")
+        self.per_element(src, f"buf[{self.linear(src.type.shape, self.coords(src, 'r'))}] = {self.ref(src)}[r];")
+        self.emit("__syncthreads();")
+        self.per_element(res, f"{self.ref(res)}[r] = buf[{self.linear(res.type.shape, self.coords(res, 'r'))}];")
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
+    def op_for(self, op: Op):
+        body = op.regions[0]
+        start, stop, step, *inits = op.operands
+        index, args = body.args[0], body.args[1:]
+        for res, arg, init in zip(op.results, args, inits):
+            self.names[arg] = self.names[res]
+            if isinstance(res.type, BlockType):
+                self.emit(self.declare(res) + ";")
+                self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, init)};")
+            else:
+                self.emit(f"{self.declare(res)} = {self.ref(init)};")
+        i = self.ref(index)
+        self.emit(f"for (int {i} = {self.ref(start)}; {i} < {self.ref(stop)}; {i} += {self.ref(step)}) {{")
+        self.depth += 1
+        self.region(body)
+        yields = body.ops[-1].operands
+        moves = [(res, y) for res, y, arg in zip(op.results, yields, args) if y is not arg]
+        # yields take effect together: stage them when one lane yields another lane's argument
+        staged = any(y in args for _, y in moves)
+        if staged:
+            temps = []
+            for n, (res, y) in enumerate(moves):
+                t = f"{self.ref(res)}_next"
+                if isinstance(res.type, BlockType):
+                    self.emit(f"{self.value_c_type(res)} {t}[{self.nregs(res)}];")
+                    self.per_element(res, f"{t}[r] = {self.elem(res, y)};")
+                else:
+                    self.emit(f"{self.value_c_type(res)} {t} = {self.ref(y)};")
+                temps.append(t)
+            for (res, _), t in zip(moves, temps):
+                if isinstance(res.type, BlockType):
+                    self.per_element(res, f"{self.ref(res)}[r] = {t}[r];")
+                else:
+                    self.emit(f"{self.ref(res)} = {t};")
+        else:
+            for res, y in moves:
+                if isinstance(res.type, BlockType):
+                    self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, y)};")
+                else:
+                    self.emit(f"{self.ref(res)} = {self.ref(y)};")
+        self.depth -= 1
+        self.emit("}")
+
+    # --- reductions ---------------------------------------------------------------------------------
+
+    def combine(self, kind: str, a: str, b: str, ty: ScalarType) -> str:
+        d = OPS[REDUCE_COMBINE[kind]]
+        return d.c_fn([a, b], ty)
+
+    def op_reduce(self, op: Op):
+        kind = op.name
+        src, res = op.operands[0], op.result
+        axis = op.attrs["axis"]
+        ty = res.type.scalar
+        ctype = ty.c_name
+        smaps = dim_maps(src.layout, src.type.shape)
+        axes = list(range(len(smaps))) if axis is None else [axis]
+        n_src = self.nregs(src)
+        n_res = self.nregs(res) if isinstance(res.type, BlockType) else 1
+        out = self.ref(res)
+        self.emit(f"{ctype} {out}[{n_res}];" if isinstance(res.type, BlockType) else f"{ctype} {out};")
+        acc = f"{out}[q]" if isinstance(res.type, BlockType) else out
+        self.emit("{")
+        self.depth += 1
+        # 1. within the thread: registers that differ only along the reduced axes
+        digits = self.reg_digits(smaps, "s")
+        kept = [d for d in range(len(smaps)) if d not in axes]
+        res_index, stride = [], 1
+        for d in reversed(kept):
+            if smaps[d].regs > 1:
+                res_index.append(_mul(_paren(digits[d]), stride))
+            stride *= smaps[d].regs
+        q_of_s = _add(*reversed(res_index))
+        value = self.cast_to(f"{self.ref(src)}[s]", src.type.scalar, ty)
+        if kind == "sum":
+            owned = [f"{self.raw_coord(smaps[d], digits[d])} < {smaps[d].size}" for d in axes if smaps[d].replicated]
+            if owned:
+                value = f"(({' && '.join(owned)}) ? {value} : {c_literal(0, ty)})"
+        self.emit(f"bool seen[{n_res}] = {{}};")
+        self.emit("#pragma unroll")
+        self.emit(f"for (int s = 0; s < {n_src}; ++s) {{")
+        self.emit(f"  const int q = {q_of_s};")
+        self.emit(f"  {acc} = seen[q] ? {self.combine(kind, acc, value, ty)} : {value};")
+        self.emit("  seen[q] = true;")
+        self.emit("}")
+        # 2. across the lanes of a warp
+        masks = []
+        for d in axes:
+            m = smaps[d]
+            masks += [m.lane_stride * (1 << j) for j in range(int(math.log2(m.tpw)))]
+        if masks:
+            self.emit("#pragma unroll")
+            self.emit(f"for (int q = 0; q < {n_res}; ++q) {{")
+            for mask in sorted(masks, reverse=True):
+                shfl = f"__shfl_xor_sync(0xffffffffu, {acc}, {mask})"
+                self.emit(f"  {acc} = {self.combine(kind, acc, shfl, ty)};")
+            self.emit("}")
+        # 3. across warps, through shared memory
+        warps = prod(smaps[d].wpc for d in axes)
+        if warps > 1:
+            rshape = res.type.shape if isinstance(res.type, BlockType) else ()
+            q_count = prod(rshape) if rshape else 1
+            self.smem(warps * q_count * max(4, ty.bits // 8))
+            widx = "0"
+            wstride = 1
+            for d in axes:
+                m = smaps[d]
+                widx = _add(widx, _mul(_paren(_mod(_paren(_div("warp", m.warp_stride)), m.wpc)), wstride))
+                wstride *= m.wpc
+            rcoords = self.coords(res, "q") if rshape else []
+            lin = self.linear(rshape, rcoords) if rshape else "0"
+            self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>(mt_smem);")
+            self.emit("#pragma unroll")
+            self.emit(f"for (int q = 0; q < {n_res}; ++q) buf[{_mul(_paren(widx), q_count)} + {lin}] = {acc};")
+            self.emit("__syncthreads();")
+            self.emit("#pragma unroll")
+            self.emit(f"for (int q = 0; q < {n_res}; ++q) {{")
+            self.emit(f"  {acc} = buf[{lin}];")
+            self.emit("  #pragma unroll")
+            self.emit(f"  for (int w = 1; w < {warps}; ++w) {acc} = {self.combine(kind, acc, f'buf[w * {q_count} + {lin}]', ty)};")
+            self.emit("}")
+            self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
+    # --- the whole kernel ---------------------------------------------------------------------------
+
+    def params(self) -> list[str]:
+        out = []
+        for p in self.fn.params:
+            if isinstance(p.type, PointerType):
+                const = "const " if p in self.const_params else ""
+                out.append(f"{const}{p.type.pointee.c_name}* __restrict__ {p.name}")
+            else:
+                out.append(f"{p.type.c_name} {p.name}")
+        return out
+
+    def generate(self) -> tuple[str, int]:
+        self.region(self.fn.body)
+        body = []
+        prologue = ["  const int lane = threadIdx.x & 31;", "  const int warp = threadIdx.x >> 5;",
+                    "  (void)lane; (void)warp;"]
+        if self.smem_bytes:
+            prologue.append("  extern __shared__ __align__(16) unsigned char mt_smem[];")
+        body = prologue + self.lines
+        src = self.fn.loc.file if self.fn.loc else "?"
+        desc = []
+        if self.fn.constexprs:
+            desc.append("constexprs: " + ", ".join(f"{k}={v}" for k, v in self.fn.constexprs.items()))
+        desc.append(f"num_warps: {self.fn.num_warps}")
+        text = _jinja().get_template("kernel.cu.j2").render(
+            version=__version__, name=self.fn.name, source=f"{os.path.basename(src)}:{self.fn.loc.line if self.fn.loc else 0}",
+            description=desc, num_threads=self.num_threads, params=self.params(), body=body)
+        return text, self.smem_bytes
+
+
+def generate_cuda(fn: Function) -> tuple[str, int]:
+    """CUDA C++ source for ``fn`` (layouts assigned) and its dynamic shared-memory bytes."""
+    return CudaEmitter(fn).generate()
+
+
+__all__ = ["generate_cuda", "c_literal", "promote", "Type"]

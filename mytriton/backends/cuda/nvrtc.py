@@ -1,0 +1,87 @@
+"""NVRTC: CUDA C++ → PTX and cubin, in-process, with no GPU and no driver needed."""
+from __future__ import annotations
+
+import functools
+import re
+
+from ...errors import NVRTCError
+
+_TARGET = re.compile(r"^sm_(\d+)([af]?)$")
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise NVRTCError(f"NVRTC is not available: {e} (pip install 'cuda-toolkit[nvrtc]==13.0.*')") from None
+    return nvrtc
+
+
+@functools.cache
+def nvrtc_version() -> str:
+    nvrtc = _nvrtc()
+    err, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
+
+
+def check_target(target: str) -> tuple[int, str]:
+    m = _TARGET.match(target)
+    if not m:
+        raise ValueError(f"unknown target {target!r} (expected sm_XY such as sm_80 or sm_90)")
+    return int(m.group(1)), m.group(2)
+
+
+def _check(result, what: str, log: str = "", source_name: str = ""):
+    err = result[0] if isinstance(result, tuple) else result
+    if int(err) != 0:
+        nvrtc = _nvrtc()
+        _, msg = nvrtc.nvrtcGetErrorString(err)
+        text = f"NVRTC {what} failed for {source_name}: {msg.decode() if isinstance(msg, bytes) else msg}"
+        if log.strip():
+            text += "\n" + log.strip()
+        raise NVRTCError(text)
+    return result[1:] if isinstance(result, tuple) and len(result) > 1 else None
+
+
+def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
+    nvrtc = _nvrtc()
+    (prog,) = _check(nvrtc.nvrtcCreateProgram(source.encode(), source_name.encode(), 0, [], []),
+                     "program creation", source_name=source_name)
+    try:
+        opts = [arch_option.encode(), b"-std=c++17", b"--device-as-default-execution-space"]
+        if lineinfo:
+            opts.append(b"--generate-line-info")
+        res = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        (size,) = _check(nvrtc.nvrtcGetProgramLogSize(prog), "log size", source_name=source_name)
+        buf = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, buf)
+        log = buf.rstrip(b"\x00 ").decode(errors="replace")
+        _check(res, "compilation", log, source_name)
+        return nvrtc, prog, log
+    except Exception:
+        nvrtc.nvrtcDestroyProgram(prog)
+        raise
+
+
+def compile_ptx(source: str, source_name: str, target: str, lineinfo: bool = True) -> str:
+    num, suffix = check_target(target)
+    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture=compute_{num}{suffix}", lineinfo)
+    try:
+        (size,) = _check(nvrtc.nvrtcGetPTXSize(prog), "PTX size", source_name=source_name)
+        buf = b" " * size
+        _check(nvrtc.nvrtcGetPTX(prog, buf), "PTX", source_name=source_name)
+        return buf.rstrip(b"\x00").decode()
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def compile_cubin(source: str, source_name: str, target: str, lineinfo: bool = True) -> bytes:
+    num, suffix = check_target(target)
+    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture=sm_{num}{suffix}", lineinfo)
+    try:
+        (size,) = _check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size", source_name=source_name)
+        buf = b" " * size
+        _check(nvrtc.nvrtcGetCUBIN(prog, buf), "cubin", source_name=source_name)
+        return bytes(buf)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)

@@ -1,0 +1,157 @@
+"""``mytriton.compile``: one kernel specialization through the whole pipeline.
+
+    source ─frontend→ expression tree ─types→ typed SSA ─verify→ optimize (fold, CSE, LICM, DCE;
+    verified after each) ─layouts→ CUDA C++ (Jinja) ─NVRTC→ PTX / cubin
+
+Each stage's output is kept in ``CompiledKernel.asm``: "ssa" (optimized SSA, the seeds' format),
+"ssa_layout" (the same with each block value's layout), "cu", "ptx", "cubin".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import CompilationError
+from .frontend.builder import Builder
+from .frontend.codegen import trace
+from .frontend.jit import JITFunction
+from .ir.ops import OpTypeError
+from .ir.printer import print_function
+from .ir.ssa import Function, Param
+from .ir.types import parse_type
+from .ir.verifier import verify
+from .passes.layout import assign_layouts
+from .passes.lower import lower
+from .passes.pipeline import optimize
+from .passes.typeinfer import check_tree
+
+
+@dataclass(frozen=True)
+class Options:
+    """Compile options; frozen so they can key caches."""
+    target: str = "sm_90"
+    num_warps: int = 4
+
+
+class _Asm(dict):
+    """The stages' text; PTX and cubin are produced by NVRTC on first access."""
+
+    def __init__(self, source_name: str, target: str, **stages):
+        super().__init__(**stages)
+        self._source_name, self._target = source_name, target
+
+    def __missing__(self, key):
+        from .backends.cuda import nvrtc
+        if key == "ptx":
+            self[key] = nvrtc.compile_ptx(self["cu"], self._source_name, self._target)
+        elif key == "cubin":
+            self[key] = nvrtc.compile_cubin(self["cu"], self._source_name, self._target)
+        else:
+            raise KeyError(key)
+        return self[key]
+
+
+@dataclass
+class CompiledKernel:
+    asm: dict
+    metadata: dict = field(default_factory=dict)
+    function: Function | None = None
+
+
+def _params(fn: JITFunction, signature, constexprs: dict):
+    if isinstance(signature, str):
+        signature = [s.strip() for s in signature.split(",")]
+    runtime = [a for a in fn.arg_names if a not in constexprs]
+    if isinstance(signature, (list, tuple)):
+        if len(signature) != len(runtime):
+            raise CompilationError(f"signature has {len(signature)} types for the {len(runtime)} run-time "
+                                   f"parameters {', '.join(runtime)}", kernel=fn.__name__)
+        signature = dict(zip(runtime, signature))
+    signature = dict(signature or {})
+    for name in fn.constexpr_names:
+        if name not in constexprs and fn.signature.parameters[name].default is fn.signature.parameters[name].empty:
+            raise CompilationError(f"missing value for constexpr parameter '{name}'", kernel=fn.__name__)
+    unknown = [k for k in list(signature) + list(constexprs) if k not in fn.arg_names]
+    if unknown:
+        raise CompilationError(f"unknown parameter(s) {', '.join(unknown)}; {fn.__name__} takes "
+                               f"{', '.join(fn.arg_names)}", kernel=fn.__name__)
+    params = []
+    for name in fn.arg_names:
+        if name in constexprs or name in fn.constexpr_names:
+            continue
+        if name not in signature:
+            raise CompilationError(f"no type given for parameter '{name}'", kernel=fn.__name__)
+        try:
+            ty, align = parse_type(signature[name]) if isinstance(signature[name], str) else (signature[name], 0)
+        except ValueError as e:
+            raise CompilationError(f"parameter '{name}': {e}", kernel=fn.__name__) from None
+        params.append((name, ty, align))
+    values = dict(constexprs)
+    for name in fn.constexpr_names:
+        if name not in values:
+            values[name] = fn.signature.parameters[name].default
+    return params, values
+
+
+def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4) -> Function:
+    """Frontend and middle end: the verified, optimized SSA of one specialization."""
+    constexprs = dict(constexprs or {})
+    params, values = _params(fn, signature, constexprs)
+    builder = Builder(fn.__name__)
+    root = trace(fn, params, values, builder)
+    try:
+        check_tree(root)
+    except OpTypeError as e:
+        raise CompilationError(str(e), kernel=fn.__name__) from None
+    ssa_params = [Param(n, t, a) for n, t, a in params]
+    func = lower(root, fn.__name__, ssa_params, values, num_warps,
+                 loc=fn.source_info.loc(fn.parse()))
+    verify(func)
+    return optimize(func)
+
+
+def compile(fn: JITFunction, signature=None, constexprs: dict | None = None, target: str = "sm_90",
+            num_warps: int = 4, backend: str = "cuda") -> CompiledKernel:
+    """Compile one specialization of ``fn`` ahead of time. ``signature`` maps every run-time
+    parameter to a Triton type string (``"*fp32:16"``, ``"i32"``); ``constexprs`` gives the values
+    of the ``tl.constexpr`` parameters. Works without a GPU."""
+    try:
+        return _compile(fn, signature, constexprs, target, num_warps, backend)
+    except CompilationError as e:
+        raise e.with_traceback(None) from None
+
+
+def _compile(fn, signature, constexprs, target, num_warps, backend):
+    if not isinstance(fn, JITFunction):
+        raise CompilationError(f"compile() expects a @mytriton.jit function, got {fn!r}")
+    if type(num_warps) is not int or num_warps not in (1, 2, 4, 8, 16, 32):
+        raise CompilationError(f"num_warps must be a power of 2 from 1 to 32, got {num_warps!r}", kernel=fn.__name__)
+    if backend != "cuda":
+        raise CompilationError(f"unknown backend {backend!r} (available: cuda)", kernel=fn.__name__)
+    from .backends.cuda.codegen import generate_cuda
+    from .backends.cuda.nvrtc import check_target
+    try:
+        check_target(target)
+    except ValueError as e:
+        raise CompilationError(str(e), kernel=fn.__name__) from None
+    func = build_ssa(fn, signature, constexprs, num_warps)
+    ssa_text = print_function(func)
+    assign_layouts(func)
+    verify(func)
+    cu, shared = generate_cuda(func)
+    asm = _Asm(f"{fn.__name__}.cu", target, ssa=ssa_text, ssa_layout=print_function(func, layouts=True), cu=cu)
+    metadata = {
+        "name": fn.__name__,
+        "num_warps": num_warps,
+        "shared": shared,
+        "target": target,
+        "signature": {p.name: _type_string(p) for p in func.params},
+        "constexprs": {k: v for k, v in func.constexprs.items()},
+    }
+    return CompiledKernel(asm, metadata, func)
+
+
+def _type_string(p: Param) -> str:
+    from .ir.types import PointerType
+    if isinstance(p.type, PointerType):
+        return f"*{p.type.pointee.name}" + (f":{p.align}" if p.align else "")
+    return p.type.name

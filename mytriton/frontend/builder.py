@@ -1,0 +1,46 @@
+"""Builds expression-tree nodes for the frontend, stamping each with the current source location
+and scope, and typing it on the spot so a type error points at the line that caused it."""
+from __future__ import annotations
+
+from ..ir.ops import OPS
+from ..ir.ssa import Loc
+from ..ir.tree import Node, Scope
+from ..ir.types import ScalarType, Type
+from ..passes.typeinfer import type_node
+
+
+def normalize_constant(value, ty: ScalarType):
+    """The Python value of a constant of type ``ty`` (ints wrap to the type's width, as C does)."""
+    if ty.is_bool:
+        return bool(value)
+    if ty.is_float:
+        return float(value)
+    v = int(value)
+    bits = ty.bits
+    v &= (1 << bits) - 1
+    if ty.is_signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+class Builder:
+    def __init__(self, kernel_name: str):
+        self.kernel_name = kernel_name
+        self.root = Scope()
+        self.scope = self.root
+        self.loc: Loc | None = None
+
+    def const(self, value, ty: ScalarType) -> Node:
+        return Node("const", (), {"value": normalize_constant(value, ty)}, self.loc, None, ty)
+
+    def param(self, name: str, ty: Type, align: int) -> Node:
+        return Node("param", (), {"name": name, "align": align}, self.loc, None, ty)
+
+    def leaf(self, op: str, ty: Type, scope: Scope, **attrs) -> Node:
+        return Node(op, (), attrs, self.loc, scope, ty)
+
+    def make(self, op: str, operands: list[Node], attrs: dict) -> Node:
+        node = type_node(Node(op, tuple(operands), attrs, self.loc, self.scope))
+        if not OPS[op].pure:
+            self.scope.statements.append(node)
+        return node

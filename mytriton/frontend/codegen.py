@@ -1,0 +1,489 @@
+"""AST frontend: interprets a kernel's Python source (the function is never called) and builds the
+expression tree. One ``visit_<Node>`` per supported construct; everything else is rejected with a
+``CompilationError`` naming the file, line and column (``generic_visit``).
+
+Python values (constexprs, module objects, dtypes) are computed in Python; run-time values are
+``tl.tensor``s whose operators build tree nodes. Constant-bound loops are unrolled here; a loop with
+a run-time bound becomes a ``ForRange`` statement with its own scope (seed part 10).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import operator
+
+from .. import language as tl
+from ..errors import CompilationError
+from ..ir.ops import OpTypeError
+from ..ir.ssa import Loc
+from ..ir.tree import ForRange, Node, Scope
+from ..ir.types import I32
+from ..language.core import _current_builder, is_builtin, tensor, to_tensor
+
+UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
+
+_USER_ERRORS = (TypeError, ValueError, OpTypeError, NameError, AttributeError, IndexError, KeyError,
+                ZeroDivisionError, AssertionError, OverflowError, RuntimeError)
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Pow: operator.pow}
+_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+           ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_PY_BUILTINS = {"min", "max", "len", "int", "float", "bool", "abs", "isinstance", "tuple", "list",
+                "print", "getattr", "hasattr", "round", "zip", "enumerate", "str", "type", "all", "any",
+                "sum", "divmod", "pow", "reversed", "sorted", "repr"}
+
+
+class SourceInfo:
+    """Where a function's parsed source sits in its file (for error locations)."""
+
+    def __init__(self, file: str, first_line: int, indent: int, lines: list[str], function: str):
+        self.file, self.first_line, self.indent, self.lines, self.function = file, first_line, indent, lines, function
+
+    def loc(self, node: ast.AST) -> Loc:
+        line = self.first_line + node.lineno - 1
+        col = node.col_offset + self.indent + 1
+        text = self.lines[node.lineno - 1] if 0 < node.lineno <= len(self.lines) else ""
+        return Loc(self.file, line, col, (" " * self.indent) + text, self.function)
+
+
+class _Return(Exception):
+    """Unwinds the statement lists after a `return` (only used for statically-known control flow)."""
+
+
+class AssignedNames(ast.NodeVisitor):
+    """Names assigned anywhere in a loop body, in source order (seed part 10)."""
+
+    def __init__(self):
+        self.names: list[str] = []
+
+    def _add(self, target):
+        if isinstance(target, ast.Name):
+            if target.id not in self.names:
+                self.names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                self._add(t)
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            self._add(t)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._add(node.target)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        self._add(node.target)
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        self._add(node.target)
+        self.generic_visit(node)
+
+
+class CodeGenerator(ast.NodeVisitor):
+    def __init__(self, jit_fn, env: dict, builder, call_depth: int = 0):
+        self.jit_fn = jit_fn
+        self.src: SourceInfo = jit_fn.source_info
+        self.env = env
+        self.globals = jit_fn.fn.__globals__
+        self.closure = jit_fn.closure_vars()
+        self.builder = builder
+        self.call_depth = call_depth
+        self.return_value = None
+        self.loop_depth = 0
+
+    # --- driving -------------------------------------------------------------------------------
+
+    def run(self, fn_def: ast.FunctionDef):
+        token = _current_builder.set(self.builder)
+        try:
+            self.visit_block(fn_def.body)
+        except _Return:
+            pass
+        finally:
+            _current_builder.reset(token)
+        return self.return_value
+
+    def error(self, node: ast.AST, message: str) -> CompilationError:
+        return CompilationError(message, self.src.loc(node), self.src.function)
+
+    def visit(self, node):
+        saved = self.builder.loc
+        if hasattr(node, "lineno"):
+            self.builder.loc = self.src.loc(node)
+        try:
+            return super().visit(node)
+        except (CompilationError, _Return):
+            raise
+        except _USER_ERRORS as e:
+            raise self.error(node, str(e) or type(e).__name__) from None
+        finally:
+            self.builder.loc = saved
+
+    def generic_visit(self, node):
+        raise self.error(node, f"unsupported Python construct in a kernel: {type(node).__name__}")
+
+    def visit_block(self, stmts: list[ast.stmt]):
+        for s in stmts:
+            self.visit(s)
+
+    # --- statements -------------------------------------------------------------------------------
+
+    def visit_Expr(self, node):
+        self.visit(node.value)
+
+    def visit_Pass(self, node):
+        pass
+
+    def assign(self, target: ast.expr, value):
+        if isinstance(target, ast.Name):
+            if isinstance(value, list):
+                value = tuple(value)
+            self.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, (tuple, list)):
+                raise self.error(target, f"cannot unpack {type(value).__name__} into {len(target.elts)} names")
+            if len(value) != len(target.elts):
+                raise self.error(target, f"cannot unpack {len(value)} values into {len(target.elts)} names")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        else:
+            raise self.error(target, "only assignments to names are supported (no subscript or attribute targets)")
+
+    def visit_Assign(self, node):
+        value = self.visit(node.value)
+        for t in node.targets:
+            self.assign(t, value)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            raise self.error(node, "annotated declaration without a value")
+        self.assign(node.target, self.visit(node.value))
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "only assignments to names are supported")
+        cur = self.lookup(node.target)
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+        self.env[node.target.id] = op(cur, self.visit(node.value))
+
+    def visit_If(self, node):
+        cond = self.visit(node.test)
+        if isinstance(cond, tensor):
+            raise self.error(node.test, "`if` on a run-time value is not supported yet; "
+                                        "use tl.where, or make the condition a tl.constexpr")
+        self.visit_block(node.body if cond else node.orelse)
+
+    def visit_Return(self, node):
+        if self.loop_depth:
+            raise self.error(node, "`return` inside a run-time loop is not supported")
+        self.return_value = self.visit(node.value) if node.value is not None else None
+        raise _Return()
+
+    def visit_Assert(self, node):
+        cond = self.visit(node.test)
+        if isinstance(cond, tensor):
+            raise self.error(node, "`assert` on a run-time value is not supported (device asserts are not implemented)")
+        if not cond:
+            msg = self.visit(node.msg) if node.msg is not None else ""
+            raise self.error(node, f"assertion failed: {msg}" if msg else "assertion failed")
+
+    def visit_While(self, node):
+        raise self.error(node, "`while` loops are not supported; use `for i in range(...)`")
+
+    def visit_Break(self, node):
+        raise self.error(node, "`break` is not supported in kernel loops")
+
+    def visit_Continue(self, node):
+        raise self.error(node, "`continue` is not supported in kernel loops")
+
+    def visit_FunctionDef(self, node):
+        raise self.error(node, "nested function definitions are not supported; define a @jit function at module level")
+
+    def visit_Lambda(self, node):
+        raise self.error(node, "lambdas are not supported in kernels")
+
+    # --- loops -----------------------------------------------------------------------------------
+
+    def visit_For(self, node):
+        it = node.iter
+        if node.orelse:
+            raise self.error(node, "for/else is not supported")
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "the loop variable must be a simple name")
+        iterable = None
+        if isinstance(it, ast.Call):
+            fn = self.visit(it.func)
+            if fn is builtins.range or fn is tl.range or fn is tl.static_range:
+                args = [self.visit(a) for a in it.args]
+                kwargs = {k.arg: self.visit(k.value) for k in it.keywords}
+                if fn is builtins.range and kwargs:
+                    raise self.error(it, "range() takes no keyword arguments")
+                try:
+                    r = (tl.range if fn is builtins.range else fn)(*args, **kwargs)
+                except TypeError as e:
+                    raise self.error(it, str(e)) from None
+                return self.range_loop(node, r, static=fn is tl.static_range)
+            iterable = fn if not it.args else None
+        if iterable is None:
+            iterable = self.visit(it)
+        if isinstance(iterable, (tuple, list)):
+            for v in iterable:
+                self.env[node.target.id] = v
+                self.visit_block(node.body)
+            return
+        raise self.error(it, "kernels can only loop over range(...), tl.range(...), tl.static_range(...) or a constant tuple")
+
+    def range_loop(self, node: ast.For, r, static: bool):
+        bounds = (r.start, r.stop, r.step)
+        constant = all(type(b) is int for b in bounds)
+        if static and not constant:
+            raise self.error(node.iter, "tl.static_range bounds must be compile-time constants (constexprs); "
+                                        "use range(...) for a run-time loop")
+        if type(r.step) is not int or r.step <= 0:
+            raise self.error(node.iter, f"the loop step must be a positive compile-time integer, got {r.step!r}")
+        self.check_loop_body(node)
+        if constant and (static or len(range(*bounds)) <= UNROLL_LIMIT):
+            for v in range(*bounds):
+                self.env[node.target.id] = v
+                self.visit_block(node.body)
+            return
+        self.runtime_loop(node, r)
+
+    def check_loop_body(self, node: ast.For):
+        for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(sub, ast.Break):
+                raise self.error(sub, "`break` is not supported in kernel loops")
+            if isinstance(sub, ast.Continue):
+                raise self.error(sub, "`continue` is not supported in kernel loops")
+        assigned = AssignedNames()
+        for s in node.body:
+            assigned.visit(s)
+        if node.target.id in assigned.names:
+            for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+                targets = getattr(sub, "targets", None) or [getattr(sub, "target", None)]
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id == node.target.id:
+                        raise self.error(t, f"cannot assign to the loop variable '{node.target.id}'")
+
+    def runtime_loop(self, node: ast.For, r):
+        b = self.builder
+        start, stop = (to_tensor(x) for x in (r.start, r.stop))
+        for name, v in (("start", start), ("stop", stop)):
+            if v.type != I32:
+                raise self.error(node.iter, f"run-time loop bounds must be int32 scalars; the {name} is {v.type}")
+        step = to_tensor(r.step)
+        assigned = AssignedNames()
+        for s in node.body:
+            assigned.visit(s)
+        carried = [n for n in assigned.names if n in self.env and n != node.target.id]
+        inputs = []
+        for name in carried:
+            v = self.env[name]
+            if not isinstance(v, (tensor, int, float, bool)):
+                raise self.error(node, f"'{name}' is reassigned in a run-time loop but holds {type(v).__name__}, "
+                                       "which cannot be carried across iterations")
+            inputs.append(to_tensor(v).node)
+        outer = b.scope
+        body = Scope(outer)
+        index = b.leaf("loop_index", I32, body, name=node.target.id)
+        args = tuple(b.leaf("loop_carry", n.type, body, index=i, name=carried[i]) for i, n in enumerate(inputs))
+        saved_env = dict(self.env)
+        self.env[node.target.id] = tensor(index)
+        for name, a in zip(carried, args):
+            self.env[name] = tensor(a)
+        b.scope = body
+        self.loop_depth += 1
+        try:
+            self.visit_block(node.body)
+            outputs = []
+            for name, init in zip(carried, inputs):
+                out = to_tensor(self.env[name], init.type.scalar).node
+                if out.type != init.type:
+                    raise self.error(node, f"loop-carried variable '{name}' enters the loop as {init.type} "
+                                           f"but is reassigned to {out.type} in the body; give it its final "
+                                           f"type before the loop (e.g. tl.zeros(shape, dtype))")
+                outputs.append(out)
+        finally:
+            b.scope = outer
+            self.loop_depth -= 1
+        loop = ForRange(index, start.node, stop.node, step.node, tuple(carried), tuple(inputs), args, body,
+                        tuple(outputs), loc=self.src.loc(node))
+        loop.results = tuple(b.leaf("loop_result", n.type, outer, loop=loop, index=i, name=carried[i])
+                             for i, n in enumerate(inputs))
+        outer.statements.append(loop)
+        self.env = saved_env
+        for name, res in zip(carried, loop.results):
+            self.env[name] = tensor(res)
+
+    # --- expressions ------------------------------------------------------------------------------
+
+    def visit_Constant(self, node):
+        return node.value
+
+    def lookup(self, node: ast.Name):
+        name = node.id
+        if name in self.env:
+            return self.env[name]
+        if name in self.closure:
+            return self.closure[name]
+        if name in self.globals:
+            return self.globals[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.error(node, f"name '{name}' is not defined")
+
+    def visit_Name(self, node):
+        return self.lookup(node)
+
+    def visit_Attribute(self, node):
+        base = self.visit(node.value)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            what = "module" if type(base).__name__ == "module" else type(base).__name__
+            raise self.error(node, f"{what} {getattr(base, '__name__', '')!s} has no attribute '{node.attr}'".replace("  ", " ")) from None
+
+    def visit_Tuple(self, node):
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_List(self, node):
+        return [self.visit(e) for e in node.elts]
+
+    def visit_Slice(self, node):
+        parts = [self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
+
+    def visit_Subscript(self, node):
+        base = self.visit(node.value)
+        index = self.visit(node.slice)
+        if isinstance(index, tensor):
+            raise self.error(node.slice, "indexing with a run-time value is not supported; use pointer arithmetic")
+        return base[index]
+
+    def visit_JoinedStr(self, node):
+        return "".join(str(self.visit(v)) for v in node.values)
+
+    def visit_FormattedValue(self, node):
+        return format(self.visit(node.value), self.visit(node.format_spec) if node.format_spec else "")
+
+    def visit_BinOp(self, node):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+        lhs, rhs = self.visit(node.left), self.visit(node.right)
+        if op is operator.pow and (isinstance(lhs, tensor) or isinstance(rhs, tensor)):
+            raise self.error(node, "`**` on run-time values is not supported")
+        return op(lhs, rhs)
+
+    def visit_UnaryOp(self, node):
+        v = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            if isinstance(v, tensor):
+                raise self.error(node, "`not` on a run-time value is not supported; use `~` on int1 values or `== 0`")
+            return not v
+        return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](v)
+
+    def visit_BoolOp(self, node):
+        is_and = isinstance(node.op, ast.And)
+        result = None
+        for e in node.values:
+            result = self.visit(e)
+            if isinstance(result, tensor):
+                raise self.error(e, f"`{'and' if is_and else 'or'}` on run-time values is not supported; "
+                                    f"use `{'&' if is_and else '|'}` on comparisons")
+            if bool(result) != is_and:
+                return result
+        return result
+
+    def visit_Compare(self, node):
+        left = self.visit(node.left)
+        result = None
+        for op, comp in zip(node.ops, node.comparators):
+            right = self.visit(comp)
+            value = _CMPOPS[type(op)](left, right)
+            if isinstance(value, tensor) and len(node.ops) > 1:
+                raise self.error(node, "chained comparisons of run-time values are not supported; combine with &")
+            if len(node.ops) == 1:
+                return value
+            if not value:
+                return False
+            result, left = value, right
+        return result
+
+    def visit_IfExp(self, node):
+        cond = self.visit(node.test)
+        if isinstance(cond, tensor):
+            raise self.error(node.test, "a conditional expression on a run-time value is not supported; use tl.where")
+        return self.visit(node.body if cond else node.orelse)
+
+    def visit_Call(self, node):
+        fn = self.visit(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(self.visit(a.value))
+            else:
+                args.append(self.visit(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                kwargs.update(self.visit(k.value))
+            else:
+                kwargs[k.arg] = self.visit(k.value)
+        from .jit import JITFunction
+        if isinstance(fn, JITFunction):
+            return self.inline_call(node, fn, args, kwargs)
+        if fn is builtins.range or fn is tl.range or fn is tl.static_range:
+            raise self.error(node, "range() can only be used as the iterable of a for loop")
+        if is_builtin(fn) or _is_allowed_python(fn):
+            if not is_builtin(fn) and any(isinstance(a, tensor) for a in (*args, *kwargs.values())) \
+                    and getattr(fn, "__module__", "") in ("builtins", "math"):
+                raise self.error(node, f"{fn.__name__}() cannot take run-time values; "
+                                       f"use the tl equivalent (tl.minimum, tl.maximum, tl.abs, ...)")
+            return fn(*args, **kwargs)
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        raise self.error(node, f"cannot call '{name}' in a kernel: only @mytriton.jit functions, "
+                               "mytriton.language builtins and a few Python builtins on constexprs are allowed")
+
+    def inline_call(self, node, callee, args, kwargs):
+        if self.call_depth > 32:
+            raise self.error(node, "too deep (recursive?) @jit function calls")
+        try:
+            bound = callee.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"{callee.__name__}(): {e}") from None
+        bound.apply_defaults()
+        gen = CodeGenerator(callee, dict(bound.arguments), self.builder, self.call_depth + 1)
+        gen.loop_depth = 0
+        return gen.run(callee.parse())
+
+
+def _is_allowed_python(fn) -> bool:
+    mod = getattr(fn, "__module__", None) or ""
+    if mod == "builtins":
+        return getattr(fn, "__name__", "") in _PY_BUILTINS
+    if mod == "math" or getattr(fn, "__self__", None) is math:
+        return True
+    return mod == "mytriton" or mod.startswith("mytriton.")
+
+
+def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, builder) -> Scope:
+    """Build the expression tree of ``jit_fn`` for the given parameter types and constexpr values.
+
+    ``params`` lists the run-time parameters as (name, type, alignment)."""
+    env: dict = {}
+    for name, ty, align in params:
+        env[name] = tensor(builder.param(name, ty, align))
+    env.update(constexprs)
+    CodeGenerator(jit_fn, env, builder).run(jit_fn.parse())
+    return builder.root

@@ -1,0 +1,424 @@
+"""The op registry: every SSA op's definition in one place.
+
+For each op: its arity, its type rule (used by type inference on the expression tree *and* by the
+verifier on SSA), whether it is pure, and — for elementwise ops — its numpy semantics (the living
+definition: the interpreter runs it, the folder folds with it) and its CUDA C++ spelling. Ops with
+structure beyond "one scalar function per element" (loads, reductions, layout changes, loops) are
+emitted by the backends, which look them up by name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .types import (BlockType, F32, F64, I1, I32, PointerType, ScalarType, Type, broadcast_shapes,
+                    make_type, promote, shape_of)
+
+
+class OpTypeError(TypeError):
+    """A type rule rejected an op; the frontend turns it into a CompilationError at the user's line."""
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    arity: tuple[int, int]                      # (min, max) operand count
+    type_rule: Callable[[list[Type], dict], Type | None]
+    pure: bool = True
+    elementwise: bool = False
+    compute: Callable[[list[Type], dict], ScalarType] | None = None   # operand type before the op
+    np_fn: Callable[..., Any] | None = None     # elementwise semantics on numpy arrays of `compute` type
+    c_fn: Callable[..., str] | None = None      # elementwise CUDA spelling: (operand exprs, compute type) -> expr
+    doc: str = ""
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def define(op: OpDef) -> OpDef:
+    assert op.name not in OPS, op.name
+    OPS[op.name] = op
+    return op
+
+
+def lookup(name: str) -> OpDef:
+    return OPS[name]
+
+
+# --- shared type-rule helpers -----------------------------------------------------------------
+
+def _broadcast(types: list[Type], what: str) -> tuple[int, ...]:
+    shape: tuple[int, ...] = ()
+    for t in types:
+        out = broadcast_shapes(shape, shape_of(t))
+        if out is None:
+            raise OpTypeError(f"{what}: incompatible shapes {', '.join(str(shape_of(x) or 'scalar') for x in types)}"
+                              " (Triton broadcasting needs equal ranks and dims that are equal or 1)")
+        shape = out
+    return shape
+
+
+def _numeric(t: Type, what: str) -> ScalarType:
+    s = t.scalar
+    if isinstance(s, PointerType):
+        raise OpTypeError(f"{what} is not defined on pointers ({t})")
+    return s
+
+
+def _arith_compute(types, attrs):
+    return promote(_numeric(types[0], "arithmetic"), _numeric(types[-1], "arithmetic"))
+
+
+def _truediv_compute(types, attrs):
+    a, b = _numeric(types[0], "/"), _numeric(types[1], "/")
+    c = promote(a, b)
+    return c if c.is_float else F32            # Triton: int / int is true division in fp32
+
+
+def _int_only(op: str):
+    def compute(types, attrs):
+        a, b = (_numeric(t, op) for t in types)
+        if not (a.is_int and b.is_int):
+            raise OpTypeError(f"'{op}' needs integer operands, got {types[0].scalar} and {types[1].scalar}")
+        return promote(a, b)
+    return compute
+
+
+def _float_only(op: str):
+    def compute(types, attrs):
+        a = _numeric(types[0], op)
+        if not a.is_float:
+            raise OpTypeError(f"{op} expects a floating-point operand, got {types[0].scalar}"
+                              f" (convert with .to(tl.float32))")
+        return a
+    return compute
+
+
+def _same_compute(types, attrs):
+    return _numeric(types[0], "this op")
+
+
+def _elementwise_rule(compute, result_elem=None):
+    def rule(types, attrs):
+        shape = _broadcast(types, "operands")
+        c = compute(types, attrs)
+        return make_type(shape, result_elem(c, attrs) if result_elem else c)
+    return rule
+
+
+def _binary(name, compute, np_fn, c_fn, result_elem=None, doc=""):
+    return define(OpDef(name, (2, 2), _elementwise_rule(compute, result_elem), elementwise=True,
+                        compute=compute, np_fn=np_fn, c_fn=c_fn, doc=doc))
+
+
+def _unary(name, compute, np_fn, c_fn, result_elem=None, doc=""):
+    return define(OpDef(name, (1, 1), _elementwise_rule(compute, result_elem), elementwise=True,
+                        compute=compute, np_fn=np_fn, c_fn=c_fn, doc=doc))
+
+
+def _wrapping(sym: str, helper: str):
+    """Signed integer + - * wrap around in Triton; in C++ signed overflow is undefined, so signed
+    ints go through a helper that computes in unsigned arithmetic."""
+    def c(ops, ct):
+        if ct.is_int and ct.is_signed:
+            return f"{helper}({ops[0]}, {ops[1]})"
+        return f"({ops[0]} {sym} {ops[1]})"
+    return c
+
+
+def _c_trunc_div(a, b):
+    with np.errstate(all="ignore"):
+        safe = np.where(b == 0, 1, b)
+        q = np.floor_divide(a, safe)
+        r = a - q * safe
+        q = np.where((r != 0) & ((a < 0) != (safe < 0)), q + 1, q)
+        return np.where(b == 0, -1, q).astype(np.result_type(a, b))
+
+
+def _c_mod(a, b):
+    with np.errstate(all="ignore"):
+        if np.issubdtype(np.result_type(a, b), np.integer):
+            safe = np.where(b == 0, 1, b)
+            return np.where(b == 0, a, np.fmod(a, safe)).astype(np.result_type(a, b))
+        return np.fmod(a, b)
+
+
+def _bool_result(c, attrs):
+    return I1
+
+
+_binary("add", _arith_compute, np.add, _wrapping("+", "mt_add"))
+_binary("sub", _arith_compute, np.subtract, _wrapping("-", "mt_sub"))
+_binary("mul", _arith_compute, np.multiply, _wrapping("*", "mt_mul"))
+_binary("div", _truediv_compute, np.true_divide, lambda o, ct: f"({o[0]} / {o[1]})",
+        doc="true division; integers are divided in fp32 as in Triton")
+_binary("floordiv", _int_only("//"), _c_trunc_div, lambda o, ct: f"mt_div({o[0]}, {o[1]})",
+        doc="integer division truncating toward zero (C and Triton semantics)")
+_binary("mod", _arith_compute, _c_mod,
+        lambda o, ct: f"fmod({o[0]}, {o[1]})" if ct.is_float else f"mt_mod({o[0]}, {o[1]})",
+        doc="remainder with the sign of the dividend (C fmod / Triton semantics)")
+_binary("and", _int_only("&"), np.bitwise_and, lambda o, ct: f"({o[0]} & {o[1]})")
+_binary("or", _int_only("|"), np.bitwise_or, lambda o, ct: f"({o[0]} | {o[1]})")
+_binary("xor", _int_only("^"), np.bitwise_xor, lambda o, ct: f"({o[0]} ^ {o[1]})")
+_binary("shl", _int_only("<<"), np.left_shift, lambda o, ct: f"({o[0]} << {o[1]})")
+_binary("shr", _int_only(">>"), np.right_shift, lambda o, ct: f"({o[0]} >> {o[1]})")
+_binary("maximum", _arith_compute, np.fmax,
+        lambda o, ct: f"fmax({o[0]}, {o[1]})" if ct.is_float else f"max({o[0]}, {o[1]})",
+        doc="NaN-ignoring like Triton's default (PropagateNan.NONE): a NaN operand yields the other")
+_binary("minimum", _arith_compute, np.fmin,
+        lambda o, ct: f"fmin({o[0]}, {o[1]})" if ct.is_float else f"min({o[0]}, {o[1]})")
+
+for _name, _sym, _np in (("cmp_lt", "<", np.less), ("cmp_le", "<=", np.less_equal),
+                         ("cmp_gt", ">", np.greater), ("cmp_ge", ">=", np.greater_equal),
+                         ("cmp_eq", "==", np.equal), ("cmp_ne", "!=", np.not_equal)):
+    _binary(_name, _arith_compute, _np, (lambda s: lambda o, ct: f"({o[0]} {s} {o[1]})")(_sym),
+            result_elem=_bool_result)
+
+_unary("neg", _same_compute, np.negative,
+       lambda o, ct: f"mt_sub(({ct.c_name})0, {o[0]})" if ct.is_signed else f"(-{o[0]})")
+_unary("invert", lambda t, a: _int_only("~")(t + t, a), np.invert,
+       lambda o, ct: f"(!{o[0]})" if ct.is_bool else f"(~{o[0]})")
+_unary("exp", _float_only("exp"), np.exp,
+       lambda o, ct: f"__expf({o[0]})" if ct.name == "fp32" else f"exp({o[0]})",
+       doc="fp32 uses the fast ex2.approx path, as Triton does")
+_unary("exp2", _float_only("exp2"), np.exp2, lambda o, ct: f"exp2({o[0]})")
+_unary("log", _float_only("log"), np.log, lambda o, ct: f"log({o[0]})")
+_unary("log2", _float_only("log2"), np.log2, lambda o, ct: f"log2({o[0]})")
+_unary("sqrt", _float_only("sqrt"), np.sqrt, lambda o, ct: f"sqrt({o[0]})")
+_unary("rsqrt", _float_only("rsqrt"), lambda x: (1 / np.sqrt(x)).astype(x.dtype), lambda o, ct: f"rsqrt({o[0]})")
+_unary("sin", _float_only("sin"), np.sin, lambda o, ct: f"sin({o[0]})")
+_unary("cos", _float_only("cos"), np.cos, lambda o, ct: f"cos({o[0]})")
+_unary("floor", _float_only("floor"), np.floor, lambda o, ct: f"floor({o[0]})")
+_unary("ceil", _float_only("ceil"), np.ceil, lambda o, ct: f"ceil({o[0]})")
+_unary("abs", _same_compute, np.abs, lambda o, ct: f"fabs({o[0]})" if ct.is_float else f"abs({o[0]})")
+
+
+def _cast_rule(types, attrs):
+    dst = attrs["dtype"]
+    return make_type(shape_of(types[0]), dst)
+
+
+define(OpDef("cast", (1, 1), _cast_rule, elementwise=True, compute=_same_compute,
+             np_fn=None, c_fn=None, doc="x.to(dtype); the backends convert per element"))
+
+
+def _where_compute(types, attrs):
+    return promote(_numeric(types[1], "where"), _numeric(types[2], "where"))
+
+
+def _where_rule(types, attrs):
+    c = types[0].scalar
+    if not (isinstance(c, ScalarType) and c.is_bool):
+        raise OpTypeError(f"where: the condition must be int1, got {c}")
+    shape = _broadcast(types, "where")
+    x, y = types[1].scalar, types[2].scalar
+    if isinstance(x, PointerType) or isinstance(y, PointerType):
+        if x != y:
+            raise OpTypeError(f"where: both branches must be the same pointer type, got {x} and {y}")
+        return make_type(shape, x)
+    return make_type(shape, _where_compute(types, attrs))
+
+
+define(OpDef("where", (3, 3), _where_rule, elementwise=True, compute=_where_compute,
+             np_fn=lambda c, x, y: np.where(c, x, y), c_fn=lambda o, ct: f"({o[0]} ? {o[1]} : {o[2]})"))
+
+
+# --- pointers and memory -----------------------------------------------------------------------
+
+def _addptr_rule(types, attrs):
+    p, off = types[0].scalar, types[1].scalar
+    if not isinstance(p, PointerType):
+        raise OpTypeError(f"addptr: expected a pointer, got {p}")
+    if not (isinstance(off, ScalarType) and off.is_int and not off.is_bool):
+        raise OpTypeError(f"pointer arithmetic needs an integer offset, got {off}")
+    return make_type(_broadcast(types, "pointer arithmetic"), p)
+
+
+define(OpDef("addptr", (2, 2), _addptr_rule, elementwise=True, doc="pointer + integer offset (in elements)"))
+
+
+def _mask_check(t: Type, what: str):
+    s = t.scalar
+    if not (isinstance(s, ScalarType) and s.is_bool):
+        raise OpTypeError(f"{what}: the mask must be int1 (a comparison), got {s}")
+
+
+def _load_rule(types, attrs):
+    p = types[0].scalar
+    if not isinstance(p, PointerType):
+        raise OpTypeError(f"load: expected a pointer, got {types[0]}")
+    if len(types) > 1:
+        _mask_check(types[1], "load")
+    if len(types) > 2 and isinstance(types[2].scalar, PointerType):
+        raise OpTypeError("load: 'other' must be a number")
+    return make_type(_broadcast(types, "load"), p.pointee)
+
+
+define(OpDef("load", (1, 3), _load_rule, pure=False, elementwise=True,
+             doc="load ptr [, mask [, other]]: masked-off lanes never touch memory and read `other` (0)"))
+
+
+def _store_rule(types, attrs):
+    p = types[0].scalar
+    if not isinstance(p, PointerType):
+        raise OpTypeError(f"store: expected a pointer, got {types[0]}")
+    if isinstance(types[1].scalar, PointerType):
+        raise OpTypeError("store: storing pointers is not supported")
+    if len(types) > 2:
+        _mask_check(types[2], "store")
+    shape = _broadcast(types, "store")
+    if shape != shape_of(types[0]):
+        raise OpTypeError(f"store: value/mask shape {shape} does not fit the pointer shape {shape_of(types[0])}")
+    return None
+
+
+define(OpDef("store", (2, 3), _store_rule, pure=False, elementwise=True, doc="store ptr, value [, mask]"))
+
+
+# --- indices, shapes, factories ------------------------------------------------------------------
+
+def _axis_rule(types, attrs):
+    axis = attrs["axis"]
+    if axis not in (0, 1, 2):
+        raise OpTypeError(f"program axis must be 0, 1 or 2, got {axis!r}")
+    return I32
+
+
+define(OpDef("program_id", (0, 0), _axis_rule, doc="index of this program along axis"))
+define(OpDef("num_programs", (0, 0), _axis_rule, doc="number of programs along axis"))
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _arange_rule(types, attrs):
+    start, end = attrs["start"], attrs["end"]
+    if end <= start:
+        raise OpTypeError(f"arange: end ({end}) must be greater than start ({start})")
+    if not _is_pow2(end - start):
+        raise OpTypeError(f"arange: the range length ({end - start}) must be a power of 2")
+    return BlockType((end - start,), I32)
+
+
+define(OpDef("arange", (0, 0), _arange_rule, doc="[start, end) as an i32 vector"))
+
+
+def _expand_rule(types, attrs):
+    shape = shape_of(types[0])
+    axis = attrs["axis"]
+    if not 0 <= axis <= len(shape):
+        raise OpTypeError(f"cannot insert a dimension at {axis} into shape {shape}")
+    return BlockType(shape[:axis] + (1,) + shape[axis:], types[0].scalar)
+
+
+define(OpDef("expand_dims", (1, 1), _expand_rule, doc="x[:, None] and friends"))
+
+
+def _broadcast_rule(types, attrs):
+    shape = tuple(attrs["shape"])
+    if broadcast_shapes(shape_of(types[0]) or (1,) * len(shape), shape) != shape:
+        raise OpTypeError(f"cannot broadcast {shape_of(types[0])} to {shape}")
+    return BlockType(shape, types[0].scalar)
+
+
+define(OpDef("broadcast", (1, 1), _broadcast_rule, doc="tl.broadcast_to"))
+
+
+def check_block_shape(shape) -> tuple[int, ...]:
+    if not isinstance(shape, tuple) or not shape:
+        raise OpTypeError(f"block shape must be a non-empty int sequence, got {shape!r}")
+    if any(type(d) is not int or d <= 0 for d in shape):
+        raise OpTypeError(f"block dimensions must be positive integers, got {shape}")
+    if any(not _is_pow2(d) for d in shape):
+        raise OpTypeError(f"block dimensions must be powers of 2, got {shape}")
+    return shape
+
+
+def _factory_rule(types, attrs):
+    shape = check_block_shape(attrs["shape"])
+    dtype = attrs["dtype"]
+    if not isinstance(dtype, ScalarType):
+        raise OpTypeError(f"block dtype must be a scalar dtype, got {dtype}")
+    if types:
+        v = types[0]
+        if isinstance(v, BlockType):
+            raise OpTypeError(f"full value must be scalar, got {v}")
+        if isinstance(v, PointerType) or (v.is_bool != dtype.is_bool):
+            raise OpTypeError(f"full value of type {v} cannot be converted to {dtype}")
+    return BlockType(shape, dtype)
+
+
+define(OpDef("zeros", (0, 0), _factory_rule))
+define(OpDef("empty", (0, 0), _factory_rule, doc="uninitialized contents"))
+define(OpDef("full", (1, 1), _factory_rule, doc="a block filled with one scalar"))
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+def _reduce_rule(types, attrs):
+    t = types[0]
+    if not isinstance(t, BlockType):
+        raise OpTypeError(f"reduction expects a block, got {t}")
+    elem = _numeric(t, "reduction")
+    if attrs.get("kind") == "sum" and elem.is_int and elem.bits < 32:
+        elem = I32                       # Triton sums narrow integers (and bools) in int32
+    axis = attrs["axis"]
+    if axis is None:
+        return elem
+    if not -t.rank <= axis < t.rank:
+        raise OpTypeError(f"reduction axis {axis} is out of range for {t}")
+    axis %= t.rank
+    shape = t.shape[:axis] + t.shape[axis + 1:]
+    return make_type(shape, elem)
+
+
+REDUCE_KINDS = ("sum", "max", "min")
+for _k in REDUCE_KINDS:
+    define(OpDef(_k, (1, 1), lambda types, attrs, k=_k: _reduce_rule(types, dict(attrs, kind=k)),
+                 doc=f"tl.{_k}(x, axis): max/min ignore NaN like tl.maximum"))
+
+REDUCE_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
+
+
+# --- layout and control flow -----------------------------------------------------------------
+
+define(OpDef("convert_layout", (1, 1), lambda types, attrs: types[0],
+             doc="moves a block to another layout through shared memory"))
+define(OpDef("for", (3, 1 << 30), lambda types, attrs: None, pure=False,
+             doc="structured loop: start, stop, step, initial carried values; one body region"))
+define(OpDef("yield", (0, 1 << 30), lambda types, attrs: None, pure=False, doc="loop body terminator"))
+
+
+# --- evaluation helpers shared by the folder and the interpreter -------------------------------
+
+_NP_DTYPES = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+              "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+              "fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
+
+
+def np_dtype(t: ScalarType):
+    if t.name == "bf16":
+        raise NotImplementedError("bf16 has no numpy dtype")
+    return _NP_DTYPES[t.name]
+
+
+def eval_elementwise(name: str, operand_types: list[Type], args: list, attrs: dict, result_type: Type):
+    """Evaluate an elementwise op on numpy values (scalars or arrays) with IR semantics."""
+    d = OPS[name]
+    rt = result_type.scalar
+    with np.errstate(all="ignore"):
+        if name == "cast":
+            x = np.asarray(args[0])
+            if rt.is_bool:
+                return (x != 0)
+            return x.astype(np_dtype(rt))
+        ct = d.compute(operand_types, attrs)
+        if name == "where":
+            conv = [np.asarray(args[0], dtype=np.bool_)] + [np.asarray(a).astype(np_dtype(ct)) for a in args[1:]]
+        else:
+            conv = [np.asarray(a).astype(np_dtype(ct)) for a in args]
+        out = d.np_fn(*conv)
+        return np.asarray(out).astype(np_dtype(rt)) if isinstance(rt, ScalarType) else out

@@ -1,0 +1,259 @@
+"""``import mytriton.language as tl`` — the kernel language, spelled as Triton spells it."""
+from __future__ import annotations
+
+import builtins
+
+from ..ir.ops import OpTypeError, check_block_shape
+from ..ir.types import BlockType, PointerType, ScalarType
+from .core import (bfloat16, builtin, constexpr, current_builder, dtype, float16, float32, float64,
+                   int1, int8, int16, int32, int64, is_block, make, tensor, to_tensor, uint8, uint16,
+                   uint32, uint64)
+from .core import binary as _binary
+
+__all__ = [
+    "constexpr", "tensor", "dtype", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "program_id", "num_programs",
+    "arange", "load", "store", "zeros", "full", "empty", "zeros_like", "full_like", "where", "exp",
+    "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "floor", "ceil", "sigmoid",
+    "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",
+    "expand_dims", "multiple_of", "max_contiguous", "static_assert", "PropagateNan",
+]
+
+
+class static_range:
+    """``for i in tl.static_range(a, b, step)``: unrolled at compile time; bounds must be constexprs."""
+
+    def __init__(self, arg1, arg2=None, step=1):
+        self.start, self.stop = (0, arg1) if arg2 is None else (arg1, arg2)
+        self.step = step
+
+
+class range:  # noqa: A001 — Triton's spelling
+    """``for i in tl.range(a, b, step)``: a loop like Python's ``range`` (run time when a bound is)."""
+
+    def __init__(self, arg1, arg2=None, step=1, num_stages=None, loop_unroll_factor=None):
+        self.start, self.stop = (0, arg1) if arg2 is None else (arg1, arg2)
+        self.step = step
+
+
+class PropagateNan:
+    NONE = 0
+    ALL = 0xFFFF
+
+
+def _axis(axis) -> int:
+    if type(axis) is not int:
+        raise TypeError(f"axis must be a constant int, got {axis!r}")
+    if axis not in (0, 1, 2):
+        raise ValueError(f"axis must be 0, 1 or 2, got {axis}")
+    return axis
+
+
+@builtin
+def program_id(axis):
+    return make("program_id", axis=_axis(axis))
+
+
+@builtin
+def num_programs(axis):
+    return make("num_programs", axis=_axis(axis))
+
+
+@builtin
+def arange(start, end):
+    if type(start) is not int or type(end) is not int:
+        raise TypeError("arange bounds must be constexpr integers")
+    return make("arange", start=start, end=end)
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if type(shape) is int:
+        shape = (shape,)
+    elif isinstance(shape, list):
+        shape = tuple(shape)
+    return check_block_shape(shape)
+
+
+def _block_dtype(dtype) -> ScalarType:
+    if not isinstance(dtype, ScalarType):
+        raise TypeError(f"block dtype must be a tl dtype such as tl.float32, got {dtype!r}")
+    if dtype.name in ("fp16", "bf16"):
+        raise TypeError(f"block dtype {dtype.name} is not supported yet")
+    return dtype
+
+
+@builtin
+def zeros(shape, dtype):
+    return make("zeros", shape=_shape(shape), dtype=_block_dtype(dtype))
+
+
+@builtin
+def empty(shape, dtype):
+    return make("empty", shape=_shape(shape), dtype=_block_dtype(dtype))
+
+
+@builtin
+def full(shape, value, dtype):
+    shape, dtype = _shape(shape), _block_dtype(dtype)
+    if isinstance(value, tensor):
+        if isinstance(value.type, BlockType):
+            raise OpTypeError(f"full value must be scalar, got {value.type}")
+        return make("full", value, shape=shape, dtype=dtype)
+    if isinstance(value, bool) != dtype.is_bool:
+        raise OpTypeError(f"full value {value!r} cannot be converted to {dtype}")
+    return make("full", tensor(current_builder().const(value, dtype)), shape=shape, dtype=dtype)
+
+
+@builtin
+def zeros_like(input, dtype=None):
+    return zeros(input.shape, dtype or input.dtype)
+
+
+@builtin
+def full_like(input, value, dtype=None):
+    return full(input.shape, value, dtype or input.dtype)
+
+
+def _pointer_operand(pointer, what):
+    if not isinstance(pointer, tensor) or not isinstance(pointer.dtype, PointerType):
+        raise TypeError(f"{what} expects a pointer (a pointer parameter plus offsets), got {pointer!r}")
+    return pointer
+
+
+def _mask_operand(mask):
+    if isinstance(mask, bool):
+        return to_tensor(mask)
+    if isinstance(mask, tensor) and not mask.dtype.is_bool:
+        raise TypeError(f"mask must be int1 (a comparison such as offs < n), got {mask.dtype}")
+    return mask
+
+
+@builtin
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False):
+    pointer = _pointer_operand(pointer, "tl.load")
+    if boundary_check or padding_option:
+        raise TypeError("block pointers (boundary_check/padding_option) are not supported")
+    elem = pointer.dtype.pointee
+    if mask is None:
+        if other is not None:
+            raise TypeError("tl.load: 'other' needs a 'mask'")
+        return make("load", pointer)
+    other = to_tensor(0 if other is None else other, elem)
+    if other.dtype != elem:
+        other = other.to(elem)
+    return make("load", pointer, _mask_operand(mask), other)
+
+
+@builtin
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    pointer = _pointer_operand(pointer, "tl.store")
+    if boundary_check:
+        raise TypeError("block pointers (boundary_check) are not supported")
+    value = to_tensor(value, pointer.dtype.pointee)
+    if mask is None:
+        make("store", pointer, value)
+    else:
+        make("store", pointer, value, _mask_operand(mask))
+
+
+@builtin
+def where(condition, x, y):
+    condition = to_tensor(condition)
+    if not condition.dtype.is_bool:
+        condition = condition != 0
+    tx = x.dtype if isinstance(x, tensor) else None
+    ty = y.dtype if isinstance(y, tensor) else None
+    return make("where", condition, to_tensor(x, ty), to_tensor(y, tx))
+
+
+def _unary(name):
+    @builtin
+    def fn(x):
+        return make(name, x)
+    fn.__name__ = name
+    fn.__doc__ = f"tl.{name}(x), elementwise"
+    return fn
+
+
+exp, exp2, log, log2 = _unary("exp"), _unary("exp2"), _unary("log"), _unary("log2")
+sqrt, rsqrt, sin, cos = _unary("sqrt"), _unary("rsqrt"), _unary("sin"), _unary("cos")
+floor, ceil, abs = _unary("floor"), _unary("ceil"), _unary("abs")
+
+
+@builtin
+def sigmoid(x):
+    return 1.0 / (1.0 + exp(-x))
+
+
+@builtin
+def maximum(x, y, propagate_nan=PropagateNan.NONE):
+    if propagate_nan != PropagateNan.NONE:
+        raise TypeError("propagate_nan=ALL is not supported yet")
+    return _binary("maximum", x, y)
+
+
+@builtin
+def minimum(x, y, propagate_nan=PropagateNan.NONE):
+    if propagate_nan != PropagateNan.NONE:
+        raise TypeError("propagate_nan=ALL is not supported yet")
+    return _binary("minimum", x, y)
+
+
+def _reduce(kind):
+    @builtin
+    def fn(input, axis=None, keep_dims=False, **unsupported):
+        if unsupported:
+            raise TypeError(f"tl.{kind}: unsupported argument(s) {', '.join(unsupported)}")
+        if not is_block(input):
+            raise TypeError(f"tl.{kind} expects a block, got {input!r}")
+        if axis is not None and type(axis) is not int:
+            raise TypeError(f"axis must be a constant int or None, got {axis!r}")
+        rank = len(input.shape)
+        if axis is not None and not -rank <= axis < rank:
+            raise ValueError(f"axis {axis} is out of range for a rank-{rank} block")
+        out = make(kind, input, axis=None if axis is None else axis % rank)
+        if keep_dims:
+            for d in ([axis % rank] if axis is not None else builtins.range(rank)):
+                out = make("expand_dims", out, axis=d) if is_block(out) else full((1,) * rank, out, out.dtype)
+        return out
+    fn.__name__ = kind
+    return fn
+
+
+sum, max, min = _reduce("sum"), _reduce("max"), _reduce("min")
+
+
+@builtin
+def expand_dims(input, axis):
+    return make("expand_dims", input, axis=axis)
+
+
+@builtin
+def broadcast_to(input, *shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return make("broadcast", input, shape=_shape(tuple(shape)))
+
+
+def cdiv(x, div):
+    """Ceiling division, for constexprs and run-time values alike."""
+    return (x + div - 1) // div
+
+
+@builtin
+def multiple_of(input, values):
+    return input            # a hint; accepted for compatibility
+
+
+@builtin
+def max_contiguous(input, values):
+    return input
+
+
+@builtin
+def static_assert(cond, msg=""):
+    if isinstance(cond, tensor):
+        raise TypeError("static_assert needs a compile-time condition")
+    if not cond:
+        raise AssertionError(f"static_assert failed: {msg}" if msg else "static_assert failed")

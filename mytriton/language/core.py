@@ -1,0 +1,206 @@
+"""The kernel language's values: dtypes, ``constexpr``, and ``tensor`` (a traced value).
+
+A ``tensor`` wraps an expression-tree node; its Python operators build new nodes through the
+builder of the kernel being compiled. Python numbers stay Python numbers (constexpr arithmetic
+happens in Python, as in Triton) until they meet a tensor, where they become *weakly typed*
+constants: an int meeting an int tensor takes the tensor's type, a float meeting an fp tensor the
+tensor's type, a float meeting an int tensor becomes fp32.
+"""
+from __future__ import annotations
+
+import contextvars
+import functools
+
+from ..ir.types import (BF16, BlockType, F16, F32, F64, I1, I8, I16, I32, I64, PointerType,
+                        ScalarType, U8, U16, U32, U64, shape_of)
+
+# dtypes: the IR's scalar types are the language's dtype objects
+int1, int8, int16, int32, int64 = I1, I8, I16, I32, I64
+uint8, uint16, uint32, uint64 = U8, U16, U32, U64
+float16, bfloat16, float32, float64 = F16, BF16, F32, F64
+dtype = ScalarType
+
+
+class constexpr:
+    """Annotation for compile-time parameters (``BLOCK: tl.constexpr``); calling it returns the value."""
+
+    def __new__(cls, value=None):
+        return value
+
+
+_current_builder: contextvars.ContextVar = contextvars.ContextVar("mytriton_builder", default=None)
+
+
+def current_builder():
+    b = _current_builder.get()
+    if b is None:
+        raise RuntimeError("mytriton.language functions can only be called inside a @mytriton.jit kernel")
+    return b
+
+
+def builtin(fn):
+    """Mark a language function: callable only while a kernel is being compiled."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        current_builder()
+        return fn(*args, **kwargs)
+    wrapper.__mytriton_builtin__ = True
+    return wrapper
+
+
+def is_builtin(fn) -> bool:
+    return getattr(fn, "__mytriton_builtin__", False)
+
+
+class tensor:
+    """A value computed by the kernel at run time (a scalar or a block)."""
+    __slots__ = ("node",)
+    __hash__ = object.__hash__
+
+    def __init__(self, node):
+        self.node = node
+
+    @property
+    def type(self):
+        return self.node.type
+
+    @property
+    def dtype(self):
+        return self.node.type.scalar
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return shape_of(self.node.type)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def __repr__(self) -> str:
+        return f"tensor({self.node.type})"
+
+    def __bool__(self):
+        raise TypeError("a run-time value cannot be used as a Python bool (in `if`, `and`, `or`, `not`, "
+                        "`while`); use tl.where, or make the value a tl.constexpr")
+
+    def __index__(self):
+        raise TypeError("a run-time value cannot be used where Python needs an integer (a shape, a static "
+                        "range bound); make it a tl.constexpr")
+
+    # arithmetic
+    def __add__(self, o): return binary("add", self, o)
+    def __radd__(self, o): return binary("add", o, self)
+    def __sub__(self, o): return binary("sub", self, o)
+    def __rsub__(self, o): return binary("sub", o, self)
+    def __mul__(self, o): return binary("mul", self, o)
+    def __rmul__(self, o): return binary("mul", o, self)
+    def __truediv__(self, o): return binary("div", self, o)
+    def __rtruediv__(self, o): return binary("div", o, self)
+    def __floordiv__(self, o): return binary("floordiv", self, o)
+    def __rfloordiv__(self, o): return binary("floordiv", o, self)
+    def __mod__(self, o): return binary("mod", self, o)
+    def __rmod__(self, o): return binary("mod", o, self)
+    def __and__(self, o): return binary("and", self, o)
+    def __rand__(self, o): return binary("and", o, self)
+    def __or__(self, o): return binary("or", self, o)
+    def __ror__(self, o): return binary("or", o, self)
+    def __xor__(self, o): return binary("xor", self, o)
+    def __rxor__(self, o): return binary("xor", o, self)
+    def __lshift__(self, o): return binary("shl", self, o)
+    def __rlshift__(self, o): return binary("shl", o, self)
+    def __rshift__(self, o): return binary("shr", self, o)
+    def __rrshift__(self, o): return binary("shr", o, self)
+    def __lt__(self, o): return binary("cmp_lt", self, o)
+    def __le__(self, o): return binary("cmp_le", self, o)
+    def __gt__(self, o): return binary("cmp_gt", self, o)
+    def __ge__(self, o): return binary("cmp_ge", self, o)
+    def __eq__(self, o): return binary("cmp_eq", self, o)
+    def __ne__(self, o): return binary("cmp_ne", self, o)
+    def __neg__(self): return make("neg", self)
+    def __pos__(self): return self
+    def __invert__(self): return make("invert", self)
+
+    def to(self, dtype, bitcast: bool = False):
+        if bitcast:
+            raise TypeError("bitcast is not supported yet")
+        if not isinstance(dtype, ScalarType):
+            raise TypeError(f"to() expects a dtype such as tl.float32, got {dtype!r}")
+        if dtype == self.dtype:
+            return self
+        return make("cast", self, dtype=dtype)
+
+    def __getitem__(self, index):
+        if not isinstance(index, tuple):
+            index = (index,)
+        out, axis = self, 0
+        for item in index:
+            if item is None:
+                out = make("expand_dims", out, axis=axis)
+                axis += 1
+            elif isinstance(item, slice) and item == slice(None):
+                axis += 1
+            else:
+                raise TypeError(f"unsupported index {item!r}: only ':' and None are allowed (x[:, None])")
+        if axis != len(self.shape) + sum(1 for i in index if i is None):
+            raise TypeError(f"index {index!r} does not match the tensor's rank {len(self.shape)}")
+        return out
+
+    def __iter__(self):
+        raise TypeError("a tensor cannot be iterated")
+
+
+# --- building nodes ------------------------------------------------------------------------------
+
+def _python_const_type(v) -> ScalarType:
+    if isinstance(v, bool):
+        return I1
+    if isinstance(v, int):
+        if -2**31 <= v < 2**31:
+            return I32
+        if -2**63 <= v < 2**63:
+            return I64
+        if v < 2**64:
+            return U64
+        raise ValueError(f"integer constant {v} is out of range for 64 bits")
+    if isinstance(v, float):
+        return F32
+    raise TypeError(f"cannot use {type(v).__name__} value {v!r} in a kernel expression")
+
+
+def to_tensor(v, hint: ScalarType | None = None) -> tensor:
+    """A Python number → a constant tensor (weakly typed toward ``hint``); tensors pass through."""
+    if isinstance(v, tensor):
+        return v
+    t = _python_const_type(v)
+    if hint is not None and isinstance(hint, ScalarType) and not isinstance(v, bool):
+        if t.is_int and hint.is_int and not hint.is_bool and t == I32:
+            t = hint
+        elif isinstance(v, float) and hint.is_float:
+            t = hint
+    return tensor(current_builder().const(v, t))
+
+
+def make(op: str, *operands, **attrs) -> tensor:
+    nodes = [to_tensor(o).node for o in operands]
+    return tensor(current_builder().make(op, nodes, attrs))
+
+
+def binary(op: str, a, b) -> tensor:
+    ta = a.dtype if isinstance(a, tensor) else None
+    tb = b.dtype if isinstance(b, tensor) else None
+    a = to_tensor(a, tb)
+    b = to_tensor(b, ta)
+    if op in ("add", "sub") and isinstance(a.dtype, PointerType):
+        if op == "sub":
+            b = make("neg", b)
+        return make("addptr", a, b)
+    if op == "add" and isinstance(b.dtype, PointerType):
+        return make("addptr", b, a)
+    return make(op, a, b)
+
+
+def is_block(x) -> bool:
+    return isinstance(x, tensor) and isinstance(x.type, BlockType)

@@ -1,0 +1,136 @@
+"""Layout assignment: give every block value a layout (ir/layout.py), backward from its consumers.
+
+Walking each region bottom-up, a value's consumers have all asked for a layout by the time its
+definition is reached. The definition takes the layout most of them asked for (ops with structural
+needs, like reductions, choose within their constraints); consumers that asked for another layout
+get a ``convert_layout`` inserted after the definition — or, for cheap sources such as ``arange``
+and ``zeros``, a re-materialized copy in the layout they want. Loop-carried values keep one layout
+across the initial value, the region argument, the yield and the result.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout
+from ..ir.ops import REDUCE_KINDS
+from ..ir.ssa import Function, Op, Region, Value
+from ..ir.types import BlockType, PointerType
+
+REMATERIALIZE = ("arange", "zeros", "full", "empty")
+
+
+def _elem_bytes(ty: BlockType) -> int:
+    e = ty.element
+    if isinstance(e, PointerType):
+        return max(1, e.pointee.bits // 8)
+    return max(1, e.bits // 8)
+
+
+class LayoutAssignment:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.requests: dict[Value, list[tuple[Layout, Op, int]]] = {}
+        self.inserts: list[tuple[Region, Op | None, Op]] = []   # (region, after op or None=start, new op)
+
+    def default(self, ty: BlockType) -> BlockedLayout:
+        return default_layout(ty.shape, self.fn.num_warps, _elem_bytes(ty))
+
+    def request(self, v: Value, layout: Layout, consumer: Op, index: int):
+        if isinstance(v.type, BlockType):
+            self.requests.setdefault(v, []).append((layout, consumer, index))
+
+    def choose(self, v: Value, op: Op | None) -> Layout:
+        reqs = self.requests.get(v, [])
+        if op is not None and op.name in REDUCE_KINDS and op.attrs["axis"] is not None:
+            axis = op.attrs["axis"]
+            for lay, _, _ in reversed(reqs):
+                if isinstance(lay, SliceLayout) and lay.dim == axis:
+                    return lay
+            return SliceLayout(axis, self.default(op.operands[0].type))
+        if not reqs:
+            return self.default(v.type)
+        counts = Counter(lay for lay, _, _ in reqs)
+        best = max(counts.values())
+        for lay, _, _ in reversed(reqs):          # ties go to the earliest consumer in program order
+            if counts[lay] == best:
+                return lay
+        raise AssertionError
+
+    def settle(self, v: Value, layout: Layout, region: Region, def_op: Op | None):
+        """Fix ``v``'s layout; route consumers that want another layout through a conversion."""
+        v.layout = layout
+        made: dict[Layout, Value] = {}
+        for want, consumer, index in self.requests.pop(v, []):
+            if want == layout:
+                continue
+            if want not in made:
+                if def_op is not None and def_op.name in REMATERIALIZE:
+                    new = Op(def_op.name, list(def_op.operands), [v.type], dict(def_op.attrs), loc=def_op.loc)
+                else:
+                    new = Op("convert_layout", [v], [v.type], loc=consumer.loc)
+                new.result.layout = want
+                self.inserts.append((region, def_op, new))
+                made[want] = new.result
+            consumer.operands[index] = made[want]
+
+    def operand_requests(self, op: Op, layout: Layout | None):
+        name = op.name
+        if name == "store":
+            layout = self.default(op.operands[0].type) if isinstance(op.operands[0].type, BlockType) else None
+        if name == "expand_dims":
+            self.request(op.operands[0], SliceLayout(op.attrs["axis"], layout), op, 0)
+        elif name in REDUCE_KINDS:
+            src = op.operands[0]
+            parent = layout.parent if op.attrs["axis"] is not None else self.default(src.type)
+            self.request(src, parent, op, 0)
+        else:
+            for i, v in enumerate(op.operands):
+                self.request(v, layout, op, i)
+
+    def region(self, region: Region):
+        for op in reversed(region.ops):
+            if op.name == "for":
+                self.loop(op, region)
+                continue
+            if op.name == "yield":
+                continue                              # handled by the loop
+            layout = None
+            if op.results and isinstance(op.result.type, BlockType):
+                layout = self.choose(op.result, op)
+                self.settle(op.result, layout, region, op)
+            self.operand_requests(op, layout)
+
+    def loop(self, op: Op, region: Region):
+        body = op.regions[0]
+        lanes = []
+        for res in op.results:
+            lay = self.choose(res, None) if isinstance(res.type, BlockType) else None
+            if lay is not None:
+                self.settle(res, lay, region, op)
+            lanes.append(lay)
+        yield_op = body.ops[-1]
+        for i, lay in enumerate(lanes):
+            if lay is not None:
+                self.request(yield_op.operands[i], lay, yield_op, i)
+        self.region(body)
+        for arg, lay in zip(body.args[1:], lanes):
+            if lay is not None:
+                self.settle(arg, lay, body, None)
+        for i, lay in enumerate(lanes):
+            if lay is not None:
+                self.request(op.operands[3 + i], lay, op, 3 + i)
+
+    def apply_inserts(self):
+        for region, after, new in self.inserts:
+            pos = 0 if after is None else region.ops.index(after) + 1
+            region.ops.insert(pos, new)
+            if new.name == "convert_layout":
+                new.operands[0].layout = new.operands[0].layout   # source keeps its layout
+
+
+def assign_layouts(fn: Function) -> Function:
+    la = LayoutAssignment(fn)
+    la.region(fn.body)
+    assert not la.requests, "layout requests left for values defined nowhere"
+    la.apply_inserts()
+    return fn

@@ -1,0 +1,19 @@
+"""The optimization pipeline: small passes in order, the verifier between each."""
+from __future__ import annotations
+
+from ..ir.ssa import Function
+from ..ir.verifier import verify
+from .cse import cse
+from .dce import dce
+from .fold import fold
+from .licm import licm
+
+PASSES = [("fold", fold), ("cse", cse), ("licm", licm), ("dce", dce)]
+
+
+def optimize(fn: Function) -> Function:
+    verify(fn)
+    for _name, run in PASSES:
+        fn = run(fn)
+        verify(fn)
+    return fn

@@ -1,0 +1,20 @@
+// mytriton device helpers (shipped inside every generated translation unit).
+// Signed integer + - * wrap around as in Triton; C++ leaves signed overflow undefined, so they are
+// computed in the unsigned type. Integer / and % truncate toward zero, as C and Triton do; a zero
+// divisor yields -1 / the dividend instead of undefined behaviour.
+template <typename T> struct mt_unsigned;
+template <> struct mt_unsigned<signed char> { typedef unsigned char type; };
+template <> struct mt_unsigned<short> { typedef unsigned short type; };
+template <> struct mt_unsigned<int> { typedef unsigned int type; };
+template <> struct mt_unsigned<long long> { typedef unsigned long long type; };
+template <typename T> __device__ __forceinline__ T mt_add(T a, T b) {
+  typedef typename mt_unsigned<T>::type U; return (T)((U)a + (U)b);
+}
+template <typename T> __device__ __forceinline__ T mt_sub(T a, T b) {
+  typedef typename mt_unsigned<T>::type U; return (T)((U)a - (U)b);
+}
+template <typename T> __device__ __forceinline__ T mt_mul(T a, T b) {
+  typedef typename mt_unsigned<T>::type U; return (T)((U)a * (U)b);
+}
+template <typename T> __device__ __forceinline__ T mt_div(T a, T b) { return b == 0 ? (T)-1 : a / b; }
+template <typename T> __device__ __forceinline__ T mt_mod(T a, T b) { return b == 0 ? a : a % b; }
