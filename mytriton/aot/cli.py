@@ -42,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)        # exits 2 with usage on a bad command line
+    args = parser().parse_intermixed_args(argv)     # exits 2 with usage on a bad command line
     targets = [t for value in args.targets or [] for t in value.split(",") if t] or None
     for path in args.manifests:
         if _TARGET_LIKE.fullmatch(path) and not os.path.exists(path):

@@ -57,12 +57,11 @@ def compile_job(job: CompileJob) -> Artifacts | Failure:
         fn = kernel_source.load(job.source)
         ck = mytriton.compile(fn, signature=dict(job.signature), constexprs=dict(job.constexprs),
                               target=job.target, num_warps=job.num_warps)
-        seconds = time.perf_counter() - start
-        return Artifacts(cubin=bytes(ck.asm["cubin"]),
-                         ptx=ck.asm["ptx"] if job.emit_ptx else None,
-                         cu=ck.asm["cu"] if job.emit_ptx else None,
-                         shared=int(ck.metadata.get("shared", 0)),
-                         symbol=str(ck.metadata["name"]), seconds=seconds)
+        cubin = bytes(ck.asm["cubin"])      # asm may be computed lazily: time it too
+        ptx = ck.asm["ptx"] if job.emit_ptx else None
+        cu = ck.asm["cu"] if job.emit_ptx else None
+        return Artifacts(cubin=cubin, ptx=ptx, cu=cu, shared=int(ck.metadata.get("shared", 0)),
+                         symbol=str(ck.metadata["name"]), seconds=time.perf_counter() - start)
     except Exception as exc:  # noqa: BLE001 - reported to the user, never re-raised
         return Failure(describe_error(exc), time.perf_counter() - start)
 

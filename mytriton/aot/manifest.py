@@ -166,11 +166,11 @@ class _Parser:
         given = [name for name, _ in params]
         missing = [name for name in kernel.runtime_names if name not in given]
         if missing:
-            raise doc.error(node, f"signature of {kernel.name} is missing parameter(s) "
+            raise doc.error(key_node, f"signature of {kernel.name} is missing parameter(s) "
                                   f"{', '.join(repr(m) for m in missing)} "
                                   f"(expected every runtime parameter, in order: {kernel.runtime_list})")
         if tuple(given) != kernel.runtime_names:
-            raise doc.error(node, f"signature parameters are out of order: got {', '.join(given)}; "
+            raise doc.error(key_node, f"signature parameters are out of order: got {', '.join(given)}; "
                                   f"{kernel.name} declares {kernel.runtime_list}")
         return tuple(params)
 
