@@ -1,7 +1,8 @@
 // mytriton device helpers (shipped inside every generated translation unit).
 // Signed integer + - * wrap around as in Triton; C++ leaves signed overflow undefined, so they are
 // computed in the unsigned type. Integer / and % truncate toward zero, as C and Triton do; a zero
-// divisor yields -1 / the dividend instead of undefined behaviour.
+// divisor yields -1 / the dividend, and MIN / -1 wraps to MIN (as Triton gives), instead of
+// undefined behaviour.
 template <typename T> struct mt_unsigned;
 template <> struct mt_unsigned<signed char> { typedef unsigned char type; };
 template <> struct mt_unsigned<short> { typedef unsigned short type; };
@@ -16,5 +17,9 @@ template <typename T> __device__ __forceinline__ T mt_sub(T a, T b) {
 template <typename T> __device__ __forceinline__ T mt_mul(T a, T b) {
   typedef typename mt_unsigned<T>::type U; return (T)((U)a * (U)b);
 }
-template <typename T> __device__ __forceinline__ T mt_div(T a, T b) { return b == 0 ? (T)-1 : a / b; }
-template <typename T> __device__ __forceinline__ T mt_mod(T a, T b) { return b == 0 ? a : a % b; }
+template <typename T> __device__ __forceinline__ T mt_div(T a, T b) {
+  return b == 0 ? (T)-1 : b == (T)-1 ? mt_sub((T)0, a) : a / b;
+}
+template <typename T> __device__ __forceinline__ T mt_mod(T a, T b) {
+  return b == 0 ? a : b == (T)-1 ? (T)0 : a % b;
+}

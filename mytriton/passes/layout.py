@@ -10,11 +10,12 @@ across the initial value, the region argument, the yield and the result.
 from __future__ import annotations
 
 from collections import Counter
+from math import prod
 
 from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout
 from ..ir.ops import REDUCE_KINDS
-from ..ir.ssa import Function, Op, Region, Value
-from ..ir.types import BlockType, PointerType
+from ..ir.ssa import Function, Op, Region, Value, walk
+from ..ir.types import BlockType, PointerType, broadcast_shapes
 
 REMATERIALIZE = ("arange", "zeros", "full", "empty")
 
@@ -31,9 +32,24 @@ class LayoutAssignment:
         self.fn = fn
         self.requests: dict[Value, list[tuple[Layout, Op, int]]] = {}
         self.inserts: list[tuple[Region, Op | None, Op]] = []   # (region, after op or None=start, new op)
+        self.nat: dict[Value, Layout] = {}
+        self.shapes = sorted({v.type.shape for op in walk(fn.body) for v in op.results
+                              if isinstance(v.type, BlockType)})
 
     def default(self, ty: BlockType) -> BlockedLayout:
-        return default_layout(ty.shape, self.fn.num_warps, _elem_bytes(ty))
+        """The layout of a value no consumer constrains: the default layout of the largest tile it
+        broadcasts into (a (BM, 1) column takes the (BM, BN) tile's layout), so that values which
+        meet in elementwise ops agree without conversions."""
+        anchor = self.anchor(ty.shape)
+        return default_layout(anchor, self.fn.num_warps, _elem_bytes(ty))
+
+    def anchor(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        best = shape
+        for other in self.shapes:
+            if len(other) == len(shape) and broadcast_shapes(shape, other) == other \
+                    and prod(other) > prod(best):
+                best = other
+        return best
 
     def request(self, v: Value, layout: Layout, consumer: Op, index: int):
         if isinstance(v.type, BlockType):
@@ -81,7 +97,7 @@ class LayoutAssignment:
             self.request(op.operands[0], SliceLayout(op.attrs["axis"], layout), op, 0)
         elif name in REDUCE_KINDS:
             src = op.operands[0]
-            parent = layout.parent if op.attrs["axis"] is not None else self.default(src.type)
+            parent = layout.parent if isinstance(layout, SliceLayout) else self.default(src.type)
             self.request(src, parent, op, 0)
         else:
             for i, v in enumerate(op.operands):
@@ -100,11 +116,46 @@ class LayoutAssignment:
                 self.settle(op.result, layout, region, op)
             self.operand_requests(op, layout)
 
+    def natural(self, region: Region) -> None:
+        """Forward pre-pass: the layout each value takes from its operands alone, where one is
+        implied (a reduction result is a slice of its input's layout, ``expand_dims`` undoes a
+        slice, elementwise ops follow their operands). Loop-carried lanes use it, so that a value
+        computed in the body in some layout is carried in that layout rather than converted on
+        every iteration."""
+        nat = self.nat
+        for op in region.ops:
+            if op.name == "for":
+                body = op.regions[0]
+                for arg, init in zip(body.args[1:], op.operands[3:]):
+                    nat[arg] = nat.get(init)
+                self.natural(body)
+                for lane, res in enumerate(op.results):
+                    nat[res] = nat.get(body.ops[-1].operands[lane]) or nat.get(op.operands[3 + lane])
+                continue
+            if not op.results or not isinstance(op.result.type, BlockType):
+                continue
+            src = op.operands[0] if op.operands else None
+            if op.name in REDUCE_KINDS:
+                parent = nat.get(src) or self.default(src.type)
+                nat[op.result] = SliceLayout(op.attrs["axis"], parent)
+            elif op.name == "expand_dims":
+                lay = nat.get(src)
+                if isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"]:
+                    nat[op.result] = lay.parent
+            elif op.name not in REMATERIALIZE:
+                for v in op.operands:
+                    lay = nat.get(v)
+                    if lay is not None and lay.rank == op.result.type.rank:
+                        nat[op.result] = lay
+                        break
+
     def loop(self, op: Op, region: Region):
         body = op.regions[0]
         lanes = []
         for res in op.results:
-            lay = self.choose(res, None) if isinstance(res.type, BlockType) else None
+            lay = None
+            if isinstance(res.type, BlockType):
+                lay = self.nat.get(res) or self.choose(res, None)
             if lay is not None:
                 self.settle(res, lay, region, op)
             lanes.append(lay)
@@ -124,12 +175,11 @@ class LayoutAssignment:
         for region, after, new in self.inserts:
             pos = 0 if after is None else region.ops.index(after) + 1
             region.ops.insert(pos, new)
-            if new.name == "convert_layout":
-                new.operands[0].layout = new.operands[0].layout   # source keeps its layout
 
 
 def assign_layouts(fn: Function) -> Function:
     la = LayoutAssignment(fn)
+    la.natural(fn.body)
     la.region(fn.body)
     assert not la.requests, "layout requests left for values defined nowhere"
     la.apply_inserts()

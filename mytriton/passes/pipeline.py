@@ -8,7 +8,8 @@ from .dce import dce
 from .fold import fold
 from .licm import licm
 
-PASSES = [("fold", fold), ("cse", cse), ("licm", licm), ("dce", dce)]
+# CSE runs again after LICM: hoisted invariants can then merge with their twins outside the loop
+PASSES = [("fold", fold), ("cse", cse), ("licm", licm), ("cse", cse), ("dce", dce)]
 
 
 def optimize(fn: Function) -> Function:

@@ -158,18 +158,30 @@ class CudaEmitter:
 
     # --- layouts in C++ ---------------------------------------------------------------------------
 
-    @staticmethod
-    def thread_index(m: DimMap) -> str:
+    def thread_index(self, m: DimMap) -> str:
         """This thread's index along one layout dimension (0 … tpw*wpc-1)."""
-        lane = _mod(_paren(_div("lane", m.lane_stride)), m.tpw) if m.tpw > 1 else "0"
-        warp = _mod(_paren(_div("warp", m.warp_stride)), m.wpc) if m.wpc > 1 else "0"
+        lane = "0"
+        if m.tpw > 1:
+            lane = _div("lane", m.lane_stride)
+            if m.lane_stride * m.tpw < 32:
+                lane = _mod(_paren(lane), m.tpw)
+        warp = "0"
+        if m.wpc > 1:
+            warp = _div("warp", m.warp_stride)
+            if m.warp_stride * m.wpc < self.fn.num_warps:
+                warp = _mod(_paren(warp), m.wpc)
         return _add(_mul(_paren(warp), m.tpw), lane)
 
     @staticmethod
     def reg_digits(maps: list[DimMap], r: str) -> list[str]:
         out, stride = [], 1
-        for m in reversed(maps):
-            out.append(_mod(_paren(_div(r, stride)), m.regs) if m.regs > 1 else "0")
+        for i, m in enumerate(reversed(maps)):
+            digit = "0"
+            if m.regs > 1:
+                digit = _div(r, stride)
+                if i < len(maps) - 1:               # the outermost digit needs no wrap: r < total
+                    digit = _mod(_paren(digit), m.regs)
+            out.append(digit)
             stride *= m.regs
         return out[::-1]
 
