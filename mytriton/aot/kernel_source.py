@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import linecache
 import os
 import sys
 import traceback
@@ -65,15 +66,22 @@ def load(source: KernelSource):
     return fn
 
 
-_file_modules: dict[str, object] = {}
+# Kernel files loaded by this process, by path, with the bytes they were loaded from: a
+# long-lived process (tests, an IDE) that builds again after an edit must see the new source.
+_file_modules: dict[str, tuple[bytes, object]] = {}
 
 
 def _import(source: KernelSource):
     if source.file is None:
         with _on_sys_path(source.search_path), _import_errors(source, None):
             return importlib.import_module(source.module)
-    if source.file in _file_modules:
-        return _file_modules[source.file]
+    try:
+        with open(source.file, "rb") as f:
+            text = f.read()
+    except OSError as exc:
+        raise KernelImportError(f"cannot read '{source.where}': {exc.strerror}") from None
+    if source.file in _file_modules and _file_modules[source.file][0] == text:
+        return _file_modules[source.file][1]
     # A private, unique module name: two kernels/elementwise.py of different manifests must not
     # collide, and the module must sit in sys.modules (inspect.getsource needs it).
     stem = os.path.splitext(os.path.basename(source.file))[0]
@@ -82,13 +90,14 @@ def _import(source: KernelSource):
     spec = importlib.util.spec_from_file_location(name, source.file)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    linecache.checkcache(source.file)   # inspect.getsource must not serve the previous version
     try:
         with _on_sys_path(source.search_path), _import_errors(source, source.file):
             spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[name]
         raise
-    _file_modules[source.file] = module
+    _file_modules[source.file] = (text, module)
     return module
 
 

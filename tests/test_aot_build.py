@@ -1,0 +1,337 @@
+"""mytriton-build: output layout, caching, atomicity, determinism, locking, exit codes (CPU only)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import mytriton
+from mytriton.aot import CompileFailed, build_packages, output
+from test_aot_support import (REPO, SMALL_MANIFEST, assert_no_traceback, env_with_repo, leftovers, run_cli,
+                              tree_bytes, write_project)
+
+TWO_TARGETS = SMALL_MANIFEST.replace("targets: [sm_90]", "targets: [sm_90, sm_80]")
+BROKEN = "tl.store(out_ptr + offs, no_such_function(x + y), mask=mask)"
+
+
+@pytest.fixture
+def compile_calls(monkeypatch):
+    """Every (kernel, constexprs, num_warps, target) the build compiles (in this process: jobs=1)."""
+    calls = []
+    real = mytriton.compile
+
+    def counting(fn, **options):
+        calls.append((fn.__name__, tuple(options["constexprs"].items()), options["num_warps"], options["target"]))
+        return real(fn, **options)
+
+    monkeypatch.setattr(mytriton, "compile", counting)
+    return calls
+
+
+def build(manifest: Path, out: Path, jobs: int = 1, **options) -> list[str]:
+    lines: list[str] = []
+    build_packages([str(manifest)], out_dir=str(out), jobs=jobs, echo=lines.append, **options)
+    return lines
+
+
+def break_kernel(folder: Path) -> None:
+    source = (folder / "kernels" / "k.py").read_text()
+    (folder / "kernels" / "k.py").write_text(source.replace("tl.store(out_ptr + offs, x + y, mask=mask)", BROKEN))
+
+
+def test_build_writes_the_documented_package(tmp_path):
+    build(write_project(tmp_path, TWO_TARGETS), tmp_path / "out")
+    pkg = tmp_path / "out" / "small"
+    files = sorted(tree_bytes(pkg))
+    assert files == ["__init__.py", "_runtime.py",
+                     "kernels/add_kernel/BLOCK256_w4.cu", "kernels/add_kernel/BLOCK256_w4.ptx",
+                     "kernels/add_kernel/BLOCK256_w4.sm_80.cubin", "kernels/add_kernel/BLOCK256_w4.sm_90.cubin",
+                     "kernels/add_kernel/BLOCK64_w4.cu", "kernels/add_kernel/BLOCK64_w4.ptx",
+                     "kernels/add_kernel/BLOCK64_w4.sm_80.cubin", "kernels/add_kernel/BLOCK64_w4.sm_90.cubin",
+                     "manifest.json", "pyproject.toml"]
+    assert (pkg / "_runtime.py").read_bytes() == (REPO / "mytriton" / "runtime" / "driver.py").read_bytes()
+    assert (pkg / "kernels/add_kernel/BLOCK64_w4.sm_90.cubin").read_bytes()[:4] == b"\x7fELF"
+    ptx = (pkg / "kernels/add_kernel/BLOCK64_w4.ptx").read_text()
+    assert re.search(r"^\.target sm_80\b", ptx, re.M), "the PTX is compiled for the lowest target"
+    assert "add_kernel" in (pkg / "kernels/add_kernel/BLOCK64_w4.cu").read_text()
+
+    info = json.loads((pkg / "manifest.json").read_text())
+    assert info["mytriton_version"] == mytriton.__version__
+    from mytriton.backends.cuda.nvrtc import nvrtc_version
+    assert info["nvrtc_version"] == nvrtc_version()
+    assert info["targets"] == ["sm_80", "sm_90"] and info["ptx_target"] == "sm_80"
+    kernel = info["kernels"]["add_kernel"]
+    assert kernel["signature"] == [["x_ptr", "*fp32:16"], ["y_ptr", "*fp32:16"], ["out_ptr", "*fp32:16"],
+                                   ["n", "i32"]]
+    assert kernel["constexpr_names"] == ["BLOCK"] and kernel["num_warps"] == [4]
+    assert kernel["targets"] == ["sm_80", "sm_90"]
+    specs = kernel["specializations"]
+    assert [(s["id"], s["constexprs"], s["num_warps"]) for s in specs] == [
+        ("BLOCK64_w4", {"BLOCK": 64}, 4), ("BLOCK256_w4", {"BLOCK": 256}, 4)]
+    for spec in specs:
+        assert isinstance(spec["shared"], int) and spec["symbol"]
+        assert set(spec["sha256"]) == {"sm_80", "sm_90", "ptx", "cu"}
+        paths = {**spec["images"], "cu": spec["source"]}
+        for key, relative in paths.items():
+            from hashlib import sha256
+            assert sha256((pkg / relative).read_bytes()).hexdigest() == spec["sha256"][key], relative
+    assert 'name = "small"' in (pkg / "pyproject.toml").read_text()
+
+
+def test_second_build_compiles_nothing_and_touches_nothing(tmp_path, compile_calls):
+    manifest = write_project(tmp_path, TWO_TARGETS)
+    build(manifest, tmp_path / "out")
+    assert len(compile_calls) == 4
+    pkg = tmp_path / "out" / "small"
+    before = {p: p.stat().st_mtime_ns for p in pkg.rglob("*")}
+    lines = build(manifest, tmp_path / "out")
+    assert len(compile_calls) == 4, "the no-op rebuild compiled something"
+    assert lines[-1] == f"small: 2 specializations up to date ({pkg})"
+    assert all(line.endswith("cached") for line in lines[:-1]) and len(lines) == 5
+    assert {p: p.stat().st_mtime_ns for p in pkg.rglob("*")} == before
+
+
+def test_only_what_changed_is_recompiled(tmp_path, compile_calls):
+    manifest = write_project(tmp_path, SMALL_MANIFEST.replace("targets: [sm_90]", "targets: [sm_80]"))
+    build(manifest, tmp_path / "out")
+    assert len(compile_calls) == 2
+
+    # A new constexpr value: only the new specialization is compiled.
+    manifest.write_text(manifest.read_text().replace("BLOCK: [64, 256]", "BLOCK: [64, 256, 1024]"))
+    build(manifest, tmp_path / "out")
+    assert compile_calls[2:] == [("add_kernel", (("BLOCK", 1024),), 4, "sm_80")]
+
+    # A new, newer target: sm_80 stays the PTX target, so only the sm_90 cubins are new.
+    manifest.write_text(manifest.read_text().replace("targets: [sm_80]", "targets: [sm_80, sm_90]"))
+    build(manifest, tmp_path / "out")
+    assert sorted(c[3] for c in compile_calls[3:]) == ["sm_90"] * 3
+
+    # Another num_warps: a new specialization per BLOCK and target.
+    manifest.write_text(manifest.read_text() + "    num_warps: [4, 8]\n")
+    del compile_calls[:]
+    lines = build(manifest, tmp_path / "out")
+    assert sorted(set(c[2] for c in compile_calls)) == [8] and len(compile_calls) == 6
+    assert "6 compiled, 6 cached" in lines[-1]
+
+    # An edited kernel source: everything of that kernel is rebuilt.
+    kernel = tmp_path / "kernels" / "k.py"
+    kernel.write_text(kernel.read_text().replace("x + y, mask=mask", "y + x, mask=mask"))
+    del compile_calls[:]
+    build(manifest, tmp_path / "out")
+    assert len(compile_calls) == 12
+
+
+def test_a_damaged_artifact_is_rebuilt(tmp_path, compile_calls):
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    build(manifest, tmp_path / "out")
+    cubin = tmp_path / "out" / "small" / "kernels" / "add_kernel" / "BLOCK64_w4.sm_90.cubin"
+    good = cubin.read_bytes()
+    cubin.write_bytes(b"garbage")
+    build(manifest, tmp_path / "out")
+    assert compile_calls[2:] == [("add_kernel", (("BLOCK", 64),), 4, "sm_90")]
+    assert cubin.read_bytes() == good
+
+
+def test_compile_error_exits_1_and_leaves_the_previous_output(tmp_path):
+    write_project(tmp_path, TWO_TARGETS)
+    assert run_cli(["m.yaml", "--out", "out", "-j", "2"], cwd=tmp_path).returncode == 0
+    before = tree_bytes(tmp_path / "out")
+    break_kernel(tmp_path)
+    result = run_cli(["m.yaml", "--out", "out", "-j", "2"], cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert_no_traceback(result.stderr)
+    # The compiler's message (file:line:col, source line, caret), once for all four compiles.
+    assert result.stderr.count("error: name 'no_such_function' is not defined") == 1, result.stderr
+    assert re.search(r"kernels/k\.py:\d+:\d+: error: name 'no_such_function' is not defined\n.*no_such_function"
+                     r"\(x \+ y\).*\n\s*\^", result.stderr), result.stderr
+    assert "compiling add_kernel BLOCK=64 w4 sm_80, add_kernel BLOCK=64 w4 sm_90, add_kernel BLOCK=256 w4 " \
+           "sm_80 and 1 more failed" in result.stderr
+    assert "small: 4 of 4 compiles failed; out/small left unchanged" in result.stdout
+    assert tree_bytes(tmp_path / "out") == before
+    assert leftovers(tmp_path / "out") == []
+
+
+def test_in_process_compile_error_raises_compile_failed(tmp_path):
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    break_kernel(tmp_path)
+    with pytest.raises(CompileFailed) as info:
+        build(manifest, tmp_path / "out")
+    (labels, message), = info.value.failures
+    assert labels == ["add_kernel BLOCK=64 w4 sm_90", "add_kernel BLOCK=256 w4 sm_90"]
+    assert "no_such_function" in message
+    assert not (tmp_path / "out" / "small").exists() and leftovers(tmp_path / "out") == []
+
+
+def test_manifest_error_leaves_the_previous_output(tmp_path):
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    build(manifest, tmp_path / "out")
+    before = tree_bytes(tmp_path / "out")
+    manifest.write_text(manifest.read_text().replace("BLOCK: [64, 256]", "BLOCK: [64, 64]"))
+    result = run_cli(["m.yaml", "--out", "out"], cwd=tmp_path)
+    assert result.returncode == 2 and "m.yaml:7: duplicate value 64 in constexprs.BLOCK" in result.stderr
+    assert tree_bytes(tmp_path / "out") == before
+
+
+def test_builds_are_deterministic(tmp_path):
+    manifest = write_project(tmp_path, TWO_TARGETS)
+    build(manifest, tmp_path / "one", jobs=1)
+    result = run_cli(["m.yaml", "--out", "two", "-j", "2"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    one, two = tree_bytes(tmp_path / "one" / "small"), tree_bytes(tmp_path / "two" / "small")
+    assert one.keys() == two.keys()
+    assert [name for name in one if one[name] != two[name]] == []
+
+
+def test_cli_prints_one_line_per_compile_and_a_summary(tmp_path):
+    write_project(tmp_path, SMALL_MANIFEST)
+    result = run_cli(["m.yaml", "--out", "out", "-j", "1"], cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == ""
+    lines = [re.sub(r"\d+\.\d\d s$", "T", line) for line in result.stdout.splitlines()]
+    assert lines[:2] == ["[1/2] add_kernel BLOCK=64 w4 sm_90   T", "[2/2] add_kernel BLOCK=256 w4 sm_90  T"]
+    assert re.fullmatch(r"small: 2 specializations for sm_90: 2 compiled, 0 cached in \d+\.\d s -> out/small",
+                        lines[2]), lines[2]
+    again = run_cli(["m.yaml", "--out", "out"], cwd=tmp_path)
+    assert again.stdout.splitlines() == ["[1/2] add_kernel BLOCK=64 w4 sm_90   cached",
+                                         "[2/2] add_kernel BLOCK=256 w4 sm_90  cached",
+                                         "small: 2 specializations up to date (out/small)"]
+
+
+def test_target_option_overrides_the_manifest_and_output_defaults_to_build(tmp_path):
+    write_project(tmp_path, SMALL_MANIFEST)
+    result = run_cli(["m.yaml", "--target", "sm_80,sm_86", "--target", "sm_80", "-j", "1"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "build/small/manifest.json").read_text())["targets"] == ["sm_80", "sm_86"]
+
+
+def test_refuses_to_replace_a_folder_it_did_not_make(tmp_path):
+    write_project(tmp_path, SMALL_MANIFEST)
+    (tmp_path / "out" / "small").mkdir(parents=True)
+    (tmp_path / "out" / "small" / "notes.txt").write_text("mine")
+    result = run_cli(["m.yaml", "--out", "out"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert "out/small exists and was not made by mytriton-build" in result.stderr
+    assert tree_bytes(tmp_path / "out" / "small") == {"notes.txt": b"mine"}
+
+
+def test_leftovers_of_a_killed_build_are_cleaned_up(tmp_path):
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    (tmp_path / "out" / ".small.tmp-dead").mkdir(parents=True)
+    (tmp_path / "out" / ".small.tmp-dead" / "x").write_text("partial")
+    build(manifest, tmp_path / "out")
+    assert leftovers(tmp_path / "out") == []
+
+
+def test_swap_without_rename_exchange(tmp_path, monkeypatch):
+    monkeypatch.setattr(output, "_rename_exchange", lambda a, b: False)
+    dest, new = tmp_path / "pkg", tmp_path / ".pkg.tmp-1"
+    dest.mkdir()
+    (dest / "old").write_text("old")
+    new.mkdir()
+    (new / "new").write_text("new")
+    output.swap_in(new, dest)
+    assert tree_bytes(dest) == {"new": b"new"} and tree_bytes(new) == {"old": b"old"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".pkg.tmp-1", "pkg"]
+
+
+def test_concurrent_builds_into_one_folder_are_serialized(tmp_path):
+    write_project(tmp_path, TWO_TARGETS)
+    command = [sys.executable, "-m", "mytriton.aot", "m.yaml", "--out", "out", "-j", "1"]
+    procs = [subprocess.Popen(command, cwd=tmp_path, env=env_with_repo(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [proc.communicate(timeout=300) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], outputs
+    summaries = sorted(out.splitlines()[-1] for out, _ in outputs)
+    assert "up to date" in summaries[1] and "4 compiled" in summaries[0], summaries
+    info = json.loads((tmp_path / "out" / "small" / "manifest.json").read_text())
+    assert len(info["kernels"]["add_kernel"]["specializations"]) == 2
+    assert leftovers(tmp_path / "out") == []
+
+
+def _interrupt(tmp_path: Path, command: list[str], marker: str, env: dict) -> tuple[subprocess.Popen, str, str]:
+    proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if marker in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return proc, "".join(seen) + out, err
+
+
+def test_ctrl_c_leaves_the_previous_output(tmp_path):
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    build(manifest, tmp_path / "out")
+    before = tree_bytes(tmp_path / "out")
+    manifest.write_text(manifest.read_text().replace("BLOCK: [64, 256]", "BLOCK: [64, 128]"))
+    slow_build = (
+        "import sys, time, mytriton\n"
+        "from mytriton.aot.cli import main\n"
+        "def slow(fn, **options):\n"
+        "    print('compiling', flush=True)\n"
+        "    time.sleep(60)\n"
+        "mytriton.compile = slow\n"
+        "sys.exit(main(['m.yaml', '--out', 'out', '-j', '1']))\n")
+    proc, out, err = _interrupt(tmp_path, [sys.executable, "-c", slow_build], "compiling", env_with_repo())
+    assert proc.returncode == 130, err
+    assert err == "mytriton-build: interrupted; the previous output was left as it was\n"
+    assert tree_bytes(tmp_path / "out") == before and leftovers(tmp_path / "out") == []
+
+
+def test_ctrl_c_stops_parallel_workers(tmp_path):
+    # In a worker process the kernel file announces itself and hangs, standing for a long compile.
+    hang = ("import multiprocessing, os, time\n"
+            "if multiprocessing.parent_process() is not None:\n"
+            "    print('worker', os.getpid(), flush=True)\n"
+            "    time.sleep(120)\n")
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    kernel = tmp_path / "kernels" / "k.py"
+    kernel.write_text(hang + kernel.read_text())
+    start = time.monotonic()
+    proc, out, err = _interrupt(tmp_path, [sys.executable, "-m", "mytriton.aot", "m.yaml", "--out", "out",
+                                           "-j", "2"], "worker", env_with_repo())
+    assert proc.returncode == 130, err
+    assert_no_traceback(err)
+    assert time.monotonic() - start < 60
+    for pid in re.findall(r"worker (\d+)", out):
+        for _ in range(50):
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"worker {pid} still runs after Ctrl-C")
+    assert not (tmp_path / "out" / "small").exists() and leftovers(tmp_path / "out") == []
+
+
+def test_several_manifests_in_one_run(tmp_path):
+    write_project(tmp_path, SMALL_MANIFEST, name="a.yaml")
+    write_project(tmp_path, SMALL_MANIFEST.replace("package: small", "package: other")
+                  .replace("BLOCK: [64, 256]", "BLOCK: [128]"), name="b.yaml")
+    result = run_cli(["a.yaml", "b.yaml", "--out", "out", "-j", "1"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "[3/3]" in result.stdout
+    assert (tmp_path / "out/small/kernels/add_kernel/BLOCK256_w4.sm_90.cubin").is_file()
+    assert (tmp_path / "out/other/kernels/add_kernel/BLOCK128_w4.sm_90.cubin").is_file()
+
+
+def test_the_shipped_elementwise_manifest_builds(tmp_path):
+    result = run_cli([str(REPO / "manifests" / "elementwise.yaml"), "--out", str(tmp_path), "-j", "2"],
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    info = json.loads((tmp_path / "elementwise" / "manifest.json").read_text())
+    assert sorted(info["kernels"]) == ["add_kernel", "axpby_kernel", "int_ops_kernel", "leaky_relu_kernel",
+                                       "sigmoid_kernel"]
+    blocks = {spec["constexprs"]["BLOCK"] for k in info["kernels"].values() for spec in k["specializations"]}
+    warps = {spec["num_warps"] for k in info["kernels"].values() for spec in k["specializations"]}
+    assert min(blocks) < 128 < max(blocks) and len(warps) > 2
+    assert len(list((tmp_path / "elementwise" / "kernels").rglob("*.cubin"))) == 24
