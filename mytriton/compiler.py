@@ -92,8 +92,10 @@ def _params(fn: JITFunction, signature, constexprs: dict):
     return params, values
 
 
-def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4) -> Function:
-    """Frontend and middle end: the verified, optimized SSA of one specialization."""
+def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4,
+              optimized: bool = True) -> Function:
+    """Frontend and middle end: the verified (and, unless ``optimized=False``, optimized) SSA of
+    one specialization."""
     constexprs = dict(constexprs or {})
     params, values = _params(fn, signature, constexprs)
     builder = Builder(fn.__name__)
@@ -106,7 +108,7 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     func = lower(root, fn.__name__, ssa_params, values, num_warps,
                  loc=fn.source_info.loc(fn.parse()))
     verify(func)
-    return optimize(func)
+    return optimize(func) if optimized else func
 
 
 def compile(fn: JITFunction, signature=None, constexprs: dict | None = None, target: str = "sm_90",

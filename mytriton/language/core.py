@@ -176,10 +176,10 @@ def to_tensor(v, hint: ScalarType | None = None) -> tensor:
         return v
     t = _python_const_type(v)
     if hint is not None and isinstance(hint, ScalarType) and not isinstance(v, bool):
-        if t.is_int and hint.is_int and not hint.is_bool and t == I32:
-            t = hint
-        elif isinstance(v, float) and hint.is_float:
-            t = hint
+        if t == I32 and hint.is_int and not hint.is_bool:
+            t = hint                   # an int literal meeting an int tensor takes its type
+        elif hint.is_float and (t == I32 or isinstance(v, float)):
+            t = hint                   # a number meeting a float tensor takes its type
     return tensor(current_builder().const(v, t))
 
 

@@ -1,9 +1,9 @@
-"""Dead-code elimination, region-aware: removes unused pure ops and loads, unused loop-carried
-lanes, and loops whose results are unused and whose bodies store nothing."""
+"""Dead-code elimination by liveness, region-aware: stores are live; an op is live when one of its
+results is; a loop-carried lane is live when its result or its argument is (so a lane that only
+feeds itself — ``dead = dead + 1`` — dies); a loop with no live lane and no store in its body goes."""
 from __future__ import annotations
 
-from ..ir.ops import OPS
-from ..ir.ssa import Function, Op, Region, use_counts, walk
+from ..ir.ssa import Function, Op, Region, Value
 
 
 def _has_effects(op: Op) -> bool:
@@ -12,51 +12,68 @@ def _has_effects(op: Op) -> bool:
     return any(_has_effects(o) for r in op.regions for o in r.ops)
 
 
-def _drop_dead_lanes(op: Op, uses: dict) -> bool:
-    body = op.regions[0]
-    yield_op = body.ops[-1]
-    changed = False
-    lane = 0
-    while lane < len(op.results):
-        res, arg = op.results[lane], body.args[1 + lane]
-        own_yield = 1 if yield_op.operands[lane] is arg else 0
-        if uses.get(res, 0) == 0 and uses.get(arg, 0) == own_yield:
-            del op.results[lane]
-            del body.args[1 + lane]
-            del op.operands[3 + lane]
-            del yield_op.operands[lane]
-            if "names" in op.attrs:
-                names = list(op.attrs["names"])
-                del names[lane]
-                op.attrs["names"] = tuple(names)
-            changed = True
-        else:
-            lane += 1
-    return changed
+class _Liveness:
+    def __init__(self):
+        self.live: set[Value] = set()
+        self.changed = True
+
+    def mark(self, values):
+        for v in values:
+            if v not in self.live:
+                self.live.add(v)
+                self.changed = True
+
+    def lane_live(self, op: Op, lane: int) -> bool:
+        return op.results[lane] in self.live or op.regions[0].args[1 + lane] in self.live
+
+    def region(self, region: Region):
+        for op in reversed(region.ops):
+            if op.name == "yield":
+                continue
+            if op.name == "for":
+                body = op.regions[0]
+                lanes = [i for i in range(len(op.results)) if self.lane_live(op, i)]
+                if lanes or _has_effects(op):
+                    self.mark(op.operands[:3])
+                    self.mark(body.args[:1])
+                for i in lanes:
+                    self.mark([op.operands[3 + i], body.ops[-1].operands[i], op.results[i], body.args[1 + i]])
+                self.region(body)
+            elif op.name == "store" or any(r in self.live for r in op.results):
+                self.mark(op.operands)
 
 
-def _sweep(region: Region, uses: dict) -> bool:
-    changed = False
+def _sweep(region: Region, live: set):
     kept = []
     for op in region.ops:
+        if op.name == "yield":
+            kept.append(op)
+            continue
         if op.name == "for":
-            changed |= _drop_dead_lanes(op, uses)
+            body = op.regions[0]
+            for lane in reversed(range(len(op.results))):
+                if op.results[lane] not in live and body.args[1 + lane] not in live:
+                    del op.results[lane]
+                    del body.args[1 + lane]
+                    del op.operands[3 + lane]
+                    del body.ops[-1].operands[lane]
+                    if "names" in op.attrs:
+                        names = list(op.attrs["names"])
+                        del names[lane]
+                        op.attrs["names"] = tuple(names)
             if not op.results and not _has_effects(op):
-                changed = True
                 continue
-            changed |= _sweep(op.regions[0], uses)
-        elif (OPS[op.name].pure or op.name == "load") and op.results and all(uses.get(r, 0) == 0 for r in op.results):
-            changed = True
+            _sweep(body, live)
+        elif op.name != "store" and not any(r in live for r in op.results):
             continue
         kept.append(op)
     region.ops = kept
-    return changed
 
 
 def dce(fn: Function) -> Function:
-    while _sweep(fn.body, use_counts(fn.body)):
-        pass
+    liveness = _Liveness()
+    while liveness.changed:
+        liveness.changed = False
+        liveness.region(fn.body)
+    _sweep(fn.body, liveness.live)
     return fn
-
-
-__all__ = ["dce", "walk"]

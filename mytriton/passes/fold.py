@@ -59,6 +59,8 @@ def _try_fold(op: Op) -> Value | None:
             return same(a)
         if _is(a, 1):
             return same(b)
+        if isinstance(rt, ScalarType) and rt.is_int and (_is(a, 0) or _is(b, 0)):
+            return Const(0, rt)                  # exact for integers (not for floats: NaN * 0)
     elif n in ("floordiv", "div") and _is(b, 1):
         return same(a)
     elif n == "where" and isinstance(a, Const):

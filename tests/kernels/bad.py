@@ -1,0 +1,151 @@
+"""Kernels that must fail to compile. Each offending line carries an `# ERR <case>` marker; the
+tests find the expected line number from it."""
+import mytriton as triton
+import mytriton.language as tl
+
+
+def host_helper(x):
+    return x
+
+
+@triton.jit
+def while_loop(x, n):
+    i = 0
+    while i < n:  # ERR while
+        i += 1
+
+
+@triton.jit
+def break_in_loop(x, n):
+    for i in range(n):
+        break  # ERR break
+
+
+@triton.jit
+def undefined_name(x, n):
+    tl.store(x, undefined_thing)  # ERR undefined
+
+
+@triton.jit
+def load_non_pointer(x, n):
+    v = tl.load(n)  # ERR load_non_pointer
+    tl.store(x, v)
+
+
+@triton.jit
+def mask_not_bool(x, n):
+    offs = tl.arange(0, 16)
+    v = tl.load(x + offs, mask=offs)  # ERR mask_not_bool
+    tl.store(x + offs, v)
+
+
+@triton.jit
+def shape_mismatch(x, n):
+    a = tl.arange(0, 8)
+    b = tl.arange(0, 16)
+    tl.store(x + a, a + b)  # ERR shape_mismatch
+
+
+@triton.jit
+def exp_of_int(x, n):
+    offs = tl.arange(0, 16)
+    tl.store(x + offs, tl.exp(offs))  # ERR exp_int
+
+
+@triton.jit
+def float_floordiv(x, n):
+    offs = tl.arange(0, 16)
+    v = tl.load(x + offs)
+    tl.store(x + offs, v // 2.0)  # ERR float_floordiv
+
+
+@triton.jit
+def static_range_runtime(x, n):
+    for i in tl.static_range(0, n):  # ERR static_range
+        tl.store(x + i, 1.0)
+
+
+@triton.jit
+def carried_type_change(x, n):
+    offs = tl.arange(0, 16)
+    acc = 0
+    for i in range(n):  # ERR carried
+        acc = acc + tl.load(x + offs)
+    tl.store(x + offs, acc)
+
+
+@triton.jit
+def assign_loop_var(x, n):
+    for i in range(n):
+        i = i + 1  # ERR assign_loop_var
+        tl.store(x + i, 1.0)
+
+
+@triton.jit
+def for_else(x, n):
+    for i in range(n):  # ERR for_else
+        tl.store(x + i, 1.0)
+    else:
+        pass
+
+
+@triton.jit
+def runtime_if(x, n):
+    if n > 0:  # ERR runtime_if
+        tl.store(x, 1.0)
+
+
+@triton.jit
+def call_host_function(x, n):
+    tl.store(x, host_helper(n))  # ERR host_call
+
+
+@triton.jit
+def arange_not_pow2(x, n):
+    offs = tl.arange(0, 12)  # ERR arange_pow2
+    tl.store(x + offs, 1.0)
+
+
+@triton.jit
+def zeros_bad_shape(x, n):
+    v = tl.zeros((4, 0), tl.float32)  # ERR zeros_shape
+    tl.store(x, tl.sum(v))
+
+
+@triton.jit
+def full_block_value(x, n):
+    v = tl.full((4,), tl.arange(0, 4), tl.float32)  # ERR full_block
+    tl.store(x + tl.arange(0, 4), v)
+
+
+@triton.jit
+def store_shape_mismatch(x, n):
+    tl.store(x + tl.arange(0, 4), tl.zeros((8,), tl.float32))  # ERR store_shape
+
+
+@triton.jit
+def runtime_step(x, n):
+    for i in range(0, 10, n):  # ERR runtime_step
+        tl.store(x + i, 1.0)
+
+
+@triton.jit
+def bool_and_tensors(x, n):
+    offs = tl.arange(0, 16)
+    m = (offs < n) and (offs > 2)  # ERR and_tensors
+    tl.store(x + offs, 1.0, mask=m)
+
+
+@triton.jit
+def _bad_callee(p):
+    return tl.load(p, mask=3)  # ERR in_callee
+
+
+@triton.jit
+def calls_bad_callee(x, n):
+    tl.store(x, _bad_callee(x))
+
+
+@triton.jit
+def needs_block(x, BLOCK: tl.constexpr):
+    tl.store(x + tl.arange(0, BLOCK), 1.0)

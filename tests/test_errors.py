@@ -1,0 +1,110 @@
+"""Every user-facing compile error names the kernel's file:line:col, shows the source line with a
+caret, says what is wrong, and carries no compiler-internal traceback frames."""
+import re
+import traceback
+from pathlib import Path
+
+import pytest
+
+import mytriton
+from tests.kernels import bad
+
+BAD_FILE = Path(bad.__file__).resolve()
+BAD_LINES = BAD_FILE.read_text().splitlines()
+INTERNAL = re.compile(r"mytriton[/\\](frontend|ir|passes|language|backends)[/\\]")
+
+
+def marker_line(case: str) -> int:
+    for i, line in enumerate(BAD_LINES, 1):
+        if line.rstrip().endswith(f"# ERR {case}"):
+            return i
+    raise AssertionError(f"no marker for {case}")
+
+
+SIG = {"x": "*fp32", "n": "i32"}
+CASES = [
+    ("while", bad.while_loop, "`while` loops are not supported"),
+    ("break", bad.break_in_loop, "`break` is not supported"),
+    ("undefined", bad.undefined_name, "name 'undefined_thing' is not defined"),
+    ("load_non_pointer", bad.load_non_pointer, "tl.load expects a pointer"),
+    ("mask_not_bool", bad.mask_not_bool, "mask must be int1"),
+    ("shape_mismatch", bad.shape_mismatch, "incompatible shapes (8,), (16,)"),
+    ("exp_int", bad.exp_of_int, "exp expects a floating-point operand, got i32"),
+    ("float_floordiv", bad.float_floordiv, "'//' needs integer operands, got f32 and f32"),
+    ("static_range", bad.static_range_runtime, "tl.static_range bounds must be compile-time constants"),
+    ("carried", bad.carried_type_change, "loop-carried variable 'acc' enters the loop as i32 but is reassigned to vector<16 x f32>"),
+    ("assign_loop_var", bad.assign_loop_var, "cannot assign to the loop variable 'i'"),
+    ("for_else", bad.for_else, "for/else is not supported"),
+    ("runtime_if", bad.runtime_if, "`if` on a run-time value is not supported"),
+    ("host_call", bad.call_host_function, "cannot call 'host_helper' in a kernel"),
+    ("arange_pow2", bad.arange_not_pow2, "arange: the range length (12) must be a power of 2"),
+    ("zeros_shape", bad.zeros_bad_shape, "block dimensions must be positive integers, got (4, 0)"),
+    ("full_block", bad.full_block_value, "full value must be scalar, got vector<4 x i32>"),
+    ("store_shape", bad.store_shape_mismatch, "incompatible shapes"),
+    ("runtime_step", bad.runtime_step, "the loop step must be a positive compile-time integer"),
+    ("and_tensors", bad.bool_and_tensors, "`and` on run-time values is not supported"),
+    ("in_callee", bad.calls_bad_callee, "mask must be int1"),
+]
+
+
+@pytest.mark.parametrize("case,kernel,message", CASES, ids=[c[0] for c in CASES])
+def test_compile_error(case, kernel, message):
+    with pytest.raises(mytriton.CompilationError) as info:
+        mytriton.compile(kernel, signature=SIG)
+    err = info.value
+    text = str(err)
+    line = marker_line(case)
+    assert message in text
+    assert f"{BAD_FILE}:{line}:" in text.splitlines()[0]
+    src = BAD_LINES[line - 1]
+    lines = text.splitlines()
+    assert lines[1] == "    " + src.rstrip()
+    caret = lines[2]
+    assert caret.strip() == "^"
+    col = int(text.splitlines()[0].split(":")[2])
+    assert caret.index("^") - 4 == col - 1
+    frames = traceback.extract_tb(err.__traceback__)
+    assert not [f.filename for f in frames if INTERNAL.search(f.filename)]
+    assert err.__cause__ is None and err.__suppress_context__
+
+
+def test_column_points_at_the_construct():
+    with pytest.raises(mytriton.CompilationError) as info:
+        mytriton.compile(bad.undefined_name, signature=SIG)
+    line = BAD_LINES[marker_line("undefined") - 1]
+    assert str(info.value).splitlines()[0].split(":")[2] == str(line.index("undefined_thing") + 1)
+
+
+def test_missing_constexpr_names_the_parameter():
+    with pytest.raises(mytriton.CompilationError, match="missing value for constexpr parameter 'BLOCK'"):
+        mytriton.compile(bad.needs_block, signature={"x": "*fp32"})
+
+
+def test_bad_signature_type():
+    with pytest.raises(mytriton.CompilationError, match="parameter 'x': unknown pointer type '\\*fp33'"):
+        mytriton.compile(bad.needs_block, signature={"x": "*fp33"}, constexprs={"BLOCK": 16})
+
+
+def test_unknown_parameter_and_missing_type():
+    with pytest.raises(mytriton.CompilationError, match="unknown parameter\\(s\\) y"):
+        mytriton.compile(bad.needs_block, signature={"x": "*fp32", "y": "i32"}, constexprs={"BLOCK": 16})
+    with pytest.raises(mytriton.CompilationError, match="no type given for parameter 'n'"):
+        mytriton.compile(bad.while_loop, signature={"x": "*fp32"})
+
+
+def test_bad_options():
+    with pytest.raises(mytriton.CompilationError, match="num_warps must be a power of 2"):
+        mytriton.compile(bad.needs_block, signature={"x": "*fp32"}, constexprs={"BLOCK": 16}, num_warps=3)
+    with pytest.raises(mytriton.CompilationError, match="unknown target 'sm90'"):
+        mytriton.compile(bad.needs_block, signature={"x": "*fp32"}, constexprs={"BLOCK": 16}, target="sm90")
+
+
+def test_calling_a_kernel_directly_is_an_error():
+    with pytest.raises(RuntimeError, match=r"launch it as needs_block\[grid\]"):
+        bad.needs_block(1, 2)
+
+
+def test_language_outside_a_kernel():
+    import mytriton.language as tl
+    with pytest.raises(RuntimeError, match="only be called inside a @mytriton.jit kernel"):
+        tl.arange(0, 4)

@@ -1,0 +1,83 @@
+"""Layouts: every logical element is held by some thread, exactly once unless the tile is smaller
+than the threads, and a slice of a layout holds what its parent's threads hold."""
+import itertools
+
+import pytest
+
+from mytriton.ir.layout import SliceLayout, default_layout, dim_maps, element_coords, num_regs
+
+
+def holders(layout, shape, num_warps):
+    seen = {}
+    for t in range(32 * num_warps):
+        for r in range(num_regs(layout, shape)):
+            seen.setdefault(element_coords(layout, shape, t, r), []).append((t, r))
+    return seen
+
+
+SHAPES = [((1024,), 4), ((16,), 4), ((4, 8), 4), ((64, 64), 4), ((128, 32), 8), ((1, 256), 2), ((32, 1), 4), ((8, 512), 4)]
+
+
+@pytest.mark.parametrize("shape,warps", SHAPES)
+def test_default_layout_covers_each_element(shape, warps):
+    lay = default_layout(shape, warps)
+    seen = holders(lay, shape, warps)
+    assert set(seen) == set(itertools.product(*(range(s) for s in shape)))
+    threads = 32 * warps
+    total = 1
+    for s in shape:
+        total *= s
+    if total >= threads * max(lay.size_per_thread):
+        assert all(len(v) == 1 for v in seen.values()), "no replication when the tile fills the block"
+
+
+def test_contiguous_chunks_for_vector_access():
+    lay = default_layout((1024,), 4)
+    assert lay.size_per_thread == (4,)
+    assert [element_coords(lay, (1024,), 5, r) for r in range(4)] == [(20,), (21,), (22,), (23,)]
+    lay = default_layout((64, 64), 4)
+    assert lay.size_per_thread == (1, 4) and lay.order == (1, 0)
+
+
+@pytest.mark.parametrize("shape,warps", [((64, 64), 4), ((4, 8), 4), ((128, 32), 8)])
+def test_slice_holds_parent_coordinates(shape, warps):
+    parent = default_layout(shape, warps)
+    for dim in (0, 1):
+        sl = SliceLayout(dim, parent)
+        sub = shape[:dim] + shape[dim + 1:]
+        for t in range(32 * warps):
+            parent_coords = {element_coords(parent, shape, t, r) for r in range(num_regs(parent, shape))}
+            kept = {c[:dim] + c[dim + 1:] for c in parent_coords}
+            mine = {element_coords(sl, sub, t, r) for r in range(num_regs(sl, sub))}
+            assert mine == kept
+
+
+def test_size_one_dims_broadcast_without_replication_of_registers():
+    parent = default_layout((64, 64), 4)
+    assert num_regs(parent, (64, 1)) == dim_maps(parent, (64, 64))[0].regs
+    assert num_regs(parent, (1, 64)) == dim_maps(parent, (64, 64))[1].regs
+
+
+def _eval_c(expr: str, **env) -> int:
+    return eval(expr.replace("/", "//"), {}, env)   # all operands are non-negative ints
+
+
+@pytest.mark.parametrize("shape,warps,dim", [((64, 64), 4, None), ((4, 8), 4, None), ((1024,), 4, None),
+                                             ((16,), 8, None), ((64, 64), 4, 0), ((64, 64), 4, 1),
+                                             ((4, 8), 4, 1), ((128, 32), 8, 0)])
+def test_cuda_coordinates_match_the_layout(shape, warps, dim):
+    """The C++ index arithmetic the backend emits computes exactly ``element_coords``."""
+    from mytriton.backends.cuda.codegen import CudaEmitter
+    from mytriton.ir.ssa import Function, Region, Value
+    from mytriton.ir.types import BlockType, I32
+
+    parent = default_layout(shape, warps)
+    lay, vshape = (parent, shape) if dim is None else (SliceLayout(dim, parent), shape[:dim] + shape[dim + 1:])
+    em = CudaEmitter(Function("k", [], Region(), num_warps=warps))
+    v = Value(BlockType(vshape, I32))
+    v.layout = lay
+    exprs = em.coords(v, "r")
+    for t in range(32 * warps):
+        for r in range(num_regs(lay, vshape)):
+            got = tuple(_eval_c(e, r=r, lane=t % 32, warp=t // 32) for e in exprs)
+            assert got == element_coords(lay, vshape, t, r)

@@ -1,0 +1,64 @@
+"""Every elementwise op: its SSA line, and the kernel compiled by NVRTC to an sm_90 cubin and PTX."""
+import re
+
+import pytest
+
+import mytriton
+from tests.kernels import basic
+
+INT_SIG = {"a_ptr": "*i32", "b_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}
+F32_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+BOOL_OUT = {"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*i1", "n": "i32"}
+
+# (op as written in the kernel, SSA op name, signature, SSA result type)
+OPS = [
+    ("add", "add", F32_SIG, "f32"), ("sub", "sub", F32_SIG, "f32"), ("mul", "mul", F32_SIG, "f32"),
+    ("div", "div", F32_SIG, "f32"), ("mod", "mod", F32_SIG, "f32"),
+    ("floordiv", "floordiv", INT_SIG, "i32"), ("and", "and", INT_SIG, "i32"), ("or", "or", INT_SIG, "i32"),
+    ("xor", "xor", INT_SIG, "i32"), ("shl", "shl", INT_SIG, "i32"), ("shr", "shr", INT_SIG, "i32"),
+    ("maximum", "maximum", F32_SIG, "f32"), ("minimum", "minimum", F32_SIG, "f32"),
+    ("cmp_lt", "cmp_lt", BOOL_OUT, "bool"), ("cmp_le", "cmp_le", BOOL_OUT, "bool"),
+    ("cmp_gt", "cmp_gt", BOOL_OUT, "bool"), ("cmp_ge", "cmp_ge", BOOL_OUT, "bool"),
+    ("cmp_eq", "cmp_eq", BOOL_OUT, "bool"), ("cmp_ne", "cmp_ne", BOOL_OUT, "bool"),
+    ("neg", "neg", F32_SIG, "f32"), ("invert", "invert", INT_SIG, "i32"), ("where", "where", F32_SIG, "f32"),
+    ("cast", "cast", {**INT_SIG, "out_ptr": "*fp32"}, "f32"),
+    ("exp", "exp", F32_SIG, "f32"), ("exp2", "exp2", F32_SIG, "f32"), ("log", "log", F32_SIG, "f32"),
+    ("log2", "log2", F32_SIG, "f32"), ("sqrt", "sqrt", F32_SIG, "f32"), ("rsqrt", "rsqrt", F32_SIG, "f32"),
+    ("sin", "sin", F32_SIG, "f32"), ("cos", "cos", F32_SIG, "f32"), ("floor", "floor", F32_SIG, "f32"),
+    ("ceil", "ceil", F32_SIG, "f32"), ("abs", "abs", F32_SIG, "f32"),
+]
+
+
+@pytest.mark.parametrize("op,name,sig,rtype", OPS, ids=[o[0] for o in OPS])
+def test_elementwise_op(op, name, sig, rtype):
+    ck = mytriton.compile(basic.op_kernel, signature=sig, constexprs={"OP": op, "BLOCK": 128})
+    ssa = ck.asm["ssa"]
+    assert re.search(rf"^%\d+ = {name} %\d+(, (%\d+|[0-9.]+))* (\{{.*\}} )?: vector<128 x {rtype}>$", ssa, re.M), ssa
+    assert ck.asm["cubin"][:4] == b"\x7fELF"
+    ptx = ck.asm["ptx"]
+    assert ".target sm_90" in ptx and ".version 9.0" in ptx
+    assert ".visible .entry op_kernel(" in ptx
+
+
+def test_int_division_and_wraparound_spelling():
+    cu = mytriton.compile(basic.op_kernel, signature=INT_SIG, constexprs={"OP": "floordiv", "BLOCK": 128}).asm["cu"]
+    assert "mt_div(" in cu
+    cu = mytriton.compile(basic.op_kernel, signature=INT_SIG, constexprs={"OP": "add", "BLOCK": 128}).asm["cu"]
+    assert "mt_add(" in cu
+    cu = mytriton.compile(basic.op_kernel, signature=F32_SIG, constexprs={"OP": "add", "BLOCK": 128}).asm["cu"]
+    assert re.search(r"\] = \(v\d+\[r\] \+ v\d+\[r\]\);", cu)      # floats add plainly
+
+
+def test_int_true_division_is_fp32():
+    ssa = mytriton.compile(basic.op_kernel, signature={**INT_SIG, "out_ptr": "*fp32"},
+                           constexprs={"OP": "div", "BLOCK": 128}).asm["ssa"]
+    assert re.search(r"= div %\d+, %\d+ : vector<128 x f32>", ssa)
+
+
+def test_block_smaller_and_larger_than_the_thread_block():
+    for block, warps, regs in [(16, 4, 1), (4096, 4, 32)]:
+        ck = mytriton.compile(basic.add_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                              constexprs={"BLOCK": block}, num_warps=warps)
+        assert "__launch_bounds__(128)" in ck.asm["cu"]
+        assert f"float v6[{regs}];" in ck.asm["cu"]
+        assert ck.asm["cubin"][:4] == b"\x7fELF"
