@@ -1,0 +1,186 @@
+"""The CPU interpreter: ``kernel[grid](x_np, y_np, out_np, n, BLOCK=1024)`` on numpy arrays.
+
+It runs the verified, optimized SSA — the same the CUDA backend consumes (``compiler.build_ssa``)
+— with numpy, with the GPU's semantics (masks, fp32 arithmetic, i32 wrap-around, C-style ``//`` and
+``%``, NaN-ignoring max/min), and checks every memory access against the bounds of the array it
+addresses. Results land in the caller's arrays (views included). ``MYTRITON_INTERPRET=1`` sends
+any launch here; torch CPU tensors are accepted as well as numpy arrays.
+
+    signature inference → build_ssa (cached on the kernel) → Program → Executor per batch of
+    programs (executor.py) → loads and stores through Memory (memory.py)
+"""
+from __future__ import annotations
+
+import operator
+import threading
+
+import numpy as np
+
+from ...errors import CompilationError
+from ...ir.ssa import Loc
+from .executor import Executor, Program
+from .memory import Memory, OutOfBounds, ReadOnly
+
+__all__ = ["interpret", "InterpreterError", "infer_type"]
+
+
+class InterpreterError(IndexError):
+    """A kernel run in the interpreter touched memory it must not: an enabled lane of a load or
+    store outside its array (or a store into a read-only array). The message names the kernel's
+    ``file:line:col``, shows the line, and gives the program id, the offset and the array's size."""
+
+    def __init__(self, message: str, loc: Loc | None = None, kernel: str = "",
+                 program_id: tuple[int, int, int] | None = None, offset: int | None = None,
+                 array: str | None = None, size: int | None = None):
+        self.loc, self.kernel, self.program_id = loc, kernel, program_id
+        self.offset, self.array, self.size = offset, array, size
+        lines = [f"{loc}: {message}" if loc else message]
+        if loc is not None and loc.source_line:
+            src = loc.source_line.rstrip("\n")
+            lines += [f"    {src}", "    " + " " * max(0, loc.col - 1) + "^"]
+        if kernel:
+            lines.append(f"  in kernel '{kernel}'")
+        super().__init__("\n".join(lines))
+
+
+# --- signature inference --------------------------------------------------------------------------
+
+_DTYPE_NAMES = {np.dtype(np.bool_): "i1", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
+                np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8",
+                np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64",
+                np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32", np.dtype(np.float64): "fp64"}
+
+
+def _host_array(value) -> np.ndarray | None:
+    """The numpy array behind a pointer argument (sharing its memory), or None for a scalar."""
+    if isinstance(value, np.ndarray):
+        return value
+    if type(value).__module__.startswith("torch") and hasattr(value, "numpy"):
+        if value.device.type != "cpu":
+            raise TypeError(f"the interpreter runs on host memory; got a tensor on {value.device} "
+                            f"(pass numpy arrays or CPU tensors)")
+        return value.detach().numpy()
+    if hasattr(value, "__cuda_array_interface__"):
+        raise TypeError("the interpreter runs on host memory; got a device array (pass numpy arrays)")
+    return None
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    name = _DTYPE_NAMES.get(np.dtype(dtype))
+    if name is None:
+        raise TypeError(f"arrays of {np.dtype(dtype)} cannot be passed to a kernel "
+                        f"(supported: {', '.join(str(d) for d in _DTYPE_NAMES)})")
+    return name
+
+
+def infer_type(value) -> str:
+    """The Triton type string of a launch argument: ``*fp32`` for a float32 array, ``i1`` for a bool,
+    ``i32`` for an int (``i64`` when it does not fit), ``fp32`` for a float, a numpy scalar's own."""
+    array = _host_array(value)
+    if array is not None:
+        return "*" + _dtype_name(array.dtype)
+    if isinstance(value, np.generic):
+        return _dtype_name(value.dtype)
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        if -2**31 <= value < 2**31:
+            return "i32"
+        if -2**63 <= value < 2**63:
+            return "i64"
+        if value < 2**64:
+            return "u64"
+        raise TypeError(f"integer {value} does not fit in 64 bits")
+    if isinstance(value, float):
+        return "fp32"
+    raise TypeError(f"cannot pass {type(value).__name__} to a kernel (expected a numpy array, "
+                    f"a bool, an int, a float or a numpy scalar)")
+
+
+# --- launching ------------------------------------------------------------------------------------
+
+_cache_lock = threading.Lock()
+
+
+def _program(jit_fn, signature: dict, constexprs: dict, num_warps: int) -> Program:
+    """The specialization's Program, built once per (signature, constexprs, num_warps)."""
+    from ...compiler import build_ssa
+    key = (tuple(signature.items()), tuple(sorted((k, repr(v)) for k, v in constexprs.items())), num_warps)
+    with _cache_lock:
+        cache = jit_fn.__dict__.setdefault("_interpreter_programs", {})
+        program = cache.get(key)
+        if program is None:
+            try:
+                program = Program(build_ssa(jit_fn, signature, constexprs, num_warps))
+            except CompilationError as e:
+                raise e.with_traceback(None) from None
+            cache[key] = program
+    return program
+
+
+def _grid(grid, kernel: str) -> tuple[int, int, int]:
+    dims = grid if isinstance(grid, (tuple, list)) else (grid,)
+    try:
+        dims = tuple(operator.index(d) for d in dims)
+    except TypeError:
+        dims = ()
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise ValueError(f"{kernel}[grid]: the grid must be 1 to 3 positive ints, got {grid!r}")
+    return dims + (1,) * (3 - len(dims))
+
+
+def interpret(jit_fn, grid, runtime_args: list[tuple[str, object]], constexprs: dict, num_warps: int):
+    """Run ``jit_fn`` over ``grid`` on the CPU; ``runtime_args`` are its run-time (name, value) pairs
+    in order, ``constexprs`` the values of its constexpr parameters."""
+    kernel = jit_fn.__name__
+    grid = _grid(grid, kernel)
+    signature = {}
+    for name, value in runtime_args:
+        try:
+            signature[name] = infer_type(value)
+        except TypeError as e:
+            raise TypeError(f"{kernel}: parameter '{name}': {e}") from None
+    program = _program(jit_fn, signature, constexprs, num_warps)
+    memory = Memory()
+    params = {}
+    values = dict(runtime_args)
+    for p in program.fn.params:
+        value = values[p.name]
+        ty = signature[p.name]
+        if ty.startswith("*"):
+            params[p] = np.array([memory.add(p.name, _host_array(value), ty[1:])], np.int64)
+        else:
+            dtype = np.bool_ if ty == "i1" else _np_scalar_dtype(ty)
+            params[p] = np.array([value], dtype)
+
+    total = grid[0] * grid[1] * grid[2]
+    first = 0
+
+    def on_fault(op, fault):
+        _raise_fault(kernel, op, fault, grid, first, program.fn.loc)
+
+    ex = Executor(program, memory, grid, params, on_fault)
+    for first in range(0, total, program.batch_size):
+        ex.run_batch(np.arange(first, min(total, first + program.batch_size), dtype=np.int64))
+    return None
+
+
+def _np_scalar_dtype(type_name: str):
+    from ...ir.ops import np_dtype
+    from ...ir.types import SCALARS
+    return np_dtype(SCALARS[type_name])
+
+
+def _raise_fault(kernel: str, op, fault, grid, first: int, fn_loc):
+    loc = op.loc or fn_loc
+    if isinstance(fault, ReadOnly):
+        raise InterpreterError(str(fault), loc, kernel, array=fault.buffer.name) from None
+    assert isinstance(fault, OutOfBounds)
+    linear = first + fault.lane[0]
+    pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
+    where = f" at block index {fault.lane[1:]}" if len(fault.lane) > 1 else ""
+    how = "the lane is enabled by the mask" if fault.masked else "the access has no mask"
+    message = f"{fault.describe()} in program {pid}{where} ({how})"
+    b = fault.buffer
+    raise InterpreterError(message, loc, kernel, program_id=pid, offset=fault.offset,
+                           array=b.name if b else None, size=b.size if b else None) from None

@@ -1,0 +1,259 @@
+"""Executes verified SSA on numpy, many program instances at once.
+
+Every value is a numpy array whose leading axis is the *program axis*: of length 1 when the value is
+the same in every program of the batch (parameters, constants, ``arange``, anything that does not
+depend on ``program_id``), of the batch's length otherwise. A scalar of the IR is an array of shape
+``(n,)``, a block ``(n, *shape)``; numpy broadcasting across that axis is what runs all the programs
+of a batch in one array operation. Constants are 0-d arrays.
+
+Elementwise ops run through the registry (``ir.ops.eval_elementwise``), where each op's numpy
+semantics live next to its type rule. The ops with structure beyond one scalar function per element
+are interpreted here, in ``STRUCTURAL`` (one table keyed by op name).
+
+Programs of a batch advance in lock step through the ops. That is faithful for any kernel without
+inter-program races, provided every loop runs the same iterations in every program: a kernel whose
+loop bounds depend on the program id is run one program at a time (see ``loop_bounds_vary``).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ...ir.ops import OPS, REDUCE_COMBINE, eval_elementwise, np_dtype
+from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
+from ...ir.types import BlockType, PointerType, shape_of
+from .memory import Memory, OutOfBounds, ReadOnly
+
+ADDRESS = np.int64                # the numpy dtype of a pointer value (see memory.py)
+BATCH_ELEMENTS = 1 << 21          # a batch holds at most this many elements per block value
+
+
+class Program:
+    """One specialization, ready to run: its SSA, the constants it uses, and how it may be batched."""
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.consts: dict[Value, np.ndarray] = {}
+        max_numel = 1
+        for op in walk(fn.body):
+            for v in op.operands:
+                if isinstance(v, Const) and v not in self.consts:
+                    self.consts[v] = np.asarray(v.value, np_dtype(v.type))
+            for r in op.results:
+                if isinstance(r.type, BlockType):
+                    max_numel = max(max_numel, r.type.numel)
+        self.batchable = not loop_bounds_vary(fn)
+        self.batch_size = max(1, BATCH_ELEMENTS // max_numel) if self.batchable else 1
+
+
+def loop_bounds_vary(fn: Function) -> bool:
+    """Whether some loop's start or stop may differ between program instances (may depend on
+    ``program_id``, directly or through memory, arithmetic or loop-carried values)."""
+    tainted: set[Value] = set()
+
+    def region(r: Region) -> bool:
+        for op in r.ops:
+            if op.name == "for":
+                start, stop, _step, *inits = op.operands
+                if start in tainted or stop in tainted:
+                    return True
+                body = op.regions[0]
+                yields = body.ops[-1].operands
+                while True:                   # carried lanes: iterate to a fixed point
+                    before = len(tainted)
+                    for arg, init, out in zip(body.args[1:], inits, yields):
+                        if init in tainted or out in tainted:
+                            tainted.add(arg)
+                    if region(body):
+                        return True
+                    if len(tainted) == before:
+                        break
+                for res, arg in zip(op.results, body.args[1:]):
+                    if arg in tainted:
+                        tainted.add(res)
+            elif op.name == "program_id" or any(v in tainted for v in op.operands):
+                tainted.update(op.results)
+        return False
+
+    return region(fn.body)
+
+
+# --- helpers on program-axis arrays ---------------------------------------------------------------
+
+def _rank(v: Value) -> int:
+    return len(shape_of(v.type))
+
+
+def _to_rank(x: np.ndarray, rank: int) -> np.ndarray:
+    """``x`` with exactly ``1 + rank`` axes: a constant gets a unit program axis, a scalar unit
+    block axes (so it broadcasts against a block of that rank)."""
+    if x.ndim == rank + 1:
+        return x
+    if x.ndim == 0:
+        return x.reshape((1,) * (rank + 1))
+    return x.reshape(x.shape[:1] + (1,) * rank)
+
+
+def _uniform_int(x: np.ndarray, what: str) -> int:
+    flat = x.reshape(-1)
+    first = int(flat[0])
+    if flat.shape[0] > 1 and not (flat == first).all():
+        raise AssertionError(f"interpreter: {what} differs between the programs of a batch")
+    return first
+
+
+# --- the structural ops ---------------------------------------------------------------------------
+
+def _program_id(ex: "Executor", op: Op, args):
+    return ex.program_ids[op.attrs["axis"]]
+
+
+def _num_programs(ex, op, args):
+    return np.array([ex.grid[op.attrs["axis"]]], np.int32)
+
+
+def _arange(ex, op, args):
+    return np.arange(op.attrs["start"], op.attrs["end"], dtype=np.int32)[None]
+
+
+def _expand_dims(ex, op, args):
+    x = _to_rank(args[0], _rank(op.operands[0]))
+    return np.expand_dims(x, op.attrs["axis"] + 1)
+
+
+def _broadcast(ex, op, args):
+    shape = tuple(op.attrs["shape"])
+    x = _to_rank(args[0], len(shape))
+    return np.broadcast_to(x, x.shape[:1] + shape)
+
+
+def _zeros(ex, op, args):
+    t = op.result.type
+    return np.broadcast_to(np.zeros((), np_dtype(t.element)), (1,) + t.shape)
+
+
+def _full(ex, op, args):
+    t = op.result.type
+    value = eval_elementwise("cast", [op.operands[0].type], [args[0]], {"dtype": t.element}, t.element)
+    value = _to_rank(np.asarray(value), len(t.shape))
+    return np.broadcast_to(value, value.shape[:1] + t.shape)
+
+
+def _reduce(ex, op, args):
+    x = _to_rank(args[0], _rank(op.operands[0]))
+    combine = OPS[REDUCE_COMBINE[op.name]].np_fn        # np.add / np.fmax / np.fmin: NaN-ignoring
+    out_dtype = np_dtype(op.result.type.scalar)
+    axis = op.attrs["axis"]
+    if axis is None:
+        x, axis = x.reshape(x.shape[0], -1), 0
+    with np.errstate(all="ignore"):
+        return combine.reduce(x, axis=axis + 1, dtype=out_dtype)
+
+
+def _addptr(ex, op, args):
+    rank = _rank(op.result)
+    ptr, off = (_to_rank(a, rank) for a in args)
+    return ptr + off.astype(ADDRESS)
+
+
+def _access_operands(op: Op, args, rank: int):
+    return np.broadcast_arrays(*(_to_rank(a, rank) for a in args))
+
+
+def _load(ex, op, args):
+    rank = _rank(op.result)
+    address, *rest = _access_operands(op, args, rank)
+    mask = rest[0] if rest else None
+    other = rest[1] if len(rest) > 1 else None
+    dtype = np_dtype(op.result.type.scalar)
+    return ex.access(op, lambda: ex.memory.load(address, mask, other, dtype))
+
+
+def _store(ex, op, args):
+    rank = _rank(op.operands[0])
+    address, value, *rest = _access_operands(op, args, rank)
+    mask = rest[0] if rest else None
+    dtype = np_dtype(op.operands[0].type.scalar.pointee)
+    ex.access(op, lambda: ex.memory.store(address, value.astype(dtype, copy=False), mask))
+
+
+def _identity(ex, op, args):
+    return args[0]
+
+
+STRUCTURAL: dict[str, Callable] = {
+    "program_id": _program_id, "num_programs": _num_programs, "arange": _arange,
+    "expand_dims": _expand_dims, "broadcast": _broadcast,
+    "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
+    "sum": _reduce, "max": _reduce, "min": _reduce,
+    "addptr": _addptr, "load": _load, "store": _store,
+    "convert_layout": _identity,
+}
+# `for` (and the `yield` that ends its body) are run by Executor.run_for: they own regions.
+
+
+class Executor:
+    """Runs a Program over one batch of program instances."""
+
+    def __init__(self, program: Program, memory: Memory, grid: tuple[int, int, int],
+                 params: dict[Param, np.ndarray], on_fault: Callable):
+        self.program, self.memory, self.grid = program, memory, grid
+        self.params = params
+        self.on_fault = on_fault              # (op, OutOfBounds|ReadOnly, lane's batch index) -> raises
+        self.program_ids: list[np.ndarray] = []
+
+    def run_batch(self, linear_ids: np.ndarray):
+        g0, g1, _ = self.grid
+        self.program_ids = [(linear_ids % g0).astype(np.int32), (linear_ids // g0 % g1).astype(np.int32),
+                            (linear_ids // (g0 * g1)).astype(np.int32)]
+        env: dict[Value, np.ndarray] = dict(self.program.consts)
+        env.update(self.params)
+        self.run_ops(self.program.fn.body.ops, env)
+
+    def run_ops(self, ops: list[Op], env: dict):
+        for op in ops:
+            if op.name == "for":
+                results = self.run_for(op, env)
+                for r, x in zip(op.results, results):
+                    env[r] = x
+                continue
+            args = [env[v] for v in op.operands]
+            rule = STRUCTURAL.get(op.name)
+            out = rule(self, op, args) if rule is not None else self.elementwise(op, args)
+            if op.results:
+                env[op.result] = out
+
+    def elementwise(self, op: Op, args):
+        d = OPS[op.name]
+        if not d.elementwise:
+            raise NotImplementedError(f"the interpreter has no rule for op '{op.name}'")
+        rank = _rank(op.result)
+        args = [_to_rank(a, rank) for a in args]
+        if isinstance(op.result.type.scalar, PointerType):     # `where` choosing between pointers
+            out = d.np_fn(*args)
+        else:
+            out = eval_elementwise(op.name, [v.type for v in op.operands], args, op.attrs, op.result.type)
+        return _to_rank(np.asarray(out), rank)
+
+    def run_for(self, op: Op, env: dict) -> list[np.ndarray]:
+        start, stop, step = (_uniform_int(env[v], "a loop bound") for v in op.operands[:3])
+        carried = [env[v] for v in op.operands[3:]]
+        body = op.regions[0]
+        index, lanes = body.args[0], body.args[1:]
+        *ops, yield_op = body.ops
+        for i in range(start, stop, step):
+            env[index] = np.array([i], np.int32)
+            for v, x in zip(lanes, carried):
+                env[v] = x
+            self.run_ops(ops, env)
+            carried = [env[v] for v in yield_op.operands]     # all lanes update at once
+        return carried
+
+    def access(self, op: Op, fn: Callable):
+        try:
+            return fn()
+        except (OutOfBounds, ReadOnly) as fault:
+            self.on_fault(op, fault)
+
+
