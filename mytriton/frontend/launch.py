@@ -70,7 +70,7 @@ def launch(jit_fn, grid, args, kwargs):
 
 def _compile_for_device(jit_fn, names, signature, constexprs, num_warps, driver):
     from ..compiler import compile
-    major, minor = driver.device_capability()
+    major, minor = driver.compute_capability()
     target = f"sm_{major}{minor}"
     try:
         ck = compile(jit_fn, signature=dict(zip(names, signature)), constexprs=constexprs, target=target,

@@ -1,0 +1,54 @@
+"""Kernels for the language tests."""
+import mytriton as triton
+import mytriton.language as tl
+
+
+@triton.jit
+def unrolled(out, n, COUNT: tl.constexpr):
+    acc = 0
+    for i in range(COUNT):
+        acc += n * i
+    for j in tl.static_range(2):
+        acc += j
+    tl.store(out, acc)
+
+
+@triton.jit
+def factory(out, SHAPE: tl.constexpr, KIND: tl.constexpr):
+    if KIND == "empty":
+        v = tl.empty(SHAPE, tl.float32)
+    elif KIND == "zeros":
+        v = tl.zeros(SHAPE, tl.float32)
+    else:
+        v = tl.full(SHAPE, KIND, tl.float32)
+    tl.store(out, tl.sum(v))
+
+
+@triton.jit
+def reductions(x, out, AXIS: tl.constexpr, KEEP: tl.constexpr):
+    rows = tl.arange(0, 4)[:, None]
+    cols = tl.arange(0, 8)[None, :]
+    tile = tl.load(x + rows * 8 + cols)
+    r = tl.sum(tile, axis=AXIS, keep_dims=KEEP)
+    if AXIS is None:
+        tl.store(out, r)
+    else:
+        tl.store(out, tl.max(r))
+
+
+@triton.jit
+def broadcast_any_value(x, out):
+    v = tl.load(x + tl.arange(0, 16)) * 2.0
+    outer = v[:, None] * v[None, :]
+    tl.store(out + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :], outer)
+
+
+@triton.jit
+def _twice(v):
+    return v * 2
+
+
+@triton.jit
+def calls_helper(x, out):
+    offs = tl.arange(0, 32)
+    tl.store(out + offs, _twice(tl.load(x + offs)) + tl.cdiv(7, 2) + triton.next_power_of_2(5))

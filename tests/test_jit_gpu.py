@@ -1,0 +1,181 @@
+"""JIT on the H200: kernel[grid](torch tensors) compiles once per specialization, launches through
+the runtime, and equals numpy — with masked tails, NaN and ±0, and BLOCK both smaller and larger
+than the thread block."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
+import elementwise as ew  # noqa: E402
+import matmul as mm  # noqa: E402
+import reductions as rd  # noqa: E402
+import softmax as sm  # noqa: E402
+
+from tests.kernels import basic  # noqa: E402
+
+SIZES = [(1000, 64, 4), (4099, 1024, 4), (77, 32, 4), (5000, 256, 2), (3, 16, 1), (70001, 2048, 8)]
+
+
+def rand(shape, seed, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def special(x):
+    x = x.copy()
+    x[: min(4, x.size)] = [np.nan, -0.0, 0.0, -np.inf][: min(4, x.size)]
+    return x
+
+
+def dev(x):
+    return torch.from_numpy(np.ascontiguousarray(x)).cuda()
+
+
+def host(t):
+    torch.cuda.synchronize()
+    return t.cpu().numpy()
+
+
+def assert_same(got, want, rtol=0, atol=0):
+    if rtol == 0 and atol == 0:
+        np.testing.assert_array_equal(got, want)
+        if got.dtype.kind == "f":     # ±0 must match bit for bit
+            assert np.array_equal(np.signbit(got), np.signbit(want))
+    else:
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("n,block,warps", SIZES)
+def test_add(n, block, warps):
+    x, y = special(rand(n, 1)), rand(n, 2)
+    out = torch.full((n,), 7.0, device="cuda")
+    ew.add_kernel[(triton_cdiv(n, block),)](dev(x), dev(y), out, n, BLOCK=block, num_warps=warps)
+    assert_same(host(out), x + y)
+
+
+@pytest.mark.parametrize("n,block,warps", SIZES)
+def test_axpby_fp32_scalars(n, block, warps):
+    x, y = special(rand(n, 3)), rand(n, 4)
+    out = torch.empty(n, device="cuda")
+    ew.axpby_kernel[(triton_cdiv(n, block),)](dev(x), dev(y), out, 1.5, -2.25, n, BLOCK=block, num_warps=warps)
+    assert_same(host(out), np.float32(1.5) * x + np.float32(-2.25) * y)
+
+
+@pytest.mark.parametrize("n,block,warps", SIZES)
+def test_leaky_relu(n, block, warps):
+    x = special(rand(n, 5))
+    out = torch.empty(n, device="cuda")
+    ew.leaky_relu_kernel[(triton_cdiv(n, block),)](dev(x), out, n, 0.01, BLOCK=block, num_warps=warps)
+    assert_same(host(out), np.where(x > 0, x, np.float32(0.01) * x))
+
+
+@pytest.mark.parametrize("n,block,warps", SIZES)
+def test_sigmoid(n, block, warps):
+    x = special(rand(n, 6) * 10)
+    out = torch.empty(n, device="cuda")
+    ew.sigmoid_kernel[(triton_cdiv(n, block),)](dev(x), out, n, BLOCK=block, num_warps=warps)
+    want = (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+    assert_same(host(out), want, rtol=2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n,block,warps", SIZES)
+def test_int32_division_modulo_compare_and(n, block, warps):
+    rng = np.random.default_rng(7)
+    a = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    b = rng.integers(-100, 100, n).astype(np.int32)
+    b[b == 0] = 7
+    a[:2], b[:2] = [-2**31, -7], [-1, 2]
+    out = torch.empty(n, dtype=torch.int32, device="cuda")
+    ew.int_ops_kernel[(triton_cdiv(n, block),)](dev(a), dev(b), out, n, BLOCK=block, num_warps=warps)
+    with np.errstate(all="ignore"):
+        q = np.where(b == -1, -a, np.trunc(a.astype(np.float64) / b).astype(np.int64).astype(np.int32))
+        r = np.fmod(a, b)
+        want = np.where((a > 0) & (b > 0) & (a > b), q, r + (a & 255)).astype(np.int32)
+    assert_same(host(out), want)
+
+
+def test_specializations_are_cached():
+    x = dev(rand(100, 8))
+    out = torch.empty(100, device="cuda")
+    k1 = ew.add_kernel[(1,)](x, x, out, 100, BLOCK=128)
+    k2 = ew.add_kernel[(1,)](x, x, out, 100, BLOCK=128)
+    k3 = ew.add_kernel[(1,)](x, x, out, 100, BLOCK=64)
+    assert k1 is k2 and k1 is not k3
+
+
+def test_grid_callable_and_stream():
+    n = 3000
+    x = rand(n, 9)
+    out = torch.empty(n, device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        xd = dev(x)
+    ew.add_kernel[lambda meta: (triton_cdiv(n, meta["BLOCK"]),)](xd, xd, out, n, BLOCK=256, stream=s)
+    s.synchronize()
+    assert_same(out.cpu().numpy(), x + x)
+
+
+# --- the seeds' language on the GPU (issue 4) ---------------------------------------------------
+
+MM_CASES = [(37, 53, 29, 4, 8, 4), (100, 70, 1, 32, 32, 4), (64, 64, 0, 16, 16, 4),
+            (130, 257, 65, 64, 64, 4), (33, 9, 17, 64, 32, 8)]
+
+
+@pytest.mark.parametrize("kernel", [mm.matmul_kernel, mm.matmul_ptr_kernel], ids=["offsets", "carried_pointers"])
+@pytest.mark.parametrize("M,N,K,BM,BN,warps", MM_CASES)
+def test_matmul(kernel, M, N, K, BM, BN, warps):
+    A, B = rand((M, K), 10), rand((K, N), 11)
+    C = torch.full((M, N), 5.0, device="cuda")
+    kernel[(triton_cdiv(M, BM), triton_cdiv(N, BN))](dev(A), dev(B), C, M, N, K, BM=BM, BN=BN, num_warps=warps)
+    assert_same(host(C), A.astype(np.float64) @ B.astype(np.float64), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows,cols,block,warps", [(7, 1000, 1024, 4), (5, 100, 128, 4), (3, 31, 32, 1),
+                                                   (4, 3000, 4096, 8), (6, 20, 64, 4)])
+def test_softmax(rows, cols, block, warps):
+    x = rand((rows, cols), 12) * 100          # large values: the max shift matters
+    y = torch.empty((rows, cols), device="cuda")
+    sm.softmax_kernel[(rows,)](dev(x), y, cols, BLOCK=block, num_warps=warps)
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    assert_same(host(y), e / e.sum(1, keepdims=True), rtol=1e-4, atol=1e-6)
+
+
+def test_row_sum_100_launches():
+    rows, cols = 9, 10007
+    x = rand((rows, cols), 13)
+    out = torch.empty(rows, device="cuda")
+    want = x.astype(np.float64).sum(1)
+    xd = dev(x)
+    for _ in range(100):
+        out.fill_(0)
+        rd.row_sum_kernel[(rows,)](xd, out, cols, BLOCK=512)
+        assert_same(host(out), want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("rows,cols,BM,BN,warps", [(100, 70, 32, 64, 4), (5, 3, 4, 8, 4), (1000, 129, 16, 128, 8)])
+def test_col_max_100_launches(rows, cols, BM, BN, warps):
+    x = rand((rows, cols), 14)
+    x[0, 0] = np.nan
+    out = torch.empty(cols, device="cuda")
+    xd = dev(x)
+    for _ in range(100 if rows == 100 else 1):
+        rd.col_max_kernel[(triton_cdiv(cols, BN),)](xd, out, rows, cols, BM=BM, BN=BN, num_warps=warps)
+        assert_same(host(out), np.fmax.reduce(x, axis=0))
+
+
+def test_nested_loops_two_carried_values_and_swap():
+    out = torch.zeros(2, dtype=torch.int32, device="cuda")
+    basic.nested_kernel[(1,)](out, 13, 7)
+    assert host(out).tolist() == [sum(i * j for i in range(13) for j in range(7)), 13 * 7]
+    for n in (0, 1, 2, 5):
+        basic.swap_kernel[(1,)](out, n)
+        assert host(out).tolist() == ([1, 2] if n % 2 == 0 else [2, 1])
+
+
+def triton_cdiv(a, b):
+    return (a + b - 1) // b

@@ -1,0 +1,89 @@
+"""Language semantics visible in SSA: loops (runtime, unrolled, nested, swaps), factories (seed
+part 11), rank-2 broadcasting, reductions, calls."""
+import re
+
+import pytest
+
+import mytriton
+from tests.kernels import basic, lang
+
+
+def ssa(fn, sig, **ce):
+    return mytriton.compile(fn, signature=sig, constexprs=ce).asm["ssa"]
+
+
+def test_swap_yields_take_effect_together():
+    text = ssa(basic.swap_kernel, {"out": "*i32", "n": "i32"})
+    assert text.splitlines()[:2] == ["%3, %4 = for %0 in range(0, n, 1) iter_args(%1 = 1, %2 = 2) : i32, i32 {",
+                                     "  yield %2, %1"]
+    cu = mytriton.compile(basic.swap_kernel, signature={"out": "*i32", "n": "i32"}).asm["cu"]
+    assert "int v3_next = v4;" in cu and "int v4_next = v3;" in cu
+
+
+def test_nested_loops_with_two_carried_values():
+    text = ssa(basic.nested_kernel, {"out": "*i32", "m": "i32", "n": "i32"})
+    assert "%11, %12 = for %0 in range(0, m, 1) iter_args(%1 = 0, %2 = 0.0) : i32, f32 {" in text
+    assert "  %9, %10 = for %3 in range(0, n, 1) iter_args(%4 = %1, %5 = %2) : i32, f32 {" in text
+    assert "    yield %7, %8\n  }\n  yield %9, %10\n}" in text
+
+
+def test_constant_bounds_unroll_and_long_ones_stay_loops():
+    text = ssa(lang.unrolled, {"out": "*i32", "n": "i32"}, COUNT=4)
+    assert text == ("%0 = mul n, 2 : i32\n%1 = add n, %0 : i32\n%2 = mul n, 3 : i32\n%3 = add %1, %2 : i32\n"
+                    "%4 = add %3, 1 : i32\nstore out, %4\n")     # 0 + n*0 + n*1 folded; static_range adds 0, 1
+    text = ssa(lang.unrolled, {"out": "*i32", "n": "i32"}, COUNT=1000)
+    assert re.search(r"for %\d+ in range\(0, 1000, 1\)", text)
+
+
+@pytest.mark.parametrize("shape,message", [
+    ((), "block shape must be a non-empty int sequence, got ()"),
+    ((4, 0), "block dimensions must be positive integers, got (4, 0)"),
+    ((4, -1), "block dimensions must be positive integers, got (4, -1)"),
+    ((4, True), "block dimensions must be positive integers, got (4, True)"),
+    ((6,), "block dimensions must be powers of 2, got (6,)"),
+])
+def test_factory_shape_validation(shape, message):
+    for kind in ("empty", "zeros", 1.0):
+        with pytest.raises(mytriton.CompilationError) as e:
+            ssa(lang.factory, {"out": "*fp32"}, SHAPE=shape, KIND=kind)
+        assert message in str(e.value)
+
+
+def test_factory_ssa_and_shape_forms():
+    for shape in (8, [8], (8,)):
+        text = ssa(lang.factory, {"out": "*fp32"}, SHAPE=shape, KIND="zeros")
+        assert "zeros {shape=(8,), dtype=f32} : vector<8 x f32>" in text
+    text = ssa(lang.factory, {"out": "*fp32"}, SHAPE=(2, 4), KIND=2)
+    assert "full 2.0 {shape=(2, 4), dtype=f32} : block<2x4 x f32>" in text
+    cu = mytriton.compile(lang.factory, signature={"out": "*fp32"}, constexprs={"SHAPE": (8,), "KIND": "empty"}).asm["cu"]
+    assert "// tl.empty: uninitialized" in cu
+
+
+def test_full_rejects_bool_for_float():
+    with pytest.raises(mytriton.CompilationError, match="full value True cannot be converted to f32"):
+        ssa(lang.factory, {"out": "*fp32"}, SHAPE=(8,), KIND=True)
+
+
+@pytest.mark.parametrize("axis,keep,rtype", [(0, False, "vector<8 x f32>"), (1, False, "vector<4 x f32>"),
+                                             (None, False, "f32"), (1, True, "vector<4 x f32>")])
+def test_reduction_types(axis, keep, rtype):
+    text = ssa(lang.reductions, {"x": "*fp32", "out": "*fp32"}, AXIS=axis, KEEP=keep)
+    assert re.search(rf"= sum %\d+ {{axis={axis}}} : {re.escape(rtype)}", text), text
+    if keep:
+        assert re.search(r"= expand_dims %\d+ \{axis=1\} : block<4x1 x f32>", text)
+
+
+def test_rank2_broadcast_of_any_value():
+    text = ssa(lang.broadcast_any_value, {"x": "*fp32", "out": "*fp32"})
+    assert re.search(r"= expand_dims %\d+ \{axis=1\} : block<16x1 x f32>", text)
+    assert re.search(r"= expand_dims %\d+ \{axis=0\} : block<1x16 x f32>", text)
+    assert re.search(r"= mul %\d+, %\d+ : block<16x16 x f32>", text)
+
+
+def test_jit_calls_are_inlined_and_keyed():
+    text = ssa(lang.calls_helper, {"x": "*fp32", "out": "*fp32"})
+    assert re.search(r"= mul %\d+, 2\.0 : vector<32 x f32>", text)
+    assert re.search(r"= add %\d+, 4\.0 : vector<32 x f32>\n%\d+ = add %\d+, 8\.0 :", text)   # cdiv(7, 2), next_power_of_2(5)
+    key = lang.calls_helper.cache_key
+    assert len(key) == 64 and key != lang._twice.cache_key
+    assert mytriton.cdiv(7, 2) == 4 and mytriton.next_power_of_2(5) == 8 and mytriton.next_power_of_2(1) == 1
