@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from .jobs import Artifacts, CompileJob
@@ -35,9 +34,9 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@lru_cache(maxsize=None)
 def compiler_hash(templates_dir: str | None) -> str:
-    """sha256 over the compiler's Python sources and the kernel templates."""
+    """sha256 over the compiler's Python sources and the kernel templates (read afresh for every
+    build: a long-lived process must notice a compiler edit)."""
     digest = hashlib.sha256()
     files = [p for p in _PACKAGE_ROOT.rglob("*.py")
              if p.relative_to(_PACKAGE_ROOT).parts[0] not in _NOT_COMPILER]

@@ -1,0 +1,170 @@
+"""The generated package without a GPU: thin import, argument checks, sha256, pip wheel (DESIGN.md §4)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mytriton.aot import build_packages
+from test_aot_support import write_project
+
+MANIFEST = """\
+package: kern
+targets: [sm_80, sm_90]
+kernels:
+  - kernel: kernels/k.py:add_kernel
+    signature: {x_ptr: "*fp32:16", y_ptr: "*fp32:16", out_ptr: "*fp32:16", n: i32}
+    specializations:
+      - {BLOCK: 64}
+      - {BLOCK: 256, num_warps: 4}
+      - {BLOCK: 256, num_warps: 8}
+  - kernel: kernels/k.py:scale_kernel
+    signature: {x_ptr: "*fp32", out_ptr: "*fp32", n: i32, alpha: fp32}
+    constexprs: {BLOCK: [128], EVEN: [true]}
+"""
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory) -> Path:
+    """A folder holding the built package ``kern``."""
+    folder = tmp_path_factory.mktemp("loader")
+    manifest = write_project(folder, MANIFEST)
+    build_packages([str(manifest)], out_dir=str(folder / "out"), jobs=1, echo=lambda line: None)
+    return folder / "out"
+
+
+def run_python(code: str, path: Path) -> dict:
+    """Run *code* in a fresh interpreter that has only *path* (not this checkout) to import from;
+    the code prints one JSON object."""
+    script = f"import sys, json\nsys.path.insert(0, {str(path)!r})\n" + textwrap.dedent(code)
+    result = subprocess.run([sys.executable, "-c", script], cwd=path, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_import_is_thin_and_needs_no_gpu(out):
+    info = run_python("""
+        import kern
+        print(json.dumps({
+            "heavy": sorted(m for m in sys.modules if m.split(".")[0] in ("mytriton", "jinja2", "yaml")),
+            "driver_loaded": "cuda.bindings.driver" in sys.modules,
+            "all": kern.__all__,
+            "cdiv": kern.cdiv(1000, 256),
+            "device_array": kern.DeviceArray is kern._runtime.DeviceArray,
+            "add": kern.add_kernel.specializations,
+            "scale": kern.scale_kernel.specializations,
+        }))
+    """, out)
+    assert info["heavy"] == [] and info["driver_loaded"] is False
+    assert info["all"] == ["add_kernel", "scale_kernel", "DeviceArray", "cdiv"]
+    assert info["cdiv"] == 4 and info["device_array"] is True
+    assert [(s["id"], s["constexprs"], s["num_warps"]) for s in info["add"]] == [
+        ("BLOCK64_w4", {"BLOCK": 64}, 4), ("BLOCK256_w4", {"BLOCK": 256}, 4), ("BLOCK256_w8", {"BLOCK": 256}, 8)]
+    assert [s["id"] for s in info["scale"]] == ["BLOCK128_EVENTrue_w4"]
+
+
+def test_loader_resolves_images_in_its_own_folder_and_matches_manifest_json(out):
+    info = run_python("""
+        import kern
+        spec = kern.add_kernel.select({"BLOCK": 64})
+        kern.add_kernel.verify()
+        kern.scale_kernel.verify()
+        print(json.dumps({"images": spec["images"], "sha256": spec["sha256"], "symbol": spec["symbol"]}))
+    """, out)
+    recorded = json.loads((out / "kern" / "manifest.json").read_text())
+    spec = recorded["kernels"]["add_kernel"]["specializations"][0]
+    assert info["images"] == {key: str(out / "kern" / rel) for key, rel in spec["images"].items()}
+    assert info["sha256"] == {key: spec["sha256"][key] for key in ("sm_80", "sm_90", "ptx")}
+    assert info["symbol"] == spec["symbol"]
+
+
+def test_launch_arguments_are_checked_before_any_gpu_work(out):
+    info = run_python("""
+        import kern
+        def error(call):
+            try:
+                call()
+            except Exception as exc:
+                return [type(exc).__name__, str(exc)]
+            return None
+        add = kern.add_kernel
+        print(json.dumps({
+            "count": error(lambda: add[(1,)](256, 512, BLOCK=64)),
+            "not_built": error(lambda: add[(1,)](256, 512, 768, 10, BLOCK=128)),
+            "ambiguous": error(lambda: add[(1,)](256, 512, 768, 10, BLOCK=256)),
+            "no_constexpr": error(lambda: add[(1,)](256, 512, 768, 10)),
+            "misaligned": error(lambda: add[(1,)](256, 520, 768, 10, BLOCK=64)),
+            "wrong_type": error(lambda: add[(1,)](256, 512, 768, "ten", BLOCK=64)),
+            "bad_grid": error(lambda: add[(0,)](256, 512, 768, 10, BLOCK=64)),
+            "driver_loaded": "cuda.bindings.driver" in sys.modules,
+        }))
+    """, out)
+    assert info["count"][0] == "TypeError" and "takes 4 runtime arguments" in info["count"][1]
+    assert info["not_built"][0] == "SpecializationNotFoundError"
+    assert "no specialization was built for BLOCK=128" in info["not_built"][1]
+    assert "built: BLOCK=64, num_warps=4; BLOCK=256, num_warps=4; BLOCK=256, num_warps=8" in info["not_built"][1]
+    assert info["ambiguous"][0] == "SpecializationNotFoundError" and "pass num_warps=" in info["ambiguous"][1]
+    assert info["no_constexpr"][0] == "TypeError" and "missing constexpr argument(s) BLOCK" in info["no_constexpr"][1]
+    assert info["misaligned"][0] == "ValueError" and "16-byte aligned" in info["misaligned"][1]
+    assert info["wrong_type"][0] == "TypeError" and "'n'" in info["wrong_type"][1]
+    assert info["bad_grid"][0] == "ValueError" and "grid" in info["bad_grid"][1]
+    assert info["driver_loaded"] is False
+
+
+def test_a_tampered_artifact_is_refused(out, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    cubin = copy / "kern" / "kernels" / "add_kernel" / "BLOCK64_w4.sm_90.cubin"
+    cubin.write_bytes(cubin.read_bytes() + b"\0")
+    info = run_python("""
+        import kern
+        try:
+            kern.add_kernel.verify()
+            print(json.dumps(None))
+        except Exception as exc:
+            print(json.dumps([type(exc).__name__, str(exc)]))
+    """, copy)
+    assert info[0] == "KernelLoadError" and "sha256 mismatch" in info[1] and "BLOCK64_w4.sm_90.cubin" in info[1]
+
+
+def _wheel_build_options() -> list[str]:
+    """Build offline with the installed setuptools when it can; else let pip fetch it."""
+    try:
+        import setuptools
+        import wheel  # noqa: F401 - setuptools < 70.1 needs it for bdist_wheel
+        if int(setuptools.__version__.split(".")[0]) >= 61:
+            return ["--no-build-isolation"]
+    except ImportError:
+        pass
+    return []
+
+
+def test_pip_wheel_ships_the_kernels(out, tmp_path):
+    source = tmp_path / "src"
+    shutil.copytree(out / "kern", source / "kern")     # an in-tree build writes into the folder
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source / "kern"), "--no-deps",
+                             "-w", str(tmp_path / "dist"), *_wheel_build_options()],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    wheel_path, = (tmp_path / "dist").glob("kern-*.whl")
+    names = set(zipfile.ZipFile(wheel_path).namelist())
+    expected = {f"kern/{p.relative_to(out / 'kern').as_posix()}" for p in (out / "kern").rglob("*")
+                if p.is_file() and p.name != "pyproject.toml"}
+    assert expected <= names, sorted(expected - names)
+    assert sum(name.endswith(".cubin") for name in names) == 8
+    # Installed from the wheel, the package finds and verifies its kernels.
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel_path).extractall(site)
+    info = run_python("""
+        import kern
+        kern.add_kernel.verify()
+        print(json.dumps(kern.__file__))
+    """, site)
+    assert info == str(site / "kern" / "__init__.py")
