@@ -1,0 +1,231 @@
+"""Scalar semantics in MLIR: types, constants, conversions and the elementwise ops.
+
+One table, ``ELEMENTWISE``, gives each elementwise op of the registry (ir/ops.py) its MLIR spelling
+in the ``arith`` and ``math`` dialects, on scalars of the op's compute type. The semantics are the
+registry's (Triton's and the CUDA backend's): integer + - * wrap (``arith`` integer ops carry no
+overflow flags), integer // and % truncate toward zero and a zero divisor yields -1 / the dividend,
+float % is C ``fmod``, ``maximum``/``minimum`` ignore NaN (``maxnumf``), ``!=`` on floats is true for
+NaN (``une``). MLIR integers are signless, so signedness picks the op (``divsi``/``divui``, ``slt``/
+``ult``, ``extsi``/``extui``, ``sitofp``/``uitofp``).
+
+Each builder receives the emitter ``e`` (``e.emit(rhs, name)`` defines a value and returns its
+name, ``e.const(value, type)`` names a constant), the operand names, the compute type and a name
+hint for the result; it returns the name holding the result (which may be an operand's name when
+the op is the identity, e.g. ``abs`` of an unsigned value).
+"""
+from __future__ import annotations
+
+import math
+
+from ...ir.ops import REDUCE_COMBINE
+from ...ir.types import PointerType, ScalarType
+
+_FLOAT_TYPES = {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64"}
+
+# bit patterns for the float constants the decimal syntax cannot spell
+_SPECIAL_BITS = {
+    "f16": {"nan": 0x7E00, "inf": 0x7C00, "-inf": 0xFC00},
+    "bf16": {"nan": 0x7FC0, "inf": 0x7F80, "-inf": 0xFF80},
+    "f32": {"nan": 0x7FC00000, "inf": 0x7F800000, "-inf": 0xFF800000},
+    "f64": {"nan": 0x7FF8000000000000, "inf": 0x7FF0000000000000, "-inf": 0xFFF0000000000000},
+}
+
+
+def mlir_type(t: ScalarType | PointerType) -> str:
+    """The MLIR spelling of an element type; pointers are opaque LLVM pointers."""
+    if isinstance(t, PointerType):
+        return "!llvm.ptr"
+    if t.is_float:
+        return _FLOAT_TYPES[t.name]
+    return f"i{t.bits}"            # signless: i32 and u32 are both i32
+
+
+def constant_literal(value, t: ScalarType) -> str:
+    """The attribute text of ``arith.constant`` for ``value`` of type ``t`` (without the type)."""
+    if t.is_bool:
+        return "true" if value else "false"
+    if t.is_float:
+        v = float(value)
+        if math.isnan(v) or math.isinf(v):
+            key = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+            return f"0x{_SPECIAL_BITS[mlir_type(t)][key]:X}"
+        text = repr(v)                 # round-trips the double; MLIR rounds it to `t` like Triton does
+        mantissa, e, exponent = text.partition("e")
+        if "." not in mantissa:        # MLIR float literals need a '.': 1e-05 -> 1.0e-05
+            mantissa += ".0"
+        return mantissa + (e + exponent if e else "")
+    v = int(value)
+    if v >= 1 << (t.bits - 1):         # print unsigned values as their signless two's complement
+        v -= 1 << t.bits
+    return str(v)
+
+
+def constant_name(value, t: ScalarType) -> str:
+    """A readable SSA name for a constant, in MLIR's own style (``c64_i32``, ``true``, ``cst``)."""
+    if t.is_bool:
+        return "true" if value else "false"
+    if t.is_float:
+        return "cst"
+    v = int(constant_literal(value, t))
+    return f"c{'m' if v < 0 else ''}{abs(v)}_{mlir_type(t)}"
+
+
+# --- conversions ------------------------------------------------------------------------------------
+
+def convert(e, x: str, src, dst, name: str | None = None) -> str:
+    """``x`` of type ``src`` converted to ``dst`` with C semantics (the CUDA backend's casts):
+    to bool is ``!= 0``; integers extend by the source's signedness; float <-> int by the integer's."""
+    if src == dst or isinstance(dst, PointerType):
+        return x
+    s, d = mlir_type(src), mlir_type(dst)
+    if dst.is_bool:
+        zero = e.const(0, src)
+        if src.is_float:
+            return e.emit(f"arith.cmpf une, {x}, {zero} : {s}", name)
+        return e.emit(f"arith.cmpi ne, {x}, {zero} : {s}", name)
+    if src.is_float and dst.is_float:
+        if src.bits == dst.bits:               # fp16 <-> bf16 goes through f32, as in C
+            wide = e.emit(f"arith.extf {x} : {s} to f32")
+            return e.emit(f"arith.truncf {wide} : f32 to {d}", name)
+        op = "extf" if dst.bits > src.bits else "truncf"
+        return e.emit(f"arith.{op} {x} : {s} to {d}", name)
+    if src.is_float:
+        op = "fptosi" if dst.is_signed else "fptoui"
+        return e.emit(f"arith.{op} {x} : {s} to {d}", name)
+    if dst.is_float:
+        op = "sitofp" if src.is_signed else "uitofp"
+        return e.emit(f"arith.{op} {x} : {s} to {d}", name)
+    if src.bits == dst.bits:                    # i32 <-> u32: the same signless bits
+        return x
+    if dst.bits < src.bits:
+        return e.emit(f"arith.trunci {x} : {s} to {d}", name)
+    op = "extsi" if src.is_signed else "extui"
+    return e.emit(f"arith.{op} {x} : {s} to {d}", name)
+
+
+# --- elementwise ops ---------------------------------------------------------------------------------
+
+def _arith(float_op: str, signed_op: str, unsigned_op: str | None = None):
+    def build(e, args, ct, name):
+        op = float_op if ct.is_float else (signed_op if ct.is_signed else (unsigned_op or signed_op))
+        return e.emit(f"arith.{op} {args[0]}, {args[1]} : {mlir_type(ct)}", name)
+    return build
+
+
+def _int_only(op: str, unsigned_op: str | None = None):
+    def build(e, args, ct, name):
+        chosen = op if ct.is_signed or unsigned_op is None else unsigned_op
+        return e.emit(f"arith.{chosen} {args[0]}, {args[1]} : {mlir_type(ct)}", name)
+    return build
+
+
+def _guarded_int(op_signed: str, op_unsigned: str, on_zero):
+    """Integer // and %: a zero divisor is replaced by 1, then the result by ``on_zero``."""
+    def build(e, args, ct, name):
+        t = mlir_type(ct)
+        a, b = args
+        is_zero = e.emit(f"arith.cmpi eq, {b}, {e.const(0, ct)} : {t}")
+        safe = e.emit(f"arith.select {is_zero}, {e.const(1, ct)}, {b} : {t}")
+        op = op_signed if ct.is_signed else op_unsigned
+        q = e.emit(f"arith.{op} {a}, {safe} : {t}")
+        fallback = on_zero(e, a, ct)
+        return e.emit(f"arith.select {is_zero}, {fallback}, {q} : {t}", name)
+    return build
+
+
+def _floordiv(e, args, ct, name):
+    return _guarded_int("divsi", "divui", lambda e, a, ct: e.const(-1, ct))(e, args, ct, name)
+
+
+def _mod(e, args, ct, name):
+    if ct.is_float:
+        return e.emit(f"arith.remf {args[0]}, {args[1]} : {mlir_type(ct)}", name)
+    return _guarded_int("remsi", "remui", lambda e, a, ct: a)(e, args, ct, name)
+
+
+def _cmp(float_pred: str, signed_pred: str, unsigned_pred: str):
+    def build(e, args, ct, name):
+        t = mlir_type(ct)
+        if ct.is_float:
+            return e.emit(f"arith.cmpf {float_pred}, {args[0]}, {args[1]} : {t}", name)
+        pred = signed_pred if ct.is_signed else unsigned_pred
+        return e.emit(f"arith.cmpi {pred}, {args[0]}, {args[1]} : {t}", name)
+    return build
+
+
+def _math(op: str):
+    def build(e, args, ct, name):
+        return e.emit(f"math.{op} {args[0]} : {mlir_type(ct)}", name)
+    return build
+
+
+def _neg(e, args, ct, name):
+    t = mlir_type(ct)
+    if ct.is_float:
+        return e.emit(f"arith.negf {args[0]} : {t}", name)
+    return e.emit(f"arith.subi {e.const(0, ct)}, {args[0]} : {t}", name)
+
+
+def _invert(e, args, ct, name):
+    ones = e.const(True, ct) if ct.is_bool else e.const(-1, ct)
+    return e.emit(f"arith.xori {args[0]}, {ones} : {mlir_type(ct)}", name)
+
+
+def _abs(e, args, ct, name):
+    t = mlir_type(ct)
+    if ct.is_float:
+        return e.emit(f"math.absf {args[0]} : {t}", name)
+    if not ct.is_signed:
+        return args[0]                          # |x| of an unsigned value (or a bool) is x
+    return e.emit(f"math.absi {args[0]} : {t}", name)
+
+
+def _true_div(e, args, ct, name):
+    assert ct.is_float, "the registry computes true division in a float type"
+    return e.emit(f"arith.divf {args[0]}, {args[1]} : {mlir_type(ct)}", name)
+
+
+def _where(e, args, ct, name):
+    return e.emit(f"arith.select {args[0]}, {args[1]}, {args[2]} : {mlir_type(ct)}", name)
+
+
+ELEMENTWISE = {
+    "add": _arith("addf", "addi"),
+    "sub": _arith("subf", "subi"),
+    "mul": _arith("mulf", "muli"),
+    "div": _true_div,
+    "floordiv": _floordiv,
+    "mod": _mod,
+    "and": _int_only("andi"),
+    "or": _int_only("ori"),
+    "xor": _int_only("xori"),
+    "shl": _int_only("shli"),
+    "shr": _int_only("shrsi", "shrui"),
+    "maximum": _arith("maxnumf", "maxsi", "maxui"),
+    "minimum": _arith("minnumf", "minsi", "minui"),
+    "cmp_lt": _cmp("olt", "slt", "ult"),
+    "cmp_le": _cmp("ole", "sle", "ule"),
+    "cmp_gt": _cmp("ogt", "sgt", "ugt"),
+    "cmp_ge": _cmp("oge", "sge", "uge"),
+    "cmp_eq": _cmp("oeq", "eq", "eq"),
+    "cmp_ne": _cmp("une", "ne", "ne"),
+    "neg": _neg,
+    "invert": _invert,
+    "exp": _math("exp"),
+    "exp2": _math("exp2"),
+    "log": _math("log"),
+    "log2": _math("log2"),
+    "sqrt": _math("sqrt"),
+    "rsqrt": _math("rsqrt"),
+    "sin": _math("sin"),
+    "cos": _math("cos"),
+    "floor": _math("floor"),
+    "ceil": _math("ceil"),
+    "abs": _abs,
+    "where": _where,
+}
+
+
+def combine(e, kind: str, a: str, b: str, ty: ScalarType, name: str | None = None) -> str:
+    """One step of a reduction (sum/max/min) with the semantics of add/maximum/minimum."""
+    return ELEMENTWISE[REDUCE_COMBINE[kind]](e, [a, b], ty, name)

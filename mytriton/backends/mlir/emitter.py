@@ -1,0 +1,606 @@
+"""The MLIR emitter: one verified SSA function (with layouts) → one textual MLIR module.
+
+See the package docstring for the lowering design. This module walks the SSA like the CUDA backend
+does; the per-thread index arithmetic of the layouts (which thread holds which element) is emitted
+once, at the top of the kernel, because it depends only on the thread id.
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from math import prod
+
+from ... import __version__
+from ...errors import CompilationError
+from ...ir.layout import DimMap, dim_maps
+from ...ir.ops import OPS, REDUCE_KINDS
+from ...ir.printer import Printer
+from ...ir.ssa import Const, Function, Op, Param, Value
+from ...ir.types import F32, I32, BlockType, PointerType, ScalarType
+from .arith import ELEMENTWISE, combine, constant_literal, constant_name, convert, mlir_type
+
+WORKGROUP = "#gpu.address_space<workgroup>"
+MAX_WORKGROUP_BYTES = 48 * 1024        # static shared memory per block without an opt-in
+_SMEM_SIZE = "\0SMEM\0"                # the buffer's size is known only once the body is emitted
+
+IntExpr = int | str                    # an i32 that is a compile-time int or an SSA name
+
+
+def unsupported(what: str, op: Op) -> CompilationError:
+    return CompilationError(f"MLIR backend does not support {what}", op.loc)
+
+
+def reg_digits(maps: list[DimMap], r: int) -> list[int]:
+    """Register ``r`` of a value split into its per-dimension register indices."""
+    out, stride = [], 1
+    for m in reversed(maps):
+        out.append((r // stride) % m.regs)
+        stride *= m.regs
+    return out[::-1]
+
+
+class MLIREmitter:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.params = {p: f"%{p.name}" for p in fn.params}
+        self.used = {p.name for p in fn.params}
+        self.ssa_names = {v: "v" + n[1:] for v, n in _numbering(fn).items()}
+        self.values: dict[Value, str | list[str]] = {}
+        self.const_lines: list[str] = []
+        self.prologue: list[str] = []
+        self.body: list[str] = []
+        self.lines = self.body
+        self.depth = 0
+        self.consts: dict[tuple, str] = {}
+        self.memo: dict[tuple, str] = {}
+        self.ntemps = 0
+        self.smem_bytes = 0
+        self.last_line = None
+        self.pending_comment: tuple | None = None      # (source position, comment line)
+
+    # --- names and lines -------------------------------------------------------------------------
+
+    def unique(self, base: str) -> str:
+        name, n = base, 0
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.used.add(name)
+        return "%" + name
+
+    def emit(self, rhs: str, name: str | None = None) -> str:
+        """Define a value: ``%name = rhs``; returns its name."""
+        if name is None:
+            name = f"t{self.ntemps}"
+            self.ntemps += 1
+        result = self.unique(name)
+        self.line(f"{result} = {rhs}")
+        return result
+
+    def line(self, text: str):
+        if self.pending_comment is not None and self.lines is self.body:
+            (self.last_line, comment), self.pending_comment = self.pending_comment, None
+            self.lines.append("  " * self.depth + comment)
+        self.lines.append("  " * self.depth + text)
+
+    @contextmanager
+    def at_prologue(self):
+        """Emit at the top of the kernel: values that depend only on the thread id (and so dominate
+        every use, inside loops or not)."""
+        saved = self.lines, self.depth
+        self.lines, self.depth = self.prologue, 0
+        try:
+            yield
+        finally:
+            self.lines, self.depth = saved
+
+    def const(self, value, ty: ScalarType) -> str:
+        literal = constant_literal(value, ty)
+        key = (literal, mlir_type(ty))
+        if key not in self.consts:
+            name = self.unique(constant_name(value, ty))
+            self.const_lines.append(f"{name} = arith.constant {literal} : {mlir_type(ty)}")
+            self.consts[key] = name
+        return self.consts[key]
+
+    def index_const(self, value: int) -> str:
+        key = (str(value), "index")
+        if key not in self.consts:
+            name = self.unique(f"c{value}")
+            self.const_lines.append(f"{name} = arith.constant {value} : index")
+            self.consts[key] = name
+        return self.consts[key]
+
+    def memoized(self, key: tuple, make) -> str:
+        if key not in self.memo:
+            with self.at_prologue():
+                self.memo[key] = make()
+        return self.memo[key]
+
+    # --- values ------------------------------------------------------------------------------------
+
+    def ref(self, v: Value, r: int = 0) -> str:
+        """The name of ``v``'s register ``r`` (a scalar has only register 0)."""
+        if isinstance(v, Const):
+            return self.const(v.value, v.type)
+        if isinstance(v, Param):
+            return self.params[v]
+        got = self.values[v]
+        return got[r] if isinstance(got, list) else got
+
+    def nregs(self, v: Value) -> int:
+        return prod(m.regs for m in dim_maps(v.layout, v.type.shape)) if isinstance(v.type, BlockType) else 1
+
+    def reg_names(self, v: Value) -> list[str]:
+        base = self.ssa_names[v]
+        n = self.nregs(v)
+        return [base] if n == 1 else [f"{base}_{r}" for r in range(n)]
+
+    def operand_index(self, result: Value, operand: Value, r: int) -> int:
+        """Index into ``operand``'s registers of the element that register ``r`` of ``result``
+        needs (the layouts agree up to broadcast dimensions, which every thread holds whole)."""
+        if operand.type.shape == result.type.shape:
+            return r
+        digits = reg_digits(dim_maps(result.layout, result.type.shape), r)
+        index, stride = 0, 1
+        for om, k in zip(reversed(dim_maps(operand.layout, operand.type.shape)), reversed(digits)):
+            if om.regs > 1:
+                index += k * stride
+            stride *= om.regs
+        return index
+
+    def operand(self, result: Value, operand: Value, r: int) -> str:
+        if isinstance(operand.type, BlockType):
+            return self.ref(operand, self.operand_index(result, operand, r))
+        return self.ref(operand)
+
+    # --- i32 index arithmetic on the thread id (emitted once, in the prologue) ---------------------
+
+    def i32(self, x: IntExpr) -> str:
+        return self.const(x, I32) if isinstance(x, int) else x
+
+    def imath(self, op: str, a: IntExpr, b: int) -> IntExpr:
+        """``a op b`` for a constant ``b``, folded where it is trivial."""
+        if isinstance(a, int):
+            return {"addi": a + b, "muli": a * b, "divui": a // b, "remui": a % b}[op]
+        if (op in ("addi",) and b == 0) or (op in ("muli", "divui") and b == 1):
+            return a
+        if op == "muli" and b == 0 or op == "remui" and b == 1:
+            return 0
+        return self.memoized((op, a, b), lambda: self.emit(f"arith.{op} {a}, {self.i32(b)} : i32"))
+
+    def iadd(self, a: IntExpr, b: IntExpr) -> IntExpr:
+        if isinstance(b, int):
+            return self.imath("addi", a, b)
+        if isinstance(a, int):
+            return self.imath("addi", b, a)
+        return self.memoized(("add", a, b), lambda: self.emit(f"arith.addi {a}, {b} : i32"))
+
+    def thread_id(self) -> str:
+        def make():
+            tid = self.emit("gpu.thread_id x", "tid")
+            return self.emit(f"arith.index_cast {tid} : index to i32", "tid_i32")
+        return self.memoized(("tid",), make)
+
+    def lane(self) -> IntExpr:
+        return self.memoized(("lane",), lambda: self.emit(f"arith.remui {self.thread_id()}, {self.i32(32)} : i32", "lane"))
+
+    def warp(self) -> IntExpr:
+        return self.memoized(("warp",), lambda: self.emit(f"arith.divui {self.thread_id()}, {self.i32(32)} : i32", "warp"))
+
+    def thread_index(self, m: DimMap) -> IntExpr:
+        """This thread's index along one layout dimension (0 … tpw*wpc-1), as ir/layout.py defines it."""
+        if m.lane_stride == 1 and m.tpw == 32 and m.warp_stride == 1 and m.wpc == self.fn.num_warps:
+            return self.thread_id()
+        lane: IntExpr = 0
+        if m.tpw > 1:
+            lane = self.imath("divui", self.lane(), m.lane_stride)
+            if m.lane_stride * m.tpw < 32:
+                lane = self.imath("remui", lane, m.tpw)
+        warp: IntExpr = 0
+        if m.wpc > 1:
+            warp = self.imath("divui", self.warp(), m.warp_stride)
+            if m.warp_stride * m.wpc < self.fn.num_warps:
+                warp = self.imath("remui", warp, m.wpc)
+        return self.iadd(self.imath("muli", warp, m.tpw), lane)
+
+    def raw_coord(self, m: DimMap, k: int) -> IntExpr:
+        if m.size == 1:
+            return 0
+        return self.iadd(self.imath("muli", self.thread_index(m), m.spt), (k // m.spt) * m.coverage + k % m.spt)
+
+    def coords(self, v: Value, r: int) -> list[IntExpr]:
+        """Logical coordinates of register ``r`` of ``v`` in this thread (ir/layout.element_coords)."""
+        maps = dim_maps(v.layout, v.type.shape)
+        out = []
+        for m, k in zip(maps, reg_digits(maps, r)):
+            raw = self.raw_coord(m, k)
+            out.append(self.imath("remui", raw, m.size) if m.replicated else raw)
+        return out
+
+    def linear(self, shape: tuple[int, ...], coords: list[IntExpr]) -> IntExpr:
+        total: IntExpr = 0
+        stride = 1
+        for size, c in zip(reversed(shape), reversed(coords)):
+            total = self.iadd(total, self.imath("muli", c, stride))
+            stride *= size
+        return total
+
+    def as_index(self, x: IntExpr) -> str:
+        if isinstance(x, int):
+            return self.index_const(x)
+        return self.memoized(("index", x), lambda: self.emit(f"arith.index_cast {x} : i32 to index"))
+
+    # --- workgroup memory -------------------------------------------------------------------------
+
+    def smem_buffer(self, ty: str, count: int, nbytes: int, op: Op) -> str:
+        """A typed view of the kernel's one workgroup buffer (reused by every exchange; each exchange
+        ends with a barrier, so reuse is safe)."""
+        if nbytes > MAX_WORKGROUP_BYTES:
+            raise unsupported(f"tiles that need {nbytes} bytes of workgroup memory to exchange data "
+                              f"between threads (the static limit is {MAX_WORKGROUP_BYTES} bytes)", op)
+        self.smem_bytes = max(self.smem_bytes, nbytes)
+        buf_type = f"memref<{_SMEM_SIZE}xi8, {WORKGROUP}>"
+        return self.memoized(("smem", ty, count), lambda: self.emit(
+            f"memref.view %smem[{self.index_const(0)}][] : {buf_type} to memref<{count}x{ty}, {WORKGROUP}>", "buf"))
+
+    def smem_store(self, buf: str, index: IntExpr, value: str, elem, count: int):
+        ty, stored = self.to_storage(value, elem)
+        self.line(f"memref.store {stored}, {buf}[{self.as_index(index)}] : memref<{count}x{ty}, {WORKGROUP}>")
+
+    def smem_load(self, buf: str, index: IntExpr, elem, count: int) -> str:
+        ty = _storage_type(elem)
+        loaded = self.emit(f"memref.load {buf}[{self.as_index(index)}] : memref<{count}x{ty}, {WORKGROUP}>")
+        return self.from_storage(loaded, elem)
+
+    def to_storage(self, value: str, elem) -> tuple[str, str]:
+        """Booleans travel through memory as i8, pointers as i64."""
+        if isinstance(elem, PointerType):
+            return "i64", self.emit(f"llvm.ptrtoint {value} : !llvm.ptr to i64")
+        if elem.is_bool:
+            return "i8", self.emit(f"arith.extui {value} : i1 to i8")
+        return mlir_type(elem), value
+
+    def from_storage(self, value: str, elem) -> str:
+        if isinstance(elem, PointerType):
+            return self.emit(f"llvm.inttoptr {value} : i64 to !llvm.ptr")
+        if elem.is_bool:
+            return self.emit(f"arith.trunci {value} : i8 to i1")
+        return value
+
+    # --- ops ---------------------------------------------------------------------------------------
+
+    def source_comment(self, op: Op):
+        """Note the op's source line; it is written before the op's first line (ops that only
+        rename registers, like ``expand_dims``, write none)."""
+        loc = op.loc
+        if loc is None:
+            return
+        where = (loc.file, loc.line)
+        self.pending_comment = None if where == self.last_line else \
+            (where, f"// {os.path.basename(loc.file)}:{loc.line}: {loc.source_line.strip()}")
+
+    def region(self, ops: list[Op]):
+        for op in ops:
+            if op.name == "yield":
+                continue                                   # emitted by op_for
+            self.source_comment(op)
+            special = getattr(self, "op_" + op.name, None)
+            if special is not None:
+                special(op)
+            elif op.name in REDUCE_KINDS:
+                self.op_reduce(op)
+            elif op.name in ELEMENTWISE:
+                self.elementwise(op)
+            else:
+                raise unsupported(f"the '{op.name}' op", op)
+
+    def per_register(self, op: Op, make):
+        """Define ``op``'s result register by register: ``make(r, name)`` returns register r's value."""
+        res = op.result
+        names = self.reg_names(res)
+        regs = [make(r, name) for r, name in enumerate(names)]
+        self.values[res] = regs if isinstance(res.type, BlockType) else regs[0]
+
+    def elementwise(self, op: Op):
+        ct = OPS[op.name].compute([v.type for v in op.operands], op.attrs)
+        if isinstance(op.result.type.scalar, PointerType):     # where on pointers
+            ct = op.result.type.scalar
+        build = ELEMENTWISE[op.name]
+        converted: dict[str, str] = {}           # a scalar operand is converted once, not per register
+
+        def make(r, name):
+            args = []
+            for i, v in enumerate(op.operands):
+                x = self.operand(op.result, v, r)
+                if not (op.name == "where" and i == 0):
+                    if x not in converted:
+                        converted[x] = convert(self, x, v.type.scalar, ct)
+                    x = converted[x]
+                args.append(x)
+            if isinstance(ct, PointerType):
+                return self.emit(f"arith.select {args[0]}, {args[1]}, {args[2]} : !llvm.ptr", name)
+            return build(self, args, ct, name)
+        self.per_register(op, make)
+
+    def op_cast(self, op: Op):
+        src = op.operands[0].type.scalar
+        if isinstance(src, PointerType):
+            raise unsupported("casting a pointer", op)
+        dst = op.result.type.scalar
+        self.per_register(op, lambda r, name: convert(self, self.operand(op.result, op.operands[0], r), src, dst, name))
+
+    def op_addptr(self, op: Op):
+        ptr, off = op.operands
+        pointee = mlir_type(ptr.type.scalar.pointee)
+        off_ty = off.type.scalar
+
+        def make(r, name):
+            index = self.operand(op.result, off, r)
+            if not off_ty.is_signed:                       # GEP indices are signed: widen unsigned ones
+                index = self.emit(f"arith.extui {index} : {mlir_type(off_ty)} to i64")
+                idx_ty = "i64"
+            else:
+                idx_ty = mlir_type(off_ty)
+            base = self.operand(op.result, ptr, r)
+            return self.emit(f"llvm.getelementptr {base}[{index}] : (!llvm.ptr, {idx_ty}) -> !llvm.ptr, {pointee}", name)
+        self.per_register(op, make)
+
+    def op_load(self, op: Op):
+        ptr = op.operands[0]
+        elem = ptr.type.scalar.pointee
+        ty = mlir_type(elem)
+
+        def make(r, name):
+            p = self.operand(op.result, ptr, r)
+            if len(op.operands) == 1:
+                return self.emit(f"llvm.load {p} : !llvm.ptr -> {ty}", name)
+            mask = self.operand(op.result, op.operands[1], r)
+            other = op.operands[2]
+            other_value = convert(self, self.operand(op.result, other, r), other.type.scalar, elem)
+            result = self.emit(f"scf.if {mask} -> ({ty}) {{", name)
+            self.depth += 1
+            loaded = self.emit(f"llvm.load {p} : !llvm.ptr -> {ty}")
+            self.line(f"scf.yield {loaded} : {ty}")
+            self.depth -= 1
+            self.line("} else {")
+            self.line(f"  scf.yield {other_value} : {ty}")
+            self.line("}")
+            return result
+        self.per_register(op, make)
+
+    def op_store(self, op: Op):
+        ptr, value = op.operands[:2]
+        elem = ptr.type.scalar.pointee
+        ty = mlir_type(elem)
+        for r in range(self.nregs(ptr)):
+            p = self.ref(ptr, r)
+            v = convert(self, self.operand(ptr, value, r), value.type.scalar, elem)
+            if len(op.operands) == 2:
+                self.line(f"llvm.store {v}, {p} : {ty}, !llvm.ptr")
+                continue
+            self.line(f"scf.if {self.operand(ptr, op.operands[2], r)} {{")
+            self.line(f"  llvm.store {v}, {p} : {ty}, !llvm.ptr")
+            self.line("}")
+
+    def op_program_id(self, op: Op):
+        self.grid_query(op, "block_id")
+
+    def op_num_programs(self, op: Op):
+        self.grid_query(op, "grid_dim")
+
+    def grid_query(self, op: Op, what: str):
+        axis = "xyz"[op.attrs["axis"]]
+        index = self.emit(f"gpu.{what} {axis}")
+        self.values[op.result] = self.emit(f"arith.index_cast {index} : index to i32", self.ssa_names[op.result])
+
+    def op_arange(self, op: Op):
+        start = op.attrs["start"]
+
+        def make(r, name):
+            (coord,) = self.coords(op.result, r)
+            if isinstance(coord, int):
+                return self.const(coord + start, I32)
+            if start == 0:
+                return coord
+            return self.emit(f"arith.addi {coord}, {self.i32(start)} : i32", name)
+        self.per_register(op, make)
+
+    def op_zeros(self, op: Op):
+        zero = self.const(0, op.result.type.scalar)
+        self.per_register(op, lambda r, name: zero)
+
+    def op_full(self, op: Op):
+        v = op.operands[0]
+        filled = convert(self, self.ref(v), v.type, op.result.type.scalar)
+        self.per_register(op, lambda r, name: filled)
+
+    def op_empty(self, op: Op):
+        raise unsupported("tl.empty", op)
+
+    def op_expand_dims(self, op: Op):
+        self.per_register(op, lambda r, name: self.ref(op.operands[0], r))
+
+    def op_broadcast(self, op: Op):
+        self.per_register(op, lambda r, name: self.operand(op.result, op.operands[0], r))
+
+    def op_convert_layout(self, op: Op):
+        src, res = op.operands[0], op.result
+        elem = res.type.scalar
+        numel = res.type.numel
+        ty = _storage_type(elem)
+        buf = self.smem_buffer(ty, numel, numel * _storage_bytes(elem), op)
+        for r in range(self.nregs(src)):
+            self.smem_store(buf, self.linear(src.type.shape, self.coords(src, r)), self.ref(src, r), elem, numel)
+        self.line("gpu.barrier")
+        regs = [self.smem_load(buf, self.linear(res.type.shape, self.coords(res, r)), elem, numel)
+                for r in range(self.nregs(res))]
+        self.line("gpu.barrier")
+        self.values[res] = regs
+
+    def op_for(self, op: Op):
+        body = op.regions[0]
+        start, stop, step, *inits = op.operands
+        index, args = body.args[0], body.args[1:]
+        yields = body.ops[-1].operands
+        results, iter_args, types, yield_names = [], [], [], []
+        for res, arg, init, y in zip(op.results, args, inits, yields):
+            ty = mlir_type(res.type.scalar)
+            res_names = [self.unique(n) for n in self.reg_names(res)]
+            arg_names = [self.unique(n) for n in self.reg_names(arg)]
+            for r, (rn, an) in enumerate(zip(res_names, arg_names)):
+                results.append(rn)
+                iter_args.append(f"{an} = {self.operand(res, init, r)}")
+                types.append(ty)
+            self.values[arg] = arg_names if isinstance(arg.type, BlockType) else arg_names[0]
+            self.values[res] = res_names if isinstance(res.type, BlockType) else res_names[0]
+        iv = self.unique(self.ssa_names[index])
+        self.values[index] = iv
+        head = f"{', '.join(results)} = " if results else ""
+        head += f"scf.for {iv} = {self.ref(start)} to {self.ref(stop)} step {self.ref(step)}"
+        if results:
+            head += f" iter_args({', '.join(iter_args)}) -> ({', '.join(types)})"
+        self.line(head + " : i32 {")
+        self.depth += 1
+        self.region(body.ops)
+        for res, y in zip(op.results, yields):
+            yield_names += [self.operand(res, y, r) for r in range(self.nregs(res))]
+        if results:
+            self.line(f"scf.yield {', '.join(yield_names)} : {', '.join(types)}")
+        self.depth -= 1
+        self.line("}")
+
+    # --- reductions (as the CUDA backend: registers, then lanes, then warps) -----------------------
+
+    def op_reduce(self, op: Op):
+        kind, src, res = op.name, op.operands[0], op.result
+        axis = op.attrs["axis"]
+        ty = res.type.scalar
+        smaps = dim_maps(src.layout, src.type.shape)
+        axes = list(range(len(smaps))) if axis is None else [axis]
+        kept = [d for d in range(len(smaps)) if d not in axes]
+        n_res = self.nregs(res)
+        acc: list[str | None] = [None] * n_res
+        # 1. within the thread: registers that differ only along the reduced axes
+        for s in range(self.nregs(src)):
+            digits = reg_digits(smaps, s)
+            q, stride = 0, 1
+            for d in reversed(kept):
+                if smaps[d].regs > 1:
+                    q += digits[d] * stride
+                stride *= smaps[d].regs
+            value = convert(self, self.ref(src, s), src.type.scalar, ty)
+            if kind == "sum":                    # replicated elements count once
+                owned = [(smaps[d], digits[d]) for d in axes if smaps[d].replicated]
+                if owned:
+                    value = self.emit(f"arith.select {self.owns(owned)}, {value}, {self.const(0, ty)} : {mlir_type(ty)}")
+            acc[q] = value if acc[q] is None else combine(self, kind, acc[q], value, ty)
+        # 2. across the lanes of a warp (butterfly)
+        masks = sorted((smaps[d].lane_stride << j for d in axes for j in range(smaps[d].tpw.bit_length() - 1)),
+                       reverse=True)
+        for q in range(n_res):
+            for mask in masks:
+                acc[q] = combine(self, kind, acc[q], self.shuffle_xor(acc[q], ty, mask), ty)
+        # 3. across warps, through workgroup memory
+        warps = prod(smaps[d].wpc for d in axes)
+        if warps > 1:
+            rshape = res.type.shape if isinstance(res.type, BlockType) else ()
+            q_count = prod(rshape) if rshape else 1
+            count = warps * q_count
+            buf = self.smem_buffer(_storage_type(ty), count, count * max(4, _storage_bytes(ty)), op)
+            warp_index: IntExpr = 0
+            wstride = 1
+            for d in axes:
+                m = smaps[d]
+                w = self.imath("remui", self.imath("divui", self.warp(), m.warp_stride), m.wpc)
+                warp_index = self.iadd(warp_index, self.imath("muli", w, wstride))
+                wstride *= m.wpc
+            lin = [self.linear(rshape, self.coords(res, q)) if rshape else 0 for q in range(n_res)]
+            for q in range(n_res):
+                self.smem_store(buf, self.iadd(self.imath("muli", warp_index, q_count), lin[q]), acc[q], ty, count)
+            self.line("gpu.barrier")
+            for q in range(n_res):
+                acc[q] = self.smem_load(buf, lin[q], ty, count)
+                for w in range(1, warps):
+                    other = self.smem_load(buf, self.iadd(lin[q], w * q_count), ty, count)
+                    acc[q] = combine(self, kind, acc[q], other, ty)
+            self.line("gpu.barrier")
+        self.values[res] = acc if isinstance(res.type, BlockType) else acc[0]
+
+    def owns(self, dims: list[tuple[DimMap, int]]) -> str:
+        """i1: this thread's copy of a replicated element is the one that counts (coordinate in range)."""
+        def make():
+            preds = [self.emit(f"arith.cmpi ult, {self.i32(self.raw_coord(m, k))}, {self.i32(m.size)} : i32")
+                     for m, k in dims]
+            out = preds[0]
+            for p in preds[1:]:
+                out = self.emit(f"arith.andi {out}, {p} : i1")
+            return out
+        return self.memoized(("owns", tuple((m, k) for m, k in dims)), make)
+
+    def shuffle_xor(self, value: str, ty: ScalarType, mask: int) -> str:
+        """``gpu.shuffle xor`` takes 32- and 64-bit values; narrower ones travel widened."""
+        wide = ty
+        if ty.bits < 32:
+            wide = F32 if ty.is_float else I32
+        x = convert(self, value, ty, wide) if wide != ty else value
+        width = self.i32(32)
+        shuffled = self.unique(f"t{self.ntemps}")
+        self.ntemps += 1
+        valid = self.unique(f"t{self.ntemps}")
+        self.ntemps += 1
+        self.line(f"{shuffled}, {valid} = gpu.shuffle xor {x}, {self.i32(mask)}, {width} : {mlir_type(wide)}")
+        if wide == ty:
+            return shuffled
+        if ty.is_float:
+            return self.emit(f"arith.truncf {shuffled} : f32 to {mlir_type(ty)}")
+        if ty.is_bool:
+            return self.emit(f"arith.cmpi ne, {shuffled}, {self.i32(0)} : i32")
+        return self.emit(f"arith.trunci {shuffled} : i32 to {mlir_type(ty)}")
+
+    # --- the module --------------------------------------------------------------------------------
+
+    def generate(self) -> str:
+        self.region(self.fn.body.ops)
+        fn = self.fn
+        threads = fn.num_warps * 32
+        params = ", ".join(f"{self.params[p]}: {mlir_type(p.type)}" for p in fn.params)
+        workgroup = ""
+        if self.smem_bytes:
+            workgroup = f" workgroup(%smem : memref<{self.smem_bytes}xi8, {WORKGROUP}>)"
+        src = f"{os.path.basename(fn.loc.file)}:{fn.loc.line}" if fn.loc else "?"
+        header = [f"// Generated by mytriton {__version__} (MLIR backend) from {src}, kernel {fn.name}"]
+        if fn.constexprs:
+            header.append("// constexprs: " + ", ".join(f"{k}={v}" for k, v in fn.constexprs.items()))
+        header.append(f"// launch: grid = the programs, block = ({threads}, 1, 1) threads (num_warps={fn.num_warps}), "
+                      f"{self.smem_bytes} bytes of static workgroup memory")
+        inner = self.const_lines + self.prologue + self.body + ["gpu.return"]
+        text = "\n".join(header + [
+            "module attributes {gpu.container_module} {",
+            f"  gpu.module @{fn.name} {{",
+            f"    gpu.func @{fn.name}({params}){workgroup} kernel attributes "
+            f"{{known_block_size = array<i32: {threads}, 1, 1>}} {{",
+            *("      " + line for line in inner),
+            "    }",
+            "  }",
+            "}",
+        ]) + "\n"
+        return text.replace(_SMEM_SIZE, str(self.smem_bytes))
+
+
+def _storage_type(elem) -> str:
+    if isinstance(elem, PointerType):
+        return "i64"
+    return "i8" if elem.is_bool else mlir_type(elem)
+
+
+def _storage_bytes(elem) -> int:
+    if isinstance(elem, PointerType):
+        return 8
+    return max(1, elem.bits // 8)
+
+
+def _numbering(fn: Function) -> dict[Value, str]:
+    printer = Printer()
+    printer.number(fn.body)
+    return printer.names

@@ -1,0 +1,188 @@
+"""The MLIR/LLVM command-line tools: find them, run them, and say clearly when they are missing.
+
+The tools are an optional dependency: ``emit_mlir`` needs none of them. Checking and lowering the
+emitted text does:
+
+    verify(text)            mlir-opt parses and verifies the module; returns it as mlir-opt prints it
+    verify_many(texts)      the same for many modules in one mlir-opt run (--split-input-file)
+    lower_to_nvvm(text)     → LLVM dialect + NVVM intrinsics (scf→cf, gpu→nvvm, casts reconciled)
+    to_ptx(text, chip)      → PTX, serialized by MLIR's own NVPTX backend (gpu-module-to-binary),
+                              with libdevice linked for the ``math`` functions
+    to_llvm_ir(text, chip)  → LLVM IR text of the kernel module (the bitcode gpu-module-to-binary
+                              makes, disassembled with llvm-dis)
+
+A tool is looked for as ``NAME-19`` on PATH, then in ``/usr/lib/llvm-19/bin``, then as ``NAME`` on
+PATH (``MYTRITON_LLVM_BIN=DIR`` puts a directory first). libdevice (``libdevice.10.bc``) comes from
+``MYTRITON_LIBDEVICE``, a CUDA toolkit (``CUDA_HOME``, ``/usr/local/cuda*``, ``/usr/lib/cuda``), or
+an installed Python package that ships one (``nvidia-cuda-nvcc``, Triton).
+"""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+
+LLVM_MAJOR = 19
+INSTALL_HINT = (f"install the MLIR tools (Debian/Ubuntu: apt-get install mlir-{LLVM_MAJOR}-tools) or set "
+                "MYTRITON_LLVM_BIN to the directory that holds them; the MLIR backend still emits MLIR text "
+                "without them")
+
+NVVM_PIPELINE = "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,reconcile-unrealized-casts)"
+
+_SPLIT = "\n// -----\n"
+
+
+class MLIRToolsMissing(RuntimeError):
+    """A needed MLIR/LLVM tool is not installed."""
+
+
+class MLIRToolError(RuntimeError):
+    """A tool rejected its input; ``stderr`` holds its diagnostics."""
+
+    def __init__(self, message: str, stderr: str = ""):
+        self.stderr = stderr
+        super().__init__(message + (f"\n{stderr.rstrip()}" if stderr else ""))
+
+
+def find_tool(name: str) -> str | None:
+    """The path of ``name`` (``mlir-opt``, ``mlir-translate``, ``llvm-dis``, …), or None."""
+    candidates = []
+    if os.environ.get("MYTRITON_LLVM_BIN"):
+        candidates.append(os.path.join(os.environ["MYTRITON_LLVM_BIN"], name))
+    candidates += [shutil.which(f"{name}-{LLVM_MAJOR}"), f"/usr/lib/llvm-{LLVM_MAJOR}/bin/{name}",
+                   shutil.which(name)]
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def require_tool(name: str) -> str:
+    path = find_tool(name)
+    if path is None:
+        raise MLIRToolsMissing(f"{name} not found (looked for {name}-{LLVM_MAJOR} and {name} on PATH and in "
+                               f"/usr/lib/llvm-{LLVM_MAJOR}/bin); {INSTALL_HINT}")
+    return path
+
+
+def missing_tools(*names: str) -> list[str]:
+    """The tools among ``names`` (default: mlir-opt) that cannot be found."""
+    return [n for n in (names or ("mlir-opt",)) if find_tool(n) is None]
+
+
+def find_libdevice() -> str | None:
+    """A ``libdevice.10.bc`` to link the ``math`` functions against, or None."""
+    env = os.environ.get("MYTRITON_LIBDEVICE")
+    if env:
+        return env if os.path.isfile(env) else None
+    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")]
+    roots += sorted(glob.glob("/usr/local/cuda*"), reverse=True) + ["/usr/lib/cuda", "/opt/cuda"]
+    patterns = [os.path.join(r, "nvvm", "libdevice", "libdevice*.bc") for r in roots if r]
+    for package, subpatterns in (("nvidia", ("*/nvvm/libdevice/libdevice*.bc", "nvvm/libdevice/libdevice*.bc")),
+                                 ("triton", ("backends/nvidia/lib/libdevice*.bc",))):
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            patterns += [os.path.join(location, p) for p in subpatterns]
+    for pattern in patterns:
+        found = sorted(glob.glob(pattern))
+        if found:
+            return found[0]
+    return None
+
+
+def run(tool: str, args: list[str], stdin: str | bytes, what: str, timeout: float = 120) -> str | bytes:
+    """Run ``tool`` on ``stdin``; its stdout, or ``MLIRToolError`` with its diagnostics."""
+    path = require_tool(tool)
+    binary = isinstance(stdin, bytes)
+    proc = subprocess.run([path, *args], input=stdin, capture_output=True, timeout=timeout, text=not binary)
+    if proc.returncode != 0:
+        stderr = proc.stderr.decode(errors="replace") if binary else proc.stderr
+        raise MLIRToolError(f"{tool} failed to {what} (exit status {proc.returncode})", stderr)
+    return proc.stdout
+
+
+def mlir_opt(text: str, *args: str, what: str = "process the module") -> str:
+    return run("mlir-opt", list(args), text, what)
+
+
+def verify(text: str) -> str:
+    """mlir-opt parses and verifies ``text``; returns the module as mlir-opt prints it."""
+    return mlir_opt(text, what="parse and verify the module")
+
+
+def verify_many(texts: list[str]) -> list[str | None]:
+    """Verify many modules in one mlir-opt run; for each, None or the diagnostics that reject it."""
+    if not texts:
+        return []
+    try:
+        mlir_opt(_SPLIT.join(texts), "--split-input-file", "-o", os.devnull)
+        return [None] * len(texts)
+    except MLIRToolError:
+        pass
+    return [_diagnostics(t) for t in texts]           # some module failed: find which, one by one
+
+
+def _diagnostics(text: str) -> str | None:
+    try:
+        verify(text)
+        return None
+    except MLIRToolError as e:
+        return e.stderr or str(e)
+
+
+def lower_to_nvvm(text: str) -> str:
+    """The module lowered to the LLVM dialect with NVVM intrinsics (what becomes LLVM IR)."""
+    return mlir_opt(text, f"--pass-pipeline=builtin.module({NVVM_PIPELINE})", what="lower the module to NVVM")
+
+
+def _binary_pipeline(chip: str, fmt: str) -> str:
+    libdevice = find_libdevice()
+    attach = f"nvvm-attach-target{{chip={chip} O=3" + (f" l={libdevice}" if libdevice else "") + "}"
+    return f"--pass-pipeline=builtin.module({attach},{NVVM_PIPELINE},gpu-module-to-binary{{format={fmt}}})"
+
+
+def to_ptx(text: str, chip: str = "sm_90") -> str:
+    """PTX for the module's kernel, made by MLIR's NVPTX serializer (no CUDA toolkit needed, but a
+    kernel that calls ``math`` functions needs libdevice: see ``find_libdevice``)."""
+    out = mlir_opt(text, _binary_pipeline(chip, "isa"), what=f"serialize the module to PTX for {chip}")
+    ptx = _object_bytes(out, "assembly").decode()
+    unresolved = sorted(set(re.findall(r"\.extern \.func[^;]*?(__nv_\w+)", ptx)))
+    if unresolved:
+        raise MLIRToolError(f"the PTX calls libdevice functions ({', '.join(unresolved)}) but no libdevice.10.bc "
+                            "was found; set MYTRITON_LIBDEVICE or CUDA_HOME")
+    return ptx
+
+
+def to_llvm_ir(text: str, chip: str = "sm_90") -> str:
+    """LLVM IR (text) of the module's kernel for ``chip``, libdevice linked where found."""
+    out = mlir_opt(text, _binary_pipeline(chip, "llvm"), what="translate the module to LLVM IR")
+    return run("llvm-dis", ["-o", "-"], _object_bytes(out, "offload"), "disassemble the LLVM bitcode").decode()
+
+
+def _object_bytes(module_text: str, key: str) -> bytes:
+    """The payload of the ``gpu.binary``'s object (``assembly = "..."`` / ``offload = "..."``),
+    unescaped from MLIR's string syntax (``\\XX`` hex escapes, ``\\\\``, ``\\"``, ``\\n``, ``\\t``)."""
+    start = module_text.find(f'{key} = "')
+    if start < 0:
+        raise MLIRToolError(f"mlir-opt produced no {key} in the gpu.binary")
+    i = start + len(key) + 4
+    out = bytearray()
+    simple = {"n": b"\n", "t": b"\t", "\\": b"\\", '"': b'"'}
+    while module_text[i] != '"':
+        c = module_text[i]
+        if c != "\\":
+            out += c.encode()
+            i += 1
+        elif module_text[i + 1] in simple:
+            out += simple[module_text[i + 1]]
+            i += 2
+        else:
+            out.append(int(module_text[i + 1:i + 3], 16))
+            i += 3
+    return bytes(out).rstrip(b"\0")
