@@ -74,27 +74,17 @@ def _dtype_name(dtype: np.dtype) -> str:
 
 
 def infer_type(value) -> str:
-    """The Triton type string of a launch argument: ``*fp32`` for a float32 array, ``i1`` for a bool,
-    ``i32`` for an int (``i64`` when it does not fit), ``fp32`` for a float, a numpy scalar's own."""
+    """The Triton type string of a launch argument: ``*fp32`` for a float32 array (or CPU tensor);
+    for scalars the GPU launcher's own rule (bool ``i1``, int ``i32``/``i64``/``u64`` by range,
+    float ``fp32``, a numpy scalar its dtype), so both paths pick the same specialization."""
     array = _host_array(value)
     if array is not None:
         return "*" + _dtype_name(array.dtype)
-    if isinstance(value, np.generic):
-        return _dtype_name(value.dtype)
-    if isinstance(value, bool):
-        return "i1"
-    if isinstance(value, int):
-        if -2**31 <= value < 2**31:
-            return "i32"
-        if -2**63 <= value < 2**63:
-            return "i64"
-        if value < 2**64:
-            return "u64"
-        raise TypeError(f"integer {value} does not fit in 64 bits")
-    if isinstance(value, float):
-        return "fp32"
-    raise TypeError(f"cannot pass {type(value).__name__} to a kernel (expected a numpy array, "
-                    f"a bool, an int, a float or a numpy scalar)")
+    if not isinstance(value, (bool, int, float, np.generic)):
+        raise TypeError(f"cannot pass {type(value).__name__} to a kernel (expected a numpy array, "
+                        f"a bool, an int, a float or a numpy scalar)")
+    from ...runtime.driver import infer_type as scalar_type      # imports no GPU library
+    return scalar_type(value)
 
 
 # --- launching ------------------------------------------------------------------------------------
