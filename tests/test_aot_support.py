@@ -88,3 +88,60 @@ def leftovers(out: Path) -> list[str]:
 def assert_no_traceback(stderr: str) -> None:
     assert "Traceback" not in stderr, stderr
     assert 'File "' not in stderr, stderr
+
+
+# -- the kernels of manifests/elementwise.yaml, their inputs and numpy references ---------------
+# (also imported by the GPU tests' subprocesses: keep this module free of mytriton imports)
+
+ELEMENTWISE_SCALARS = {"a": 1.5, "b": -0.25, "slope": 0.1}
+FLOAT_SENTINEL, INT_SENTINEL = 12345.0, -7
+
+
+def elementwise_case(kernel: str, n: int, rng, pad: int = 0):
+    """``(arrays by pointer parameter, expected out[:n])`` for one elementwise kernel.
+
+    The arrays hold ``n + pad`` elements; the kernel must leave out_ptr[n:] at its sentinel."""
+    import numpy as np
+    size = n + pad
+    if kernel == "int_ops_kernel":
+        a = rng.integers(-1000, 1000, size, dtype=np.int32)
+        b = (rng.integers(1, 50, size) * rng.choice([-1, 1], size)).astype(np.int32)
+        q = (np.abs(a) // np.abs(b)) * np.sign(a) * np.sign(b)      # Triton: division truncates,
+        r = a - b * q                                               # the remainder has a's sign
+        expected = np.where((a > 0) & (b > 0) & (a > b), q, r + (a & 255)).astype(np.int32)
+        return {"a_ptr": a, "b_ptr": b, "out_ptr": np.full(size, INT_SENTINEL, np.int32)}, expected[:n]
+    x = (rng.standard_normal(size) * 4).astype(np.float32)
+    y = (rng.standard_normal(size) * 4).astype(np.float32)
+    s = {name: np.float32(value) for name, value in ELEMENTWISE_SCALARS.items()}
+    expected = {
+        "add_kernel": lambda: x + y,
+        "axpby_kernel": lambda: s["a"] * x + s["b"] * y,
+        "leaky_relu_kernel": lambda: np.where(x > 0, x, x * s["slope"]),
+        "sigmoid_kernel": lambda: np.float32(1) / (np.float32(1) + np.exp(-x)),
+    }[kernel]()
+    arrays = {"x_ptr": x, "out_ptr": np.full(size, FLOAT_SENTINEL, np.float32)}
+    if kernel in ("add_kernel", "axpby_kernel"):
+        arrays["y_ptr"] = y
+    return arrays, expected[:n].astype(np.float32)
+
+
+def elementwise_args(params, arrays: dict, n: int, to_device=lambda array: array) -> list:
+    """Launch arguments in signature order: pointers from *arrays*, ``n``, the fixed scalars."""
+    return [to_device(arrays[name]) if kind.startswith("*") else n if name == "n"
+            else ELEMENTWISE_SCALARS[name] for name, kind in params]
+
+
+def elementwise_mismatch(got, expected, n: int) -> str | None:
+    """Why *got* (the whole out array) is wrong, or None."""
+    import numpy as np
+    sentinel = INT_SENTINEL if got.dtype.kind == "i" else FLOAT_SENTINEL
+    if not (got[n:] == sentinel).all():
+        return f"wrote past n={n}: {got[n:n + 8]}"
+    if got.dtype.kind == "i":
+        ok = np.array_equal(got[:n], expected)
+    else:
+        ok = np.allclose(got[:n], expected, rtol=1e-5, atol=1e-6)
+    if ok:
+        return None
+    bad = np.flatnonzero(got[:n] != expected)[:5]
+    return f"n={n}: first mismatches at {bad.tolist()}: got {got[bad].tolist()}, expected {expected[bad].tolist()}"
