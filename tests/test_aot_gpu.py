@@ -154,7 +154,7 @@ ERRORS = """
 
 
 def test_loader_errors_on_the_device(out):
-    info = run_on_device(f"TORCH = {HAVE_TORCH}\n" + ERRORS, out / "build")
+    info = run_on_device(f"TORCH = {HAVE_TORCH}\n" + textwrap.dedent(ERRORS), out / "build")
     assert info["wrong_dtype"][0] == "TypeError" and "expects *fp32" in info["wrong_dtype"][1]
     assert info["misaligned"][0] == "ValueError" and "16-byte aligned" in info["misaligned"][1]
     assert info["arg_count"][0] == "TypeError" and "takes 4 runtime arguments" in info["arg_count"][1]
