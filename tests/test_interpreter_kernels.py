@@ -420,6 +420,8 @@ def test_unmasked_out_of_bounds_load_raises_with_location_program_and_offset():
     assert isinstance(e.value, IndexError)
     assert (e.value.program_id, e.value.offset, e.value.size, e.value.array) == ((1, 0, 0), 10, 10, "x")
     assert e.value.loc.line == line
+    frames = [f.filename for f in __import__("traceback").extract_tb(e.tb)]
+    assert not any(f.endswith(("executor.py", "memory.py")) for f in frames), frames
 
 
 def test_unmasked_out_of_bounds_store_raises_and_writes_nothing_out_of_bounds():

@@ -150,8 +150,11 @@ def interpret(jit_fn, grid, runtime_args: list[tuple[str, object]], constexprs: 
         _raise_fault(kernel, op, fault, grid, first, program.fn.loc)
 
     ex = Executor(program, memory, grid, params, on_fault)
-    for first in range(0, total, program.batch_size):
-        ex.run_batch(np.arange(first, min(total, first + program.batch_size), dtype=np.int64))
+    try:
+        for first in range(0, total, program.batch_size):
+            ex.run_batch(np.arange(first, min(total, first + program.batch_size), dtype=np.int64))
+    except InterpreterError as e:
+        raise e.with_traceback(None) from None          # the user's launch line, no interpreter frames
     return None
 
 
