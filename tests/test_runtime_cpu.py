@@ -1,0 +1,855 @@
+"""The runtime (mytriton/runtime/driver.py) without a GPU.
+
+Argument checking must raise before any driver call, so those tests replace the driver's
+entry points with tripwires.  Loading logic (image choice, sha256, PTX version gating,
+shared memory opt-in, one load per context) runs against ``FakeDriver``, a small Python
+stand-in for ``cuda.bindings.driver`` whose "device memory" is host memory.
+"""
+import ctypes
+import enum
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+from mytriton.runtime import driver as rt
+
+DRIVER_PY = os.path.join(os.path.dirname(rt.__file__), "driver.py")
+
+
+# --------------------------------------------------------------------------- fixtures
+
+class DriverTouched(AssertionError):
+    pass
+
+
+@pytest.fixture
+def no_driver(monkeypatch):
+    """Any driver call fails the test: argument errors must come first."""
+    def tripwire(*a, **k):
+        raise DriverTouched("the driver was called")
+    monkeypatch.setattr(rt, "_get_ctx", tripwire)
+    monkeypatch.setattr(rt, "_launch_kernel", tripwire)
+    monkeypatch.setattr(rt, "_current_context", tripwire)
+
+
+class CUresult(enum.IntEnum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_INVALID_IMAGE = 200
+    CUDA_ERROR_INVALID_CONTEXT = 201
+    CUDA_ERROR_INVALID_HANDLE = 400
+    CUDA_ERROR_NOT_FOUND = 500
+
+
+class CUdevice_attribute(enum.IntEnum):
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+
+
+class CUfunction_attribute(enum.IntEnum):
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+class Handle:
+    """Stands in for CUcontext / CUfunction / CUstream: an int-like opaque handle."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __int__(self):
+        return self.value
+
+    def __eq__(self, other):
+        return isinstance(other, Handle) and other.value == self.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+
+class FakeDriver:
+    """Just enough of cuda.bindings.driver for the runtime's loading and launching code.
+    Records every call; reads the kernel parameters of each launch out of memory."""
+    CUresult, CUdevice_attribute, CUfunction_attribute = CUresult, CUdevice_attribute, CUfunction_attribute
+    CUstream = Handle
+
+    def __init__(self, cc=(9, 0), version=13000, optin=232448, max_threads=1024, static_shared=0):
+        self.cc, self.version, self.optin = cc, version, optin
+        self.max_threads, self.static_shared = max_threads, static_shared
+        self.calls, self.launches, self.modules, self.func_attrs = [], [], [], {}
+        self.param_sizes = None          # byte sizes of the parameters to read back at launch
+        self.fail = {}                   # call name -> CUresult to return
+        self.memory = {}                 # address -> ctypes buffer
+        self.tls = threading.local()
+        self.primary = Handle(0x1000)
+
+    def _r(self, name, *values):
+        self.calls.append(name)
+        err = self.fail.get(name, CUresult.CUDA_SUCCESS)
+        return (err, *values) if not err else (err, *[None] * len(values))
+
+    def cuInit(self, flags):
+        return self._r("cuInit")
+
+    def cuDeviceGetCount(self):
+        return self._r("cuDeviceGetCount", 1)
+
+    def cuDriverGetVersion(self):
+        return self._r("cuDriverGetVersion", self.version)
+
+    def cuCtxGetCurrent(self):
+        return self._r("cuCtxGetCurrent", getattr(self.tls, "ctx", Handle(0)))
+
+    def cuCtxSetCurrent(self, ctx):
+        self.tls.ctx = ctx
+        return self._r("cuCtxSetCurrent")
+
+    def cuCtxGetDevice(self):
+        return self._r("cuCtxGetDevice", 0)
+
+    def cuDeviceGet(self, ordinal):
+        return self._r("cuDeviceGet", ordinal)
+
+    def cuDevicePrimaryCtxRetain(self, dev):
+        return self._r("cuDevicePrimaryCtxRetain", self.primary)
+
+    def cuDeviceGetAttribute(self, attr, dev):
+        values = {75: self.cc[0], 76: self.cc[1], 97: self.optin}
+        return self._r("cuDeviceGetAttribute", values[int(attr)])
+
+    def cuModuleLoadData(self, image):
+        self.modules.append(bytes(image))
+        return self._r("cuModuleLoadData", Handle(len(self.modules)))
+
+    def cuModuleGetFunction(self, module, name):
+        return self._r("cuModuleGetFunction", Handle(1000 + int(module)))
+
+    def cuFuncGetAttribute(self, attr, fn):
+        value = {0: self.max_threads, 1: self.static_shared}[int(attr)]
+        return self._r("cuFuncGetAttribute", value)
+
+    def cuFuncSetAttribute(self, fn, attr, value):
+        self.func_attrs[int(attr)] = value
+        return self._r("cuFuncSetAttribute")
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        if not int(getattr(self.tls, "ctx", Handle(0))):
+            return (CUresult.CUDA_ERROR_INVALID_CONTEXT,)
+        args = None
+        if self.param_sizes is not None:   # read the arguments back through the void** array
+            argv = (ctypes.c_void_p * max(1, len(self.param_sizes))).from_address(params)
+            args = [ctypes.string_at(argv[i], n) for i, n in enumerate(self.param_sizes)]
+        self.launches.append(dict(f=f, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared,
+                                  stream=stream, args=args, ctx=self.tls.ctx))
+        return self._r("cuLaunchKernel")
+
+    def cuGetErrorName(self, err):
+        return (CUresult.CUDA_SUCCESS, CUresult(err).name.encode())
+
+    def cuGetErrorString(self, err):
+        return (CUresult.CUDA_SUCCESS, f"fake message for {int(err)}".encode())
+
+    def cuCtxSynchronize(self):
+        return self._r("cuCtxSynchronize")
+
+    # memory: host buffers stand in for device memory
+    def cuMemAlloc(self, n):
+        buf = ctypes.create_string_buffer(n + 256)
+        addr = (ctypes.addressof(buf) + 255) // 256 * 256   # like cuMemAlloc: 256-byte aligned
+        self.memory[addr] = buf
+        return self._r("cuMemAlloc", addr)
+
+    def cuMemFree(self, ptr):
+        del self.memory[int(ptr)]
+        return self._r("cuMemFree")
+
+    def cuMemcpyHtoD(self, dst, src, n):
+        ctypes.memmove(dst, src, n)
+        return self._r("cuMemcpyHtoD")
+
+    def cuMemcpyDtoH(self, dst, src, n):
+        ctypes.memmove(dst, src, n)
+        return self._r("cuMemcpyDtoH")
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """Install a FakeDriver as the runtime's driver (fresh caches)."""
+    drv = FakeDriver()
+    for name, value in [("_cuda", drv), ("_available", True), ("_get_ctx", rt._bootstrap_get_ctx),
+                        ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}),
+                        ("_driver_version", None)]:
+        monkeypatch.setattr(rt, name, value)
+    yield drv
+    rt._cuda = None   # DeviceArray finalizers must not call the fake after the test
+
+
+CUBIN = b"\x7fELF fake cubin"
+PTX90 = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n"
+ADD_PARAMS = [("x", "*fp32:16"), ("y", "*fp32:16"), ("out", "*fp32:16"), ("n", "i32")]
+
+
+def add_kernel(**kw):
+    kw.setdefault("images", {"sm_90": CUBIN})
+    return rt.Kernel("add_kernel", ADD_PARAMS, kw.pop("num_warps", 4), kw.pop("shared", 0), **kw)
+
+
+class FakeCAI:
+    def __init__(self, ptr, typestr):
+        self.__cuda_array_interface__ = {"shape": (4,), "typestr": typestr, "data": (ptr, False), "version": 3}
+
+
+class FakeTorchDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f"torch.{self.name}"
+
+    __repr__ = __str__
+
+
+class FakeTensor:
+    def __init__(self, ptr, dtype, is_cuda=True):
+        self._ptr, self.dtype, self.is_cuda, self.device = ptr, FakeTorchDtype(dtype), is_cuda, \
+            "cuda:0" if is_cuda else "cpu"
+
+    def data_ptr(self):
+        return self._ptr
+
+
+# --------------------------------------------------------------------------- types
+
+@pytest.mark.parametrize("text, expected", [
+    ("i32", (False, "i32", 1)), ("*fp32", (True, "fp32", 1)), ("*fp32:16", (True, "fp32", 16)),
+    ("*i1", (True, "i1", 1)), ("bf16", (False, "bf16", 1)), ("u64", (False, "u64", 1)),
+    ("*fp16:8", (True, "fp16", 8)), ("i32:16", (False, "i32", 16)), (" *u8 ", (True, "u8", 1)),
+])
+def test_parse_type(text, expected):
+    t = rt.parse_type(text)
+    assert (t.is_pointer, t.dtype, t.align) == expected
+    assert rt.parse_type(str(t)) == t
+    with pytest.raises(dataclasses_frozen_error()):
+        t.dtype = "i8"
+
+
+def dataclasses_frozen_error():
+    import dataclasses
+    return dataclasses.FrozenInstanceError
+
+
+@pytest.mark.parametrize("text, message", [
+    ("f32", "unknown type 'f32'"), ("", "unknown type ''"), ("*", "unknown type"),
+    ("**fp32", "unknown type"), ("int", "unknown type"), ("*fp32:16:2", "unknown type"),
+    ("*fp32:3", "power of two"), ("*fp32:0", "power of two"), ("fp32:16", "only to pointers and integer"),
+    (None, "unknown type None"), ("FP32", "unknown type"),
+])
+def test_parse_type_rejects_junk(text, message):
+    with pytest.raises(ValueError, match=message):
+        rt.parse_type(text)
+
+
+def test_str_of_param_type():
+    assert str(rt.parse_type("*fp32:16")) == "*fp32:16"
+    assert str(rt.parse_type("*fp32:1")) == "*fp32"
+    assert str(rt.parse_type("i64")) == "i64"
+
+
+@pytest.mark.parametrize("value, expected", [
+    (True, "i1"), (False, "i1"), (0, "i32"), (2**31 - 1, "i32"), (-2**31, "i32"), (2**31, "i64"),
+    (-2**31 - 1, "i64"), (2**63 - 1, "i64"), (2**63, "u64"), (2**64 - 1, "u64"), (1.5, "fp32"),
+    (np.float64(1), "fp64"), (np.float32(1), "fp32"), (np.float16(1), "fp16"), (np.int8(1), "i8"),
+    (np.uint16(1), "u16"), (np.int64(1), "i64"), (np.bool_(True), "i1"),
+    (FakeCAI(0x1000, "<f4"), "*fp32"), (FakeTensor(0x1000, "bfloat16"), "*bf16"),
+    (FakeTensor(0x1000, "int64"), "*i64"), (FakeTensor(0x1000, "bool"), "*i1"),
+])
+def test_infer_type(value, expected):
+    assert rt.infer_type(value) == expected
+
+
+@pytest.mark.parametrize("value, message", [
+    (2**64, "does not fit in 64 bits"), (-2**63 - 1, "does not fit in 64 bits"),
+    (np.zeros(3, np.float32), "host \\(CPU\\) array"), ("x", "expected a device pointer.*got str"),
+    (FakeCAI(0x1000, "<c8"), "cannot infer the element type of FakeCAI \\(dtype <c8\\)"),
+    (FakeTensor(0x1000, "float8_e4m3fn"), "dtype float8_e4m3fn"), (np.complex64(1), "unsupported numpy scalar"),
+    (FakeTensor(0x1000, "float32", is_cuda=False), "tensor on cpu"), (None, "got NoneType"),
+])
+def test_infer_type_errors(value, message):
+    with pytest.raises(TypeError, match=message):
+        rt.infer_type(value)
+
+
+@pytest.mark.parametrize("typestr, dtype", [
+    ("<f4", "fp32"), ("<i4", "i32"), ("|b1", "i1"), ("<f2", "fp16"), ("<f8", "fp64"), ("|u1", "u8"),
+    ("|i1", "i8"), ("<i2", "i16"), ("<u2", "u16"), ("<u4", "u32"), ("<i8", "i64"), ("<u8", "u64"),
+    (">f4", None), ("<V2", None), ("<c8", None),
+])
+def test_pointer_info_cuda_array_interface(typestr, dtype):
+    assert rt.pointer_info(FakeCAI(0xABC00, typestr)) == (0xABC00, dtype)
+
+
+@pytest.mark.parametrize("name, dtype", [
+    ("float32", "fp32"), ("float16", "fp16"), ("bfloat16", "bf16"), ("float64", "fp64"), ("int8", "i8"),
+    ("int16", "i16"), ("int32", "i32"), ("int64", "i64"), ("uint8", "u8"), ("uint16", "u16"),
+    ("uint32", "u32"), ("uint64", "u64"), ("bool", "i1"), ("float8_e5m2", None), ("complex64", None),
+])
+def test_pointer_info_torch_like(name, dtype):
+    assert rt.pointer_info(FakeTensor(0x7000, name)) == (0x7000, dtype)
+
+
+def test_pointer_info_other_objects():
+    assert rt.pointer_info(0x1234) == (0x1234, None)
+    assert rt.pointer_info(np.uint64(0x1234)) == (0x1234, None)
+
+    class NumpyDtypeOwner:   # data_ptr() with a numpy dtype (not torch)
+        dtype = np.dtype(np.int16)
+
+        def data_ptr(self):
+            return 64
+    assert rt.pointer_info(NumpyDtypeOwner()) == (64, "i16")
+    with pytest.raises(TypeError, match="tensor on cpu; it must be on a CUDA device"):
+        rt.pointer_info(FakeTensor(0x1000, "float32", is_cuda=False))
+    with pytest.raises(TypeError, match="host \\(CPU\\) array \\(ndarray\\)"):
+        rt.pointer_info(np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="got float"):
+        rt.pointer_info(1.0)
+
+
+# --------------------------------------------------------------------------- argument checks
+
+def test_argument_count(no_driver):
+    k = add_kernel()
+    with pytest.raises(TypeError, match=r"add_kernel\(\) takes 4 runtime arguments \(x, y, out, n\) but 3 were given"):
+        k.launch(1, [0x1000, 0x1000, 0x1000])
+    with pytest.raises(TypeError, match="but 5 were given"):
+        k.launch(1, (0x1000,) * 4 + (1,))
+    with pytest.raises(TypeError, match="args must be a sequence"):
+        k.launch(1, 5)
+    with pytest.raises(TypeError, match="takes 4 runtime arguments"):
+        k[1](0x1000)
+
+
+def test_pointer_dtype_checked(no_driver):
+    k = add_kernel()
+    good = FakeCAI(0x1000, "<f4")
+    with pytest.raises(TypeError, match="parameter 'x' expects \\*fp32, got a float64 array"):
+        k.launch(1, [FakeCAI(0x1000, "<f8"), good, good, 4])
+    with pytest.raises(TypeError, match="parameter 'out' expects \\*fp32, got a bfloat16 array"):
+        k.launch(1, [good, good, FakeTensor(0x1000, "bfloat16"), 4])
+    with pytest.raises(TypeError, match="parameter 'y' expects \\*fp32, got a <c8 array"):
+        k.launch(1, [good, FakeCAI(0x1000, "<c8"), good, 4])
+    with pytest.raises(TypeError, match="parameter 'y' \\(\\*fp32:16\\): expected a device pointer.*got str"):
+        k.launch(1, [good, "y", good, 4])
+    with pytest.raises(TypeError, match="parameter 'x' \\(\\*fp32:16\\): got a host \\(CPU\\) array"):
+        k.launch(1, [np.zeros(4, np.float32), good, good, 4])
+    with pytest.raises(TypeError, match="parameter 'x' .*got bool"):
+        k.launch(1, [True, good, good, 4])
+    with pytest.raises(DriverTouched):   # everything valid: the launch reaches the driver
+        k.launch(1, [good, FakeTensor(0x2000, "float32"), 0x3000, 4])
+
+
+def test_alignment_promise_checked(no_driver):
+    k = add_kernel()
+    with pytest.raises(ValueError, match="parameter 'y' is declared \\*fp32:16 but address 0x1004 is not "
+                                         "16-byte aligned"):
+        k.launch(1, [0x1000, 0x1004, 0x1000, 4])
+    with pytest.raises(ValueError, match="parameter 'x' is declared \\*fp32:16 but address 0x2008"):
+        k.launch(1, [FakeCAI(0x2008, "<f4"), 0x1000, 0x1000, 4])
+    with pytest.raises(ValueError, match="parameter 'out' .* address -0x10 is not a 64-bit address|"
+                                         "parameter 'out' \\(\\*fp32:16\\): -16 is not a 64-bit address"):
+        k.launch(1, [0x1000, 0x1000, -16, 4])
+    with pytest.raises(ValueError, match="is not a 64-bit address"):
+        k.launch(1, [0x1000, 0x1000, 2**64, 4])
+    unaligned = rt.Kernel("k", [("x", "*fp32")], 4, 0, {"sm_90": CUBIN})
+    with pytest.raises(DriverTouched):   # no promise, nothing to check
+        unaligned.launch(1, [0x1004])
+
+
+@pytest.mark.parametrize("dtype, value, error, message", [
+    ("i32", 2**31, OverflowError, "parameter 'v' \\(i32\\): 2147483648 is out of range for i32"),
+    ("i32", -2**31 - 1, OverflowError, "out of range for i32"),
+    ("i32", 1.5, TypeError, "parameter 'v' expects i32, got float 1.5"),
+    ("i32", "3", TypeError, "expects i32, got str"),
+    ("i64", 2**63, OverflowError, "out of range for i64"),
+    ("u32", -1, OverflowError, "out of range for u32"),
+    ("u8", 256, OverflowError, "out of range for u8"),
+    ("i8", 128, OverflowError, "out of range for i8"),
+    ("i16", -32769, OverflowError, "out of range for i16"),
+    ("fp32", 1e39, OverflowError, "out of range for fp32"),
+    ("fp32", "1.0", TypeError, "expects fp32, got str"),
+    ("fp16", 70000.0, OverflowError, "out of range for fp16"),
+    ("bf16", 1e39, OverflowError, "out of range for bf16"),
+    ("bf16", "x", TypeError, "expects bf16, got str"),
+    ("i1", 2, TypeError, "expects i1 \\(a bool\\), got int 2"),
+    ("i1", 0.0, TypeError, "expects i1"),
+    ("i32:16", 17, ValueError, "declared i32:16 but 17 is not divisible by 16"),
+])
+def test_scalar_checks(no_driver, dtype, value, error, message):
+    k = rt.Kernel("k", [("v", dtype)], 4, 0, {"sm_90": CUBIN})
+    with pytest.raises(error, match=message):
+        k.launch(1, [value])
+
+
+@pytest.mark.parametrize("dtype, value", [
+    ("i32", 2**31 - 1), ("i32", np.int64(5)), ("u32", 2**32 - 1), ("fp32", 3), ("fp32", float("inf")),
+    ("fp32", float("nan")), ("fp64", 1e300), ("fp16", 65504.0), ("bf16", -2), ("i1", True), ("i1", 0),
+    ("i1", np.bool_(False)), ("i32:16", 32), ("u64", 2**64 - 1), ("i8", -128),
+])
+def test_scalar_accepted(no_driver, dtype, value):
+    k = rt.Kernel("k", [("v", dtype)], 4, 0, {"sm_90": CUBIN})
+    with pytest.raises(DriverTouched):
+        k.launch(1, [value])
+
+
+@pytest.mark.parametrize("grid, error, message", [
+    (0, ValueError, "grid dimension 0 must be in 1..2147483647, got 0"),
+    (-1, ValueError, "grid dimension 0 must be in"),
+    ((0,), ValueError, "got 0 \\(grid \\(0,\\)\\)"),
+    ((1, 0), ValueError, "grid dimension 1 must be in 1..65535, got 0"),
+    ((1, 65536), ValueError, "grid dimension 1 must be in 1..65535"),
+    ((1, 1, 65536), ValueError, "grid dimension 2"),
+    (2**31, ValueError, "grid dimension 0 must be in 1..2147483647"),
+    ((1, 2, 3, 4), ValueError, "grid must have 1 to 3 dimensions, got \\(1, 2, 3, 4\\)"),
+    ((), ValueError, "grid must have 1 to 3 dimensions"),
+    (1.5, TypeError, "grid must be an int or a tuple of 1 to 3 ints, got float 1.5"),
+    ("4", TypeError, "grid must be an int or a tuple"),
+    (None, TypeError, "got NoneType"),
+    (True, TypeError, "grid must be an int or a tuple of 1 to 3 ints, got bool"),
+    ((1, True), TypeError, "grid dimension 1 must be an int, got bool"),
+    ((2.0,), TypeError, "grid dimension 0 must be an int, got float"),
+])
+def test_bad_grids(no_driver, grid, error, message):
+    with pytest.raises(error, match=message):
+        add_kernel().launch(grid, [0x1000] * 3 + [4])
+
+
+def test_stream_type_checked(no_driver):
+    with pytest.raises(TypeError, match="stream must be None, an int handle, a CUstream or an object"):
+        add_kernel().launch(1, [0x1000] * 3 + [4], stream="default")
+
+
+# --------------------------------------------------------------------------- launching (fake driver)
+
+def test_launch_packs_arguments_by_c_type(fake):
+    params = [("p", "*fp32:16"), ("a", "i1"), ("b", "i8"), ("c", "u8"), ("d", "i16"), ("e", "u16"),
+              ("f", "fp16"), ("g", "bf16"), ("h", "i32"), ("i", "u32"), ("j", "fp32"), ("k", "i64"),
+              ("l", "u64"), ("m", "fp64")]
+    k = rt.Kernel("many", params, 8, 0, {"sm_90": CUBIN})
+    fake.param_sizes = [8, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 8, 8, 8]
+    values = [0xDEAD0, True, -5, 250, -300, 60000, 1.5, -2.0, -123456, 2**32 - 1, 0.25, -2**40, 2**64 - 2, 1e300]
+    k.launch((2, 3, 4), values)
+    (launch,) = fake.launches
+    assert launch["grid"] == (2, 3, 4) and launch["block"] == (256, 1, 1) and launch["shared"] == 0
+    assert launch["stream"] is None
+    expected = [struct.pack("<Q", 0xDEAD0), b"\x01", struct.pack("<b", -5), bytes([250]),
+                struct.pack("<h", -300), struct.pack("<H", 60000), struct.pack("<e", 1.5),
+                b"\x00\xc0",  # bf16(-2.0) = 0xC000
+                struct.pack("<i", -123456), struct.pack("<I", 2**32 - 1), struct.pack("<f", 0.25),
+                struct.pack("<q", -2**40), struct.pack("<Q", 2**64 - 2), struct.pack("<d", 1e300)]
+    assert launch["args"] == expected
+
+
+def test_bf16_rounding():
+    assert rt._bf16_bits(1.0) == 0x3F80
+    assert rt._bf16_bits(-2.0) == 0xC000
+    assert rt._bf16_bits(1.0 + 2**-8) == 0x3F80          # tie: rounds to even
+    assert rt._bf16_bits(1.0 + 3 * 2**-8) == 0x3F82      # tie: rounds to even (up)
+    assert rt._bf16_bits(float("inf")) == 0x7F80
+    assert rt._bf16_bits(float("nan")) == 0x7FC0
+
+
+def test_launch_streams_and_grids(fake):
+    k = add_kernel()
+    fake.param_sizes = [8, 8, 8, 4]
+    args = [0x1000, 0x2000, 0x3000, 7]
+
+    class TorchStream:
+        cuda_stream = 0x51
+
+    class CupyStream:
+        ptr = 0x52
+
+    class ProtocolStream:
+        def __cuda_stream__(self):
+            return (0, 0x53)
+    for stream, handle in [(None, None), (0x50, 0x50), (TorchStream(), 0x51), (CupyStream(), 0x52),
+                           (ProtocolStream(), 0x53), (Handle(0x54), 0x54)]:
+        k.launch([5, 6], args, stream=stream)
+        assert fake.launches[-1]["stream"] == handle
+        assert fake.launches[-1]["grid"] == (5, 6, 1)
+    k[np.int64(9)](*args)
+    assert fake.launches[-1]["grid"] == (9, 1, 1)
+    assert fake.launches[-1]["args"] == [struct.pack("<Q", 0x1000), struct.pack("<Q", 0x2000),
+                                         struct.pack("<Q", 0x3000), struct.pack("<i", 7)]
+
+
+def test_module_loaded_once_per_context(fake):
+    k = add_kernel()
+    for _ in range(100):
+        k.launch(1, [0x1000] * 3 + [1])
+    assert len(fake.modules) == 1 and len(fake.launches) == 100
+    assert fake.calls.count("cuDevicePrimaryCtxRetain") == 1    # no context was current: retained device 0's
+    assert k.loaded_images == ["sm_90"]
+    # Another thread starts without a current context: it gets the primary one, same module.
+    t = threading.Thread(target=k.launch, args=(1, [0x1000] * 3 + [1]))
+    t.start()
+    t.join()
+    assert len(fake.modules) == 1 and len(fake.launches) == 101
+    # A different current context (another device / a user context) loads the module again.
+    fake.tls.ctx = Handle(0x2000)
+    k.launch(1, [0x1000] * 3 + [1])
+    assert len(fake.modules) == 2 and fake.launches[-1]["ctx"] == Handle(0x2000)
+    assert fake.launches[-1]["f"] != fake.launches[0]["f"]
+
+
+def test_current_context_is_used(fake):
+    fake.tls.ctx = Handle(0x7777)   # e.g. made current by PyTorch
+    add_kernel().launch(1, [0x1000] * 3 + [1])
+    assert "cuDevicePrimaryCtxRetain" not in fake.calls
+    assert fake.launches[0]["ctx"] == Handle(0x7777)
+
+
+def test_driver_failure_raises_cuda_error(fake):
+    k = add_kernel()
+    fake.fail["cuLaunchKernel"] = CUresult.CUDA_ERROR_INVALID_HANDLE
+    with pytest.raises(rt.CudaError, match="cuLaunchKernel\\('add_kernel', grid=\\(3, 1, 1\\), block=128\\) "
+                                           "failed: CUDA_ERROR_INVALID_HANDLE: fake message for 400") as info:
+        k.launch(3, [0x1000] * 3 + [1])
+    assert info.value.name == "CUDA_ERROR_INVALID_HANDLE" and info.value.result == 400
+    fake.fail = {"cuModuleLoadData": CUresult.CUDA_ERROR_INVALID_IMAGE}
+    k2 = add_kernel()
+    with pytest.raises(rt.CudaError, match="cuModuleLoadData\\(add_kernel, sm_90\\) failed: CUDA_ERROR_INVALID_IMAGE"):
+        k2.launch(1, [0x1000] * 3 + [1])
+    fake.fail = {}
+    k2.launch(1, [0x1000] * 3 + [1])   # a failed load is retried, not cached
+    assert k2.loaded_images == ["sm_90"]
+
+
+def test_driver_unavailable_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(rt, "_available", False)
+    monkeypatch.setattr(rt, "_unavailable_reason", "RuntimeError: no libcuda")
+    monkeypatch.setattr(rt, "_get_ctx", rt._bootstrap_get_ctx)
+    with pytest.raises(rt.CudaError, match="no usable CUDA driver \\(RuntimeError: no libcuda\\)"):
+        add_kernel().launch(1, [0x1000] * 3 + [1])
+    assert rt.driver_available() is False
+
+
+# --------------------------------------------------------------------------- images
+
+def test_image_choice(fake):
+    both = {"sm_80": CUBIN + b"80", "sm_90": CUBIN + b"90", "ptx": PTX90}
+    k = rt.Kernel("k", [], 4, 0, both)
+    assert k.select_image((9, 0), (13, 0)) == "sm_90"
+    assert k.select_image((8, 0), (12, 4)) == "sm_80"
+    assert k.select_image((10, 0), (13, 0)) == "ptx"                 # newer GPU: JIT the PTX
+    assert k.select_image((8, 6), (13, 0)) == "sm_80"                # PTX is for sm_90: older cubin of same major
+    with pytest.raises(rt.KernelLoadError, match="PTX ISA 9.0 needs a CUDA 13.0\\+ driver"):
+        k.select_image((10, 0), (12, 8))
+    k.launch(1, [])
+    assert fake.modules == [CUBIN + b"90"]
+
+
+def test_ptx_only_image_is_jitted_and_nul_terminated(fake):
+    k = rt.Kernel("k", [], 4, 0, {"ptx": PTX90.encode()})
+    k.launch(1, [])
+    assert k.loaded_images == ["ptx"] and fake.modules == [PTX90.encode() + b"\0"]
+
+
+def test_no_image_fits_lists_what_exists(fake):
+    fake.cc, fake.version = (8, 0), 12040
+    k = rt.Kernel("k", [], 4, 0, {"sm_90": CUBIN, "sm_90a": CUBIN, "ptx": PTX90})
+    with pytest.raises(rt.KernelLoadError) as info:
+        k.launch(1, [])
+    assert str(info.value) == ("kernel k: no image can run on this device (compute capability 8.0, sm_80; "
+                               "CUDA driver 12.4); images: sm_90 (cubin), sm_90a (cubin), "
+                               "ptx (PTX ISA 9.0 needs a CUDA 13.0+ driver)")
+    fake.version, rt._driver_version = 13000, None
+    with pytest.raises(rt.KernelLoadError, match="ptx \\(for sm_90\\)"):
+        k.launch(1, [])
+    assert fake.modules == []
+
+
+@pytest.mark.parametrize("isa, needs", [((9, 0), (13, 0)), ((8, 8), (12, 9)), ((8, 7), (12, 8)),
+                                        ((8, 5), (12, 5)), ((8, 0), (12, 0)), ((7, 8), (11, 8)),
+                                        ((9, 1), (13, 1))])
+def test_ptx_isa_to_driver_version(isa, needs):
+    assert rt._ptx_needs_driver(isa) == needs
+
+
+def test_images_from_files_are_read_lazily_and_verified(fake, tmp_path):
+    cubin = tmp_path / "k.sm_90.cubin"
+    cubin.write_bytes(CUBIN)
+    digest = hashlib.sha256(CUBIN).hexdigest()
+    k = rt.Kernel("k", [], 4, 0, {"sm_90": str(cubin)}, sha256={"sm_90": digest.upper()})
+    cubin.write_bytes(CUBIN + b"tampered")          # changed after construction: still caught
+    with pytest.raises(rt.KernelLoadError, match=f"sha256 mismatch for {cubin} \\(image 'sm_90' of kernel k\\): "
+                                                 f"expected {digest}, got"):
+        k.launch(1, [])
+    assert fake.modules == []                       # refused before cuModuleLoadData
+    cubin.write_bytes(CUBIN)
+    k.launch(1, [])
+    assert fake.modules == [CUBIN]
+
+
+def test_sha256_checked_without_gpu(tmp_path):
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(PTX90)
+    k = rt.Kernel("k", [], 4, 0, {"ptx": ptx}, sha256={"ptx": "0" * 64})
+    with pytest.raises(rt.KernelLoadError, match=f"sha256 mismatch for {ptx}"):
+        k.verify()
+    with pytest.raises(rt.KernelLoadError, match="cannot read .*missing.cubin"):
+        rt.Kernel("k", [], 4, 0, {"sm_90": tmp_path / "missing.cubin"}).verify()
+    good = rt.Kernel("k", [], 4, 0, {"ptx": ptx}, sha256={"ptx": hashlib.sha256(PTX90.encode()).hexdigest()})
+    good.verify()
+    assert good.read_image("ptx") == PTX90.encode()
+
+
+def test_kernel_constructor_checks():
+    with pytest.raises(ValueError, match="num_warps must be an int in 1..32, got 0"):
+        rt.Kernel("k", [], 0, 0, {"sm_90": CUBIN})
+    with pytest.raises(ValueError, match="shared must be an int"):
+        rt.Kernel("k", [], 4, -1, {"sm_90": CUBIN})
+    with pytest.raises(ValueError, match="got keys \\['cubin'\\]"):
+        rt.Kernel("k", [], 4, 0, {"cubin": CUBIN})
+    with pytest.raises(ValueError, match="got keys \\[\\]"):
+        rt.Kernel("k", [], 4, 0, {})
+    with pytest.raises(ValueError, match="sha256 for unknown images \\['sm_80'\\]"):
+        rt.Kernel("k", [], 4, 0, {"sm_90": CUBIN}, sha256={"sm_80": "00"})
+    with pytest.raises(ValueError, match="C identifier"):
+        rt.Kernel("a-b", [], 4, 0, {"sm_90": CUBIN})
+    with pytest.raises(ValueError, match="unknown type 'float'"):
+        rt.Kernel("k", [("x", "float")], 4, 0, {"sm_90": CUBIN})
+
+
+def test_large_dynamic_shared_memory_opt_in(fake):
+    k = rt.Kernel("k", [], 4, 100 * 1024, {"sm_90": CUBIN})
+    k.launch(1, [])
+    assert fake.func_attrs == {8: 100 * 1024} and fake.launches[0]["shared"] == 100 * 1024
+    small = rt.Kernel("k", [], 4, 48 * 1024, {"sm_90": CUBIN})
+    fake.func_attrs = {}
+    small.launch(1, [])
+    assert fake.func_attrs == {}                  # 48 KiB needs no opt-in
+    fake.static_shared = 8 * 1024
+    too_big = rt.Kernel("k", [], 4, 224 * 1024, {"sm_90": CUBIN})
+    with pytest.raises(rt.KernelLoadError, match="needs 229376 bytes of dynamic shared memory \\(\\+8192 static\\) "
+                                                 "per block; device 0 \\(sm_90\\) provides at most 232448"):
+        too_big.launch(1, [])
+
+
+def test_too_many_threads_for_the_compiled_kernel(fake):
+    fake.max_threads = 512
+    with pytest.raises(rt.KernelLoadError, match="num_warps=32 needs 1024 threads per block; the compiled "
+                                                 "kernel allows at most 512"):
+        rt.Kernel("k", [], 32, 0, {"sm_90": CUBIN}).launch(1, [])
+
+
+# --------------------------------------------------------------------------- DeviceArray (fake memory)
+
+def test_device_array_roundtrip(fake):
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = rt.DeviceArray.from_numpy(host)
+    assert a.shape == (3, 4) and a.dtype == np.float32 and a.nbytes == 48 and a.size == 12
+    assert a.ptr % 256 == 0 and a.data_ptr() == a.ptr and len(a) == 3
+    np.testing.assert_array_equal(a.to_numpy(), host)
+    assert a.__cuda_array_interface__ == {"shape": (3, 4), "typestr": "<f4", "data": (a.ptr, False),
+                                          "strides": None, "version": 3}
+    assert rt.pointer_info(a) == (a.ptr, "fp32") and rt.infer_type(a) == "*fp32"
+    a.copy_from_host(np.ones((3, 4)))               # float64 host data converts
+    out = np.empty((3, 4), np.float32)
+    assert a.copy_to_host(out) is out and (out == 1).all()
+    with pytest.raises(ValueError, match="host array has 5 elements, device array 12"):
+        a.copy_from_host(np.ones(5))
+    view = a.view_offset(4)
+    assert view.ptr == a.ptr + 4 and view.shape == (11,)
+    np.testing.assert_array_equal(view.to_numpy(), np.ones(11, np.float32))
+    k = add_kernel()
+    with pytest.raises(ValueError, match=f"address {view.ptr:#x} is not 16-byte aligned"):
+        k.launch(1, [a, view, a, 1])
+    with pytest.raises(TypeError, match="parameter 'y' expects \\*fp32, got a int32 array"):
+        k.launch(1, [a, rt.DeviceArray(4, "i32"), a, 1])
+    assert rt.DeviceArray((2, 2), "fp16").dtype == np.float16
+    view.free()                                      # a view frees nothing
+    assert list(fake.memory) == [a.ptr]              # (the temporary arrays above were freed)
+    ptr = a.ptr
+    a.free()
+    a.free()                                         # idempotent
+    assert ptr not in fake.memory and a.ptr == 0
+    empty = rt.DeviceArray(0, np.int32)
+    assert empty.ptr == 0 and empty.to_numpy().shape == (0,)
+
+
+def test_device_array_needs_a_driver(monkeypatch):
+    monkeypatch.setattr(rt, "_available", False)
+    monkeypatch.setattr(rt, "_unavailable_reason", "RuntimeError: no libcuda")
+    with pytest.raises(rt.CudaError, match="no usable CUDA driver"):
+        rt.DeviceArray(4, np.float32)
+
+
+# --------------------------------------------------------------------------- KernelFamily
+
+def spec(block, warps, **extra):
+    return {"id": f"BLOCK{block}_w{warps}", "constexprs": {"BLOCK": block}, "num_warps": warps, "shared": 0,
+            "symbol": "add_kernel", "images": {"sm_90": CUBIN}, **extra}
+
+
+@pytest.fixture
+def family():
+    return rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], [spec(64, 4), spec(256, 4), spec(256, 8)])
+
+
+def test_family_selection(family, fake):
+    assert family.specializations == [
+        {"id": "BLOCK64_w4", "constexprs": {"BLOCK": 64}, "num_warps": 4, "shared": 0},
+        {"id": "BLOCK256_w4", "constexprs": {"BLOCK": 256}, "num_warps": 4, "shared": 0},
+        {"id": "BLOCK256_w8", "constexprs": {"BLOCK": 256}, "num_warps": 8, "shared": 0}]
+    args = (0x1000, 0x2000, 0x3000, 10)
+    family[(1,)](*args, BLOCK=64)                     # one build for BLOCK=64: num_warps may be omitted
+    family[2](*args, BLOCK=256, num_warps=8)
+    family[3](*args, BLOCK=256, num_warps=4)
+    family[4](*args, BLOCK=64, num_warps=4)
+    assert [(la["grid"][0], la["block"][0]) for la in fake.launches] == [(1, 128), (2, 256), (3, 128), (4, 128)]
+    assert family.kernel(family._specs[0]) is family.kernel(family._specs[0])
+    assert len(family._kernels) == 3 and len(fake.modules) == 3
+
+
+def test_family_callable_grid_gets_meta(family, fake):
+    seen = []
+
+    def grid(meta):
+        seen.append(dict(meta))
+        return (-(-meta["n"] // meta["BLOCK"]),)
+    family[grid](0x1000, 0x2000, 0x3000, 1000, BLOCK=256, num_warps=8)
+    assert seen == [{"x": 0x1000, "y": 0x2000, "out": 0x3000, "n": 1000, "BLOCK": 256, "num_warps": 8}]
+    assert fake.launches[0]["grid"] == (4, 1, 1)
+
+
+def test_family_errors(family, no_driver):
+    args = (0x1000, 0x2000, 0x3000, 10)
+    with pytest.raises(rt.SpecializationNotFoundError) as info:
+        family[1](*args, BLOCK=128)
+    assert str(info.value) == ("add_kernel: no specialization was built for BLOCK=128; built: BLOCK=64, "
+                               "num_warps=4; BLOCK=256, num_warps=4; BLOCK=256, num_warps=8")
+    assert isinstance(info.value, LookupError)
+    with pytest.raises(rt.SpecializationNotFoundError, match="no specialization was built for BLOCK=64, num_warps=8"):
+        family[1](*args, BLOCK=64, num_warps=8)
+    with pytest.raises(rt.SpecializationNotFoundError, match="several specializations were built for BLOCK=256 "
+                                                             "\\(num_warps \\[4, 8\\]\\); pass num_warps="):
+        family[1](*args, BLOCK=256)
+    with pytest.raises(TypeError, match="add_kernel: missing constexpr argument\\(s\\) BLOCK \\(constexprs: BLOCK\\)"):
+        family[1](*args)
+    with pytest.raises(TypeError, match="unexpected keyword argument\\(s\\) BLOK"):
+        family[1](*args, BLOK=64)
+    with pytest.raises(TypeError, match="missing constexpr argument\\(s\\) BLOCK; unexpected keyword argument\\(s\\) X"):
+        family[1](*args, X=1)
+    with pytest.raises(rt.SpecializationNotFoundError, match="no specialization was built for BLOCK=\\[64\\]"):
+        family[1](*args, BLOCK=[64])               # unhashable: certainly not built
+    with pytest.raises(TypeError, match="takes 4 runtime arguments"):
+        family[1](0x1000, BLOCK=64)
+    with pytest.raises(ValueError, match="0x1004 is not 16-byte aligned"):
+        family[1](0x1000, 0x1004, 0x3000, 10, BLOCK=64)
+    with pytest.raises(ValueError, match="grid dimension 0"):
+        family[0](*args, BLOCK=64)
+    assert family._kernels                         # Kernels were created, nothing was loaded
+
+
+def test_family_constructor_checks():
+    with pytest.raises(ValueError, match="duplicate specialization BLOCK=64, num_warps=4"):
+        rt.KernelFamily("k", ADD_PARAMS, ["BLOCK"], [spec(64, 4), spec(64, 4)])
+    with pytest.raises(ValueError, match="specialization 'BLOCK64_w4' has constexprs \\['BLOCK'\\], expected \\['B'\\]"):
+        rt.KernelFamily("k", ADD_PARAMS, ["B"], [spec(64, 4)])
+    with pytest.raises(ValueError, match="unknown type"):
+        rt.KernelFamily("k", [("x", "*f32")], ["BLOCK"], [spec(64, 4)])
+
+
+def test_family_verify(tmp_path):
+    path = tmp_path / "BLOCK64_w4.sm_90.cubin"
+    path.write_bytes(CUBIN)
+    fam = rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], [
+        spec(64, 4, images={"sm_90": str(path)}, sha256={"sm_90": hashlib.sha256(b"other").hexdigest()})])
+    with pytest.raises(rt.KernelLoadError, match="sha256 mismatch for .*BLOCK64_w4.sm_90.cubin"):
+        fam.verify()
+
+
+# --------------------------------------------------------------------------- standalone module
+
+def run_isolated(code: str, tmp_path, block_cuda=False) -> dict:
+    """Run ``code`` in a fresh interpreter that sees only a copy of driver.py as _runtime.py."""
+    shutil.copy(DRIVER_PY, tmp_path / "_runtime.py")
+    prelude = textwrap.dedent("""
+        import json, sys
+        sys.path.insert(0, {path!r})
+        if {block!r}:
+            class Block:
+                def find_spec(self, name, path=None, target=None):
+                    if name == "cuda" or name.startswith("cuda."):
+                        raise ImportError("blocked: " + name)
+            sys.meta_path.insert(0, Block())
+    """).format(path=str(tmp_path), block=block_cuda)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_runs_standalone_without_mytriton(tmp_path):
+    info = run_isolated("""
+        import _runtime
+        k = _runtime.Kernel("k", [("x", "*fp32:16"), ("n", "i32")], 4, 0, {"sm_90": b"x"})
+        try:
+            k.launch(1, [0x1004, 1])
+        except ValueError as e:
+            err = str(e)
+        print(json.dumps({
+            "mytriton": sorted(m for m in sys.modules if m == "mytriton" or m.startswith("mytriton.")),
+            "cuda": sorted(m for m in sys.modules if m == "cuda" or m.startswith("cuda.")),
+            "numpy": "numpy" in sys.modules, "type": str(_runtime.parse_type("*fp16:16")), "err": err,
+        }))
+    """, tmp_path)
+    assert info == {"mytriton": [], "cuda": [], "numpy": False, "type": "*fp16:16",
+                    "err": "parameter 'x' is declared *fp32:16 but address 0x1004 is not 16-byte aligned"}
+
+
+def test_without_cuda_python_only_launching_fails(tmp_path):
+    info = run_isolated("""
+        import _runtime
+        k = _runtime.Kernel("k", [("n", "i32")], 4, 0, {"sm_90": b"x"})
+        try:
+            k.launch(1, [1])
+        except _runtime.CudaError as e:
+            err = str(e)
+        print(json.dumps({"available": _runtime.driver_available(), "err": err}))
+    """, tmp_path, block_cuda=True)
+    assert info["available"] is False
+    assert info["err"].startswith("cuInit failed: no usable CUDA driver (cuda-python is not installed "
+                                  "(pip install cuda-bindings)")
+
+
+def test_driver_available_is_false_without_a_gpu(tmp_path):
+    """Here cuda.bindings may be installed while no driver is: cuInit raises or fails."""
+    info = run_isolated("""
+        import _runtime
+        first = _runtime.driver_available()
+        print(json.dumps({"first": first, "again": _runtime.driver_available(),
+                          "reason": _runtime._unavailable_reason}))
+    """, tmp_path)
+    assert info["first"] == info["again"]
+    if not info["first"]:
+        assert info["reason"]
+
+
+def test_source_has_no_project_imports():
+    with open(DRIVER_PY) as f:
+        source = f.read()
+    assert "import mytriton" not in source and "from mytriton" not in source and "from ." not in source
