@@ -23,3 +23,8 @@ template <typename T> __device__ __forceinline__ T mt_div(T a, T b) {
 template <typename T> __device__ __forceinline__ T mt_mod(T a, T b) {
   return b == 0 ? a : b == (T)-1 ? (T)0 : a % b;
 }
+// N contiguous elements moved as one access (ld/st.global.v2/.v4 when N * sizeof(T) is 8 or 16).
+template <typename T, int N> struct __align__(sizeof(T) * N) mt_vec { T v[N]; };
+__device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long bytes) {
+  return (reinterpret_cast<unsigned long long>(p) & (bytes - 1)) == 0;
+}

@@ -99,6 +99,19 @@ def test_int32_division_modulo_compare_and(n, block, warps):
     assert_same(host(out), want)
 
 
+@pytest.mark.parametrize("offset", [1, 2, 3])
+def test_misaligned_views_take_the_checked_path(offset):
+    """x[offset:] is not 16-byte aligned: the vector fast path must fall back per element."""
+    n = 4097
+    x, y = rand(n + 3, 15), rand(n + 3, 16)
+    out = torch.zeros(n + 3, device="cuda")
+    xd, yd = dev(x), dev(y)
+    ew.add_kernel[(triton_cdiv(n, 1024),)](xd[offset:], yd[offset:], out[offset:], n, BLOCK=1024)
+    got = host(out)
+    assert_same(got[offset:offset + n], x[offset:offset + n] + y[offset:offset + n])
+    assert not got[:offset].any() and not got[offset + n:].any()
+
+
 def test_specializations_are_cached():
     x = dev(rand(100, 8))
     out = torch.empty(100, device="cuda")

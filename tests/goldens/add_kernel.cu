@@ -27,6 +27,11 @@ template <typename T> __device__ __forceinline__ T mt_div(T a, T b) {
 template <typename T> __device__ __forceinline__ T mt_mod(T a, T b) {
   return b == 0 ? a : b == (T)-1 ? (T)0 : a % b;
 }
+// N contiguous elements moved as one access (ld/st.global.v2/.v4 when N * sizeof(T) is 8 or 16).
+template <typename T, int N> struct __align__(sizeof(T) * N) mt_vec { T v[N]; };
+__device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long bytes) {
+  return (reinterpret_cast<unsigned long long>(p) & (bytes - 1)) == 0;
+}
 
 extern "C" __global__ void __launch_bounds__(128)
 add_kernel(const float* __restrict__ x_ptr, const float* __restrict__ y_ptr, float* __restrict__ out_ptr, int n)
@@ -55,14 +60,32 @@ add_kernel(const float* __restrict__ x_ptr, const float* __restrict__ y_ptr, flo
   // basic.py:11: x = tl.load(x_ptr + offs, mask=mask)
   float v6[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v6[r] = (v5[r] ? *v4[r] : 0.0f);
+  for (int r = 0; r < 2; r += 2) {
+    if (v5[(r + 0)] && v5[(r + 1)] && mt_aligned(v4[r], 8)) {
+      const mt_vec<float, 2> t = *reinterpret_cast<const mt_vec<float, 2>*>(v4[r]);
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) v6[r + j] = t.v[j];
+    } else {
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) v6[r + j] = (v5[(r + j)] ? *v4[(r + j)] : 0.0f);
+    }
+  }
   // basic.py:12: y = tl.load(y_ptr + offs, mask=mask)
   const float* v7[2];
   #pragma unroll
   for (int r = 0; r < 2; ++r) v7[r] = (y_ptr + v3[r]);
   float v8[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v8[r] = (v5[r] ? *v7[r] : 0.0f);
+  for (int r = 0; r < 2; r += 2) {
+    if (v5[(r + 0)] && v5[(r + 1)] && mt_aligned(v7[r], 8)) {
+      const mt_vec<float, 2> t = *reinterpret_cast<const mt_vec<float, 2>*>(v7[r]);
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) v8[r + j] = t.v[j];
+    } else {
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) v8[r + j] = (v5[(r + j)] ? *v7[(r + j)] : 0.0f);
+    }
+  }
   // basic.py:13: tl.store(out_ptr + offs, x + y, mask=mask)
   float* v9[2];
   #pragma unroll
@@ -71,5 +94,15 @@ add_kernel(const float* __restrict__ x_ptr, const float* __restrict__ y_ptr, flo
   #pragma unroll
   for (int r = 0; r < 2; ++r) v10[r] = (v6[r] + v8[r]);
   #pragma unroll
-  for (int r = 0; r < 2; ++r) if (v5[r]) *v9[r] = v10[r];
+  for (int r = 0; r < 2; r += 2) {
+    if (v5[(r + 0)] && v5[(r + 1)] && mt_aligned(v9[r], 8)) {
+      mt_vec<float, 2> t;
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) t.v[j] = v10[(r + j)];
+      *reinterpret_cast<mt_vec<float, 2>*>(v9[r]) = t;
+    } else {
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) if (v5[(r + j)]) *v9[r + j] = v10[(r + j)];
+    }
+  }
 }

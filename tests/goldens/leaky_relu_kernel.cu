@@ -27,6 +27,11 @@ template <typename T> __device__ __forceinline__ T mt_div(T a, T b) {
 template <typename T> __device__ __forceinline__ T mt_mod(T a, T b) {
   return b == 0 ? a : b == (T)-1 ? (T)0 : a % b;
 }
+// N contiguous elements moved as one access (ld/st.global.v2/.v4 when N * sizeof(T) is 8 or 16).
+template <typename T, int N> struct __align__(sizeof(T) * N) mt_vec { T v[N]; };
+__device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long bytes) {
+  return (reinterpret_cast<unsigned long long>(p) & (bytes - 1)) == 0;
+}
 
 extern "C" __global__ void __launch_bounds__(128)
 leaky_relu_kernel(const float* __restrict__ x_ptr, float* __restrict__ out_ptr, int n, float slope)
@@ -54,7 +59,16 @@ leaky_relu_kernel(const float* __restrict__ x_ptr, float* __restrict__ out_ptr, 
   // basic.py:20: x = tl.load(x_ptr + offs, mask=mask, other=0.0)
   float v6[8];
   #pragma unroll
-  for (int r = 0; r < 8; ++r) v6[r] = (v5[r] ? *v4[r] : 0.0f);
+  for (int r = 0; r < 8; r += 4) {
+    if (v5[(r + 0)] && v5[(r + 1)] && v5[(r + 2)] && v5[(r + 3)] && mt_aligned(v4[r], 16)) {
+      const mt_vec<float, 4> t = *reinterpret_cast<const mt_vec<float, 4>*>(v4[r]);
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) v6[r + j] = t.v[j];
+    } else {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) v6[r + j] = (v5[(r + j)] ? *v4[(r + j)] : 0.0f);
+    }
+  }
   // basic.py:21: tl.store(out_ptr + offs, tl.where(x > 0, x, slope * x), mask=mask)
   float* v7[8];
   #pragma unroll
@@ -69,5 +83,15 @@ leaky_relu_kernel(const float* __restrict__ x_ptr, float* __restrict__ out_ptr, 
   #pragma unroll
   for (int r = 0; r < 8; ++r) v10[r] = (v8[r] ? v6[r] : v9[r]);
   #pragma unroll
-  for (int r = 0; r < 8; ++r) if (v5[r]) *v7[r] = v10[r];
+  for (int r = 0; r < 8; r += 4) {
+    if (v5[(r + 0)] && v5[(r + 1)] && v5[(r + 2)] && v5[(r + 3)] && mt_aligned(v7[r], 16)) {
+      mt_vec<float, 4> t;
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) t.v[j] = v10[(r + j)];
+      *reinterpret_cast<mt_vec<float, 4>*>(v7[r]) = t;
+    } else {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) if (v5[(r + j)]) *v7[r + j] = v10[(r + j)];
+    }
+  }
 }

@@ -21,6 +21,7 @@ from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, ScalarType, Type, promote
+from ...passes.axisinfo import analyze
 
 _env = None
 
@@ -95,6 +96,7 @@ class CudaEmitter:
         self.smem_bytes = 0
         self.last_line = None
         self.const_params = self._read_only_params()
+        self.axis = analyze(fn)
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -299,16 +301,77 @@ class CudaEmitter:
     def op_addptr(self, op: Op):
         self.elementwise(op, lambda v: f"({v[0]} + {v[1]})", None)
 
+    def vector_width(self, ptr: Value) -> tuple[int, bool]:
+        """(elements per access, alignment proven) for a load/store through ``ptr``: contiguous
+        runs along the last dimension that one thread holds in consecutive registers move as one
+        8- or 16-byte access."""
+        if not isinstance(ptr.type, BlockType):
+            return 1, True
+        last = dim_maps(ptr.layout, ptr.type.shape)[-1]
+        eb = ptr.type.scalar.pointee.bits // 8
+        if last.size < last.spt or eb not in (4, 8):
+            return 1, True
+        info = self.axis.get(ptr)
+        vec = 1
+        while vec * 2 <= min(last.spt, info.contiguity[-1], 16 // eb):
+            vec *= 2
+        return vec, info.divisibility[-1] >= vec * eb
+
+    def vectorized(self, ptr: Value, conds: list[Value], fast: list[str], slow: str):
+        """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``conds`` holds
+        (and the address is aligned, unless proven), else the per-element ``slow`` statement."""
+        vec, aligned = self.vector_width(ptr)
+        eb = ptr.type.scalar.pointee.bits // 8
+        tests = [f"{self.elem(ptr, m, f'(r + {j})')}" for m in conds for j in range(vec)]
+        if not aligned:
+            tests.append(f"mt_aligned({self.ref(ptr)}[r], {vec * eb})")
+        self.emit("#pragma unroll")
+        self.emit(f"for (int r = 0; r < {self.nregs(ptr)}; r += {vec}) {{")
+        self.depth += 1
+        if tests:
+            self.emit(f"if ({' && '.join(tests)}) {{")
+        for line in fast:
+            self.emit(("  " if tests else "") + line)
+        if tests:
+            self.emit("} else {")
+            self.emit("  #pragma unroll")
+            self.emit(f"  for (int j = 0; j < {vec}; ++j) {slow}")
+            self.emit("}")
+        self.depth -= 1
+        self.emit("}")
+
     def op_load(self, op: Op):
-        def expr(v):
-            if len(v) == 1:
-                return f"*{v[0]}"
-            return f"({v[1]} ? *{v[0]} : {v[2]})"
-        self.elementwise(op, expr, None)
+        res, ptr = op.result, op.operands[0]
+        vec, _ = self.vector_width(ptr)
+        if vec == 1:
+            self.elementwise(op, lambda v: f"*{v[0]}" if len(v) == 1 else f"({v[1]} ? *{v[0]} : {v[2]})", None)
+            return
+        t = f"mt_vec<{res.type.scalar.c_name}, {vec}>"
+        self.emit(self.declare(res) + ";")
+        rj = "(r + j)"
+        scalar = f"*{self.elem(res, ptr, rj)}"
+        if len(op.operands) > 1:
+            scalar = f"({self.elem(res, op.operands[1], rj)} ? {scalar} : {self.elem(res, op.operands[2], rj)})"
+        fast = [f"const {t} t = *reinterpret_cast<const {t}*>({self.ref(ptr)}[r]);",
+                "#pragma unroll",
+                f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
+        self.vectorized(ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};")
 
     def op_store(self, op: Op):
         ptr = op.operands[0]
         pointee = ptr.type.scalar.pointee
+        vec, _ = self.vector_width(ptr)
+        if vec > 1:
+            rj = "(r + j)"
+            value = self.cast_to(self.elem(ptr, op.operands[1], rj), op.operands[1].type.scalar, pointee)
+            t = f"mt_vec<{pointee.c_name}, {vec}>"
+            fast = [f"{t} t;", "#pragma unroll", f"for (int j = 0; j < {vec}; ++j) t.v[j] = {value};",
+                    f"*reinterpret_cast<{t}*>({self.ref(ptr)}[r]) = t;"]
+            slow = f"*{self.ref(ptr)}[r + j] = {value};"
+            if len(op.operands) == 3:
+                slow = f"if ({self.elem(ptr, op.operands[2], rj)}) {slow}"
+            self.vectorized(ptr, op.operands[2:3], fast, slow)
+            return
         vals = [self.elem(ptr, v) if isinstance(ptr.type, BlockType) else self.ref(v) for v in op.operands]
         vals[1] = self.cast_to(vals[1], op.operands[1].type.scalar, pointee)
         stmt = f"*{vals[0]} = {vals[1]};"

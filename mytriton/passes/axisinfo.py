@@ -1,0 +1,182 @@
+"""Axis analysis (after Triton's AxisInfo): for each value and dimension, how long its runs of +1
+steps are (contiguity), the largest power of 2 dividing each run's first value (divisibility; in
+bytes for pointers), and how long its runs of equal values are (constancy). The CUDA backend turns
+a load or store of pointers contiguous along the fastest register dimension into 16-byte vector
+accesses; divisibility decides whether their alignment is proven or must be checked at run time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.ssa import Const, Function, Op, Param, Region, Value
+from ..ir.types import BlockType, PointerType, shape_of
+
+MAX_DIV = 1 << 30
+
+
+def _pow2_divisor(c: int) -> int:
+    c = abs(int(c))
+    if c == 0:
+        return MAX_DIV
+    return min(c & -c, MAX_DIV)
+
+
+@dataclass(frozen=True)
+class AxisInfo:
+    contiguity: tuple[int, ...]
+    divisibility: tuple[int, ...]
+    constancy: tuple[int, ...]
+
+    @staticmethod
+    def scalar(div: int) -> "AxisInfo":
+        return AxisInfo((), (div,), ())
+
+    @staticmethod
+    def unknown(shape, div: int = 1) -> "AxisInfo":
+        return AxisInfo((1,) * len(shape), (div,) * len(shape), (1,) * len(shape))
+
+    def expand(self, own_shape: tuple[int, ...], shape: tuple[int, ...]) -> "AxisInfo":
+        """This value's info seen broadcast to ``shape``."""
+        if not own_shape:
+            d = self.divisibility[0]
+            return AxisInfo((1,) * len(shape), (d,) * len(shape), tuple(shape))
+        contig, div, const = [], [], []
+        for d, (o, s) in enumerate(zip(own_shape, shape)):
+            if o == 1 and s != 1:
+                contig.append(1)
+                div.append(self.divisibility[d])
+                const.append(s)
+            else:
+                contig.append(self.contiguity[d])
+                div.append(self.divisibility[d])
+                const.append(self.constancy[d])
+        return AxisInfo(tuple(contig), tuple(div), tuple(const))
+
+
+def _elem_bytes(ty) -> int:
+    e = ty.scalar
+    if isinstance(e, PointerType):
+        return max(1, e.pointee.bits // 8)
+    return 0
+
+
+class AxisAnalysis:
+    def __init__(self, fn: Function):
+        self.info: dict[Value, AxisInfo] = {}
+        self.region(fn.body)
+
+    def get(self, v: Value) -> AxisInfo:
+        if v in self.info:
+            return self.info[v]
+        if isinstance(v, Const):
+            return AxisInfo.scalar(_pow2_divisor(v.value) if isinstance(v.value, int) and not isinstance(v.value, bool) else 1)
+        if isinstance(v, Param):
+            if isinstance(v.type, PointerType):
+                return AxisInfo.scalar(max(v.align, _elem_bytes(v.type)))
+            return AxisInfo.scalar(1)
+        eb = _elem_bytes(v.type)
+        return AxisInfo.unknown(shape_of(v.type), eb or 1) if shape_of(v.type) else AxisInfo.scalar(eb or 1)
+
+    def region(self, region: Region):
+        for op in region.ops:
+            if op.name == "for":
+                self.region(op.regions[0])
+                continue
+            if op.results:
+                rule = getattr(self, "rule_" + op.name, None)
+                info = rule(op) if rule else None
+                if info is not None:
+                    self.info[op.result] = info
+
+    def operands(self, op: Op) -> list[AxisInfo]:
+        shape = shape_of(op.result.type)
+        return [self.get(v).expand(shape_of(v.type), shape) for v in op.operands]
+
+    def rule_arange(self, op: Op):
+        n = op.attrs["end"] - op.attrs["start"]
+        return AxisInfo((n,), (_pow2_divisor(op.attrs["start"]),), (1,))
+
+    def _const_fill(self, op: Op):
+        shape = op.result.type.shape
+        div = MAX_DIV if op.name != "full" else self.get(op.operands[0]).divisibility[0]
+        return AxisInfo((1,) * len(shape), (div,) * len(shape), shape)
+
+    rule_zeros = rule_full = _const_fill
+
+    def rule_expand_dims(self, op: Op):
+        src = self.get(op.operands[0])
+        a = op.attrs["axis"]
+        if not src.contiguity:                               # a scalar cannot be expanded
+            return None
+        ins = lambda t, x: t[:a] + (x,) + t[a:]              # noqa: E731
+        # along the new size-1 dimension every element starts a run: what divides every element
+        every = min(self._run_div(src, d, 1) for d in range(len(src.contiguity)))
+        return AxisInfo(ins(src.contiguity, 1), ins(src.divisibility, every), ins(src.constancy, 1))
+
+    def rule_broadcast(self, op: Op):
+        return self.get(op.operands[0]).expand(shape_of(op.operands[0].type), op.result.type.shape)
+
+    def rule_convert_layout(self, op: Op):
+        return self.get(op.operands[0])
+
+    @staticmethod
+    def _run_div(info: AxisInfo, d: int, run: int, step: int = 1) -> int:
+        """Divisibility of the values at multiples of ``run`` along ``d``: a run of +1 steps
+        (of ``step`` units each) starting at a multiple of D holds multiples of min(D, run*step)
+        there; a value with no runs is divisible by D everywhere."""
+        div = info.divisibility[d]
+        return div if info.contiguity[d] == 1 else min(div, run * step)
+
+    def _add_like(self, op: Op, scale: int = 1, subtract: bool = False):
+        """add / sub / addptr; ``scale`` is the pointee size for addptr (offsets count elements,
+        divisibility of pointers counts bytes)."""
+        if not isinstance(op.result.type, BlockType):
+            a, b = (self.get(v) for v in op.operands)
+            return AxisInfo.scalar(min(a.divisibility[0], b.divisibility[0] * scale))
+        a, b = self.operands(op)
+        contig, div, const = [], [], []
+        for d in range(len(a.contiguity)):
+            c = min(a.contiguity[d], b.constancy[d])
+            if not subtract:
+                c = max(c, min(a.constancy[d], b.contiguity[d]))
+            contig.append(c)
+            div.append(min(self._run_div(a, d, c, scale), self._run_div(b, d, c) * scale))
+            const.append(min(a.constancy[d], b.constancy[d]))
+        return AxisInfo(tuple(contig), tuple(div), tuple(const))
+
+    def rule_add(self, op):
+        return self._add_like(op)
+
+    def rule_sub(self, op):
+        return self._add_like(op, subtract=True)
+
+    def rule_addptr(self, op):
+        return self._add_like(op, scale=_elem_bytes(op.result.type))
+
+    def rule_mul(self, op: Op):
+        if not isinstance(op.result.type, BlockType):
+            a, b = (self.get(v) for v in op.operands)
+            return AxisInfo.scalar(min(MAX_DIV, a.divisibility[0] * b.divisibility[0]))
+        a, b = self.operands(op)
+        n = len(a.contiguity)
+        one = lambda v: isinstance(v, Const) and v.value == 1        # noqa: E731
+        contig = tuple(a.contiguity[d] if one(op.operands[1]) else b.contiguity[d] if one(op.operands[0]) else 1
+                       for d in range(n))
+        div = tuple(min(MAX_DIV, self._run_div(a, d, contig[d]) * self._run_div(b, d, contig[d])) for d in range(n))
+        const = tuple(min(a.constancy[d], b.constancy[d]) for d in range(n))
+        return AxisInfo(contig, div, const)
+
+    def _constancy_only(self, op: Op):
+        if not isinstance(op.result.type, BlockType):
+            return None
+        infos = self.operands(op)
+        n = len(op.result.type.shape)
+        const = tuple(min(i.constancy[d] for i in infos) for d in range(n))
+        return AxisInfo((1,) * n, (1,) * n, const)
+
+    rule_cmp_lt = rule_cmp_le = rule_cmp_gt = rule_cmp_ge = rule_cmp_eq = rule_cmp_ne = _constancy_only
+    rule_and = rule_or = rule_xor = rule_where = rule_cast = _constancy_only
+
+
+def analyze(fn: Function) -> AxisAnalysis:
+    return AxisAnalysis(fn)

@@ -1,0 +1,64 @@
+"""Axis analysis and the 16-byte vector accesses it enables (CPU-checkable evidence in the PTX)."""
+import re
+import sys
+from pathlib import Path
+
+import mytriton
+from mytriton.compiler import build_ssa
+from mytriton.ir.ssa import walk
+from mytriton.passes.axisinfo import analyze
+from tests.kernels import basic
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
+import softmax  # noqa: E402
+
+ALIGNED = {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32"}
+
+
+def global_accesses(ptx: str) -> set[str]:
+    return set(re.findall(r"\b(?:ld|st)\.global[.\w]*", ptx))
+
+
+def test_aligned_elementwise_uses_16_byte_accesses():
+    ptx = mytriton.compile(basic.add_kernel, signature=ALIGNED, constexprs={"BLOCK": 1024}).asm["ptx"]
+    acc = global_accesses(ptx)
+    assert "ld.global.nc.v4.f32" in acc and "st.global.v4.f32" in acc
+
+
+def test_unproven_alignment_is_checked_at_run_time():
+    sig = dict(ALIGNED, y_ptr="*fp32")
+    cu = mytriton.compile(basic.add_kernel, signature=sig, constexprs={"BLOCK": 1024}).asm["cu"]
+    body = cu.split('extern "C"')[1]
+    assert body.count("mt_aligned(") == 1        # only y's loads need the check
+
+
+def test_one_element_per_thread_stays_scalar():
+    ptx = mytriton.compile(basic.add_kernel, signature=ALIGNED, constexprs={"BLOCK": 128}).asm["ptx"]
+    assert not any(".v4" in a or ".v2" in a for a in global_accesses(ptx))
+
+
+def test_softmax_reduces_with_warp_shuffles():
+    ptx = mytriton.compile(softmax.softmax_kernel, signature={"x": "*fp32:16", "y": "*fp32:16", "n_cols": "i32"},
+                           constexprs={"BLOCK": 1024}).asm["ptx"]
+    assert "shfl.sync.bfly.b32" in ptx
+
+
+def test_axis_info_of_offsets_and_pointers():
+    fn = build_ssa(basic.add_kernel, ALIGNED, {"BLOCK": 1024})
+    info = analyze(fn)
+    by_name = {}
+    for op in walk(fn.body):
+        by_name.setdefault(op.name, []).append(info.get(op.result) if op.results else None)
+    (offs,) = [i for i in by_name["add"] if i.contiguity == (1024,)]
+    assert offs.divisibility == (1024,)            # pid * 1024 + arange: runs start at multiples of 1024
+    assert all(p.contiguity == (1024,) and p.divisibility == (16,) for p in by_name["addptr"])
+
+
+def test_axis_info_does_not_overclaim_after_multiplication():
+    fn = build_ssa(basic.matmul_kernel, {"a": "*fp32:16", "b": "*fp32:16", "c": "*fp32:16", "M": "i32", "N": "i32",
+                                         "K": "i32"}, {"BM": 64, "BN": 64})
+    info = analyze(fn)
+    store = next(op for op in walk(fn.body) if op.name == "store")
+    ptr = info.get(store.operands[0])
+    assert ptr.contiguity == (1, 64)
+    assert ptr.divisibility[1] == 4                # (offs_m * N + offs_n): N is unknown, so only 4-byte aligned
