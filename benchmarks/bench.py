@@ -1,0 +1,206 @@
+"""mytriton vs Triton vs PyTorch on one GPU, in one process.
+
+Builds benchmarks/manifests/bench.yaml with mytriton-build, then times each kernel through
+(a) the generated mytriton loader package, (b) real Triton JIT compiling the *same kernel source*
+(its `import mytriton` lines swapped for `import triton`), and (c) the PyTorch equivalent.
+Results are checked before timing; times are CUDA-event medians after warm-up, with inputs rotated
+over several buffer sets so the L2 cache flatters no one. Prints a table and writes JSON.
+
+    python3 benchmarks/bench.py [--json out.json] [--only add,softmax] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELS = ROOT / "manifests" / "kernels"
+
+
+def build_mytriton(out_dir: Path):
+    cmd = [sys.executable, "-m", "mytriton.aot", str(ROOT / "benchmarks" / "manifests" / "bench.yaml"),
+           "--out", str(out_dir)]
+    subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    sys.path.insert(0, str(out_dir))
+    import mtbench
+    return mtbench
+
+
+def triton_module(filename: str):
+    """The kernel file compiled by real Triton: same source, imports swapped."""
+    src = (KERNELS / filename).read_text()
+    src = src.replace("import mytriton as triton", "import triton").replace(
+        "import mytriton.language as tl", "import triton.language as tl")
+    path = Path(tempfile.mkdtemp()) / f"triton_{filename}"
+    path.write_text(src)                       # Triton's JIT reads the source from a file
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def bench(fn, rotations: int, warmup_ms=50, reps=50):
+    """Median ms of fn(i) over reps, i rotating over input sets; events around each call."""
+    for i in range(3):
+        fn(i % rotations)
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn(0)
+    end.record()
+    torch.cuda.synchronize()
+    one = max(start.elapsed_time(end), 1e-3)
+    for i in range(max(1, int(warmup_ms / one))):
+        fn(i % rotations)
+    times = []
+    for i in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn(i % rotations)
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def check(name, got, want, rtol, atol):
+    if not torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+        err = (got - want).abs().max().item()
+        raise AssertionError(f"{name}: results differ (max abs error {err})")
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+class Suite:
+    def __init__(self, mt, quick: bool):
+        self.mt = mt
+        self.quick = quick
+        self.rows = []
+        self.tr_ew = triton_module("elementwise.py")
+        self.tr_sm = triton_module("softmax.py")
+        self.tr_rd = triton_module("reductions.py")
+        self.tr_mm = triton_module("matmul.py")
+
+    def record(self, kernel, config, unit, amount, times):
+        row = {"kernel": kernel, "config": config, "unit": unit}
+        for who, ms in times.items():
+            row[who + "_ms"] = ms
+            row[who] = amount / (ms * 1e-3) / 1e9 if unit == "GB/s" else amount / (ms * 1e-3) / 1e12
+        if "triton" in times and "mytriton" in times:
+            row["ratio"] = times["triton"] / times["mytriton"]
+        self.rows.append(row)
+        print(f"  {kernel:10s} {config:22s} " + "  ".join(
+            f"{k}={row[k]:8.1f}" for k in ("mytriton", "triton", "torch") if k in row) +
+            (f"  ratio={row['ratio']:.3f}" if "ratio" in row else ""), flush=True)
+
+    def elementwise(self):
+        n = 2**24 if self.quick else 2**28
+        sets = 2 if n >= 2**26 else 8
+        xs = [torch.randn(n, device="cuda") for _ in range(sets)]
+        ys = [torch.randn(n, device="cuda") for _ in range(sets)]
+        out = torch.empty(n, device="cuda")
+        for block in (1024, 2048):
+            grid = (cdiv(n, block),)
+            self.mt.add_kernel[grid](xs[0], ys[0], out, n, BLOCK=block)
+            check("add", out, xs[0] + ys[0], 0, 0)
+            t = {"mytriton": bench(lambda i: self.mt.add_kernel[grid](xs[i], ys[i], out, n, BLOCK=block), sets),
+                 "triton": bench(lambda i: self.tr_ew.add_kernel[grid](xs[i], ys[i], out, n, BLOCK=block), sets),
+                 "torch": bench(lambda i: torch.add(xs[i], ys[i], out=out), sets)}
+            self.record("add", f"n=2^{n.bit_length() - 1} BLOCK={block}", "GB/s", 12 * n, t)
+            self.mt.axpby_kernel[grid](xs[0], ys[0], out, 2.0, -0.5, n, BLOCK=block)
+            check("axpby", out, 2.0 * xs[0] - 0.5 * ys[0], 1e-6, 1e-6)
+            t = {"mytriton": bench(lambda i: self.mt.axpby_kernel[grid](xs[i], ys[i], out, 2.0, -0.5, n, BLOCK=block), sets),
+                 "triton": bench(lambda i: self.tr_ew.axpby_kernel[grid](xs[i], ys[i], out, 2.0, -0.5, n, BLOCK=block), sets),
+                 "torch": bench(lambda i: torch.add(xs[i] * 2.0, ys[i], alpha=-0.5, out=out), sets)}
+            self.record("axpby", f"n=2^{n.bit_length() - 1} BLOCK={block}", "GB/s", 12 * n, t)
+
+    def softmax(self):
+        rows, cols = (4096 if self.quick else 32768), 1024
+        sets = 4
+        xs = [torch.randn(rows, cols, device="cuda") * 10 for _ in range(sets)]
+        y = torch.empty(rows, cols, device="cuda")
+        for warps in (4, 8):
+            self.mt.softmax_kernel[(rows,)](xs[0], y, cols, BLOCK=1024, num_warps=warps)
+            check("softmax", y, torch.softmax(xs[0], 1), 1e-5, 1e-6)
+            t = {"mytriton": bench(lambda i: self.mt.softmax_kernel[(rows,)](xs[i], y, cols, BLOCK=1024, num_warps=warps), sets),
+                 "triton": bench(lambda i: self.tr_sm.softmax_kernel[(rows,)](xs[i], y, cols, BLOCK=1024, num_warps=warps), sets),
+                 "torch": bench(lambda i: torch.softmax(xs[i], 1, out=y) if False else torch.softmax(xs[i], 1), sets)}
+            self.record("softmax", f"{rows}x{cols} w{warps}", "GB/s", 8 * rows * cols, t)
+
+    def reductions(self):
+        rows, cols = (256 if self.quick else 4096), 65536
+        sets = 2
+        xs = [torch.randn(rows, cols, device="cuda") for _ in range(sets)]
+        out = torch.empty(rows, device="cuda")
+        for block, warps in ((1024, 4), (2048, 8)):
+            self.mt.row_sum_kernel[(rows,)](xs[0], out, cols, BLOCK=block, num_warps=warps)
+            check("row_sum", out, xs[0].sum(1), 1e-4, 1e-2)
+            t = {"mytriton": bench(lambda i: self.mt.row_sum_kernel[(rows,)](xs[i], out, cols, BLOCK=block, num_warps=warps), sets),
+                 "triton": bench(lambda i: self.tr_rd.row_sum_kernel[(rows,)](xs[i], out, cols, BLOCK=block, num_warps=warps), sets),
+                 "torch": bench(lambda i: torch.sum(xs[i], 1, out=out), sets)}
+            self.record("row_sum", f"{rows}x{cols} B={block} w{warps}", "GB/s", 4 * rows * cols, t)
+        n_rows, n_cols = (2048 if self.quick else 16384), 16384
+        xs = [torch.randn(n_rows, n_cols, device="cuda") for _ in range(sets)]
+        out = torch.empty(n_cols, device="cuda")
+        for bm, bn in ((32, 128), (64, 64)):
+            grid = (cdiv(n_cols, bn),)
+            self.mt.col_max_kernel[grid](xs[0], out, n_rows, n_cols, BM=bm, BN=bn)
+            check("col_max", out, xs[0].max(0).values, 0, 0)
+            t = {"mytriton": bench(lambda i: self.mt.col_max_kernel[grid](xs[i], out, n_rows, n_cols, BM=bm, BN=bn), sets),
+                 "triton": bench(lambda i: self.tr_rd.col_max_kernel[grid](xs[i], out, n_rows, n_cols, BM=bm, BN=bn), sets),
+                 "torch": bench(lambda i: torch.amax(xs[i], 0, out=out), sets)}
+            self.record("col_max", f"{n_rows}x{n_cols} {bm}x{bn}", "GB/s", 4 * n_rows * n_cols, t)
+
+    def matmul(self):
+        n = 1024 if self.quick else 4096
+        a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+        c = torch.empty(n, n, device="cuda")
+        ref = (a.double() @ b.double()).float()
+        torch.backends.cuda.matmul.allow_tf32 = False
+        for bm, bn, warps in ((32, 32, 4), (64, 64, 4), (64, 64, 8), (128, 64, 8)):
+            grid = (cdiv(n, bm), cdiv(n, bn))
+            self.mt.matmul_kernel[grid](a, b, c, n, n, n, BM=bm, BN=bn, num_warps=warps)
+            check("matmul", c, ref, 1e-3, 1e-2)
+            t = {"mytriton": bench(lambda i: self.mt.matmul_kernel[grid](a, b, c, n, n, n, BM=bm, BN=bn, num_warps=warps), 1, reps=10),
+                 "triton": bench(lambda i: self.tr_mm.matmul_kernel[grid](a, b, c, n, n, n, BM=bm, BN=bn, num_warps=warps), 1, reps=10),
+                 "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
+            self.record("matmul", f"{n}^3 {bm}x{bn} w{warps}", "TFLOP/s", 2 * n**3, t)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "bench.json"))
+    ap.add_argument("--only", default="")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    mt = build_mytriton(Path(tempfile.mkdtemp()) / "build")
+    suite = Suite(mt, args.quick)
+    print(f"device: {torch.cuda.get_device_name()}  (GB/s counts bytes read + written; fp32 matmul without tf32)")
+    for name in ("elementwise", "softmax", "reductions", "matmul"):
+        if not args.only or name in args.only.split(","):
+            getattr(suite, name)()
+    print("\nsummary (best config of each):")
+    print(f"{'kernel':10s} {'unit':8s} {'mytriton':>10s} {'triton':>10s} {'torch':>10s} {'mt/triton':>10s}")
+    for kernel in dict.fromkeys(r["kernel"] for r in suite.rows):
+        rows = [r for r in suite.rows if r["kernel"] == kernel]
+        best = {w: max(r.get(w, 0) for r in rows) for w in ("mytriton", "triton", "torch")}
+        print(f"{kernel:10s} {rows[0]['unit']:8s} {best['mytriton']:10.1f} {best['triton']:10.1f} {best['torch']:10.1f}"
+              f" {best['mytriton'] / best['triton']:10.3f}")
+    Path(args.json).write_text(json.dumps(suite.rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
