@@ -140,8 +140,7 @@ def test_a_damaged_artifact_is_rebuilt(tmp_path, compile_calls):
 
 
 def test_compile_error_exits_1_and_leaves_the_previous_output(tmp_path):
-    write_project(tmp_path, TWO_TARGETS)
-    assert run_cli(["m.yaml", "--out", "out", "-j", "2"], cwd=tmp_path).returncode == 0
+    build(write_project(tmp_path, TWO_TARGETS), tmp_path / "out")
     before = tree_bytes(tmp_path / "out")
     break_kernel(tmp_path)
     result = run_cli(["m.yaml", "--out", "out", "-j", "2"], cwd=tmp_path)
@@ -228,6 +227,15 @@ def test_leftovers_of_a_killed_build_are_cleaned_up(tmp_path):
     assert leftovers(tmp_path / "out") == []
 
 
+def test_unwritable_output_folder_is_reported_without_traceback(tmp_path):
+    write_project(tmp_path, SMALL_MANIFEST)
+    (tmp_path / "file").write_text("")
+    result = run_cli(["m.yaml", "--out", "file/out"], cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == "mytriton-build: cannot write the output: Not a directory: file/out\n", result.stderr
+    assert_no_traceback(result.stderr)
+
+
 def test_swap_without_rename_exchange(tmp_path, monkeypatch):
     monkeypatch.setattr(output, "_rename_exchange", lambda a, b: False)
     dest, new = tmp_path / "pkg", tmp_path / ".pkg.tmp-1"
@@ -254,7 +262,8 @@ def test_concurrent_builds_into_one_folder_are_serialized(tmp_path):
     assert leftovers(tmp_path / "out") == []
 
 
-def _interrupt(tmp_path: Path, command: list[str], marker: str, env: dict) -> tuple[subprocess.Popen, str, str]:
+def _interrupt(tmp_path: Path, command: list[str], marker: str, env: dict,
+               signum: int = signal.SIGINT) -> tuple[subprocess.Popen, str, str]:
     proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     seen = []
@@ -262,12 +271,13 @@ def _interrupt(tmp_path: Path, command: list[str], marker: str, env: dict) -> tu
         seen.append(line)
         if marker in line:
             break
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     return proc, "".join(seen) + out, err
 
 
-def test_ctrl_c_leaves_the_previous_output(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_ctrl_c_leaves_the_previous_output(tmp_path, signum):
     manifest = write_project(tmp_path, SMALL_MANIFEST)
     build(manifest, tmp_path / "out")
     before = tree_bytes(tmp_path / "out")
@@ -280,7 +290,7 @@ def test_ctrl_c_leaves_the_previous_output(tmp_path):
         "    time.sleep(60)\n"
         "mytriton.compile = slow\n"
         "sys.exit(main(['m.yaml', '--out', 'out', '-j', '1']))\n")
-    proc, out, err = _interrupt(tmp_path, [sys.executable, "-c", slow_build], "compiling", env_with_repo())
+    proc, out, err = _interrupt(tmp_path, [sys.executable, "-c", slow_build], "compiling", env_with_repo(), signum)
     assert proc.returncode == 130, err
     assert err == "mytriton-build: interrupted; the previous output was left as it was\n"
     assert tree_bytes(tmp_path / "out") == before and leftovers(tmp_path / "out") == []

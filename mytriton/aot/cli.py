@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 
 from .errors import AotError, CompileFailed
@@ -48,10 +49,19 @@ def main(argv: list[str] | None = None) -> int:
         if _TARGET_LIKE.fullmatch(path) and not os.path.exists(path):
             return _fail(f"{path}: no such manifest (for several targets repeat the option: "
                          f"--target sm_80 --target sm_90)", 2)
+    # `kill` gets the same clean exit as Ctrl-C: the staging folder is removed, the old output kept.
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        return _build(args, targets)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _build(args, targets) -> int:
     from .build import build_packages
     try:
         build_packages(args.manifests, out_dir=args.out, targets=targets, jobs=args.jobs,
-              echo=lambda line: print(line, flush=True), notify=lambda line: _err(line))
+                       echo=lambda line: print(line, flush=True), notify=lambda line: _err(line))
     except CompileFailed as exc:
         for labels, message in exc.failures:
             shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
@@ -61,12 +71,19 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc), exc.exit_status)
     except KeyboardInterrupt:
         return _fail("interrupted; the previous output was left as it was", 130)
+    except OSError as exc:      # e.g. an --out folder that cannot be written
+        where = f": {exc.filename}" if exc.filename else ""
+        return _fail(f"cannot write the output: {exc.strerror or exc}{where}", 1)
     except Exception as exc:  # noqa: BLE001 - a bug in mytriton-build: say so, briefly
         if os.environ.get("MYTRITON_TRACEBACK"):
             raise
         return _fail(f"internal error: {type(exc).__name__}: {exc} "
                      "(set MYTRITON_TRACEBACK=1 for the traceback)", 1)
     return 0
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def _err(message: str) -> None:

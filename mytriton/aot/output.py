@@ -75,7 +75,8 @@ def staging(dest: Path):
 
 
 def same_tree(a: Path, b: Path) -> bool:
-    """True when both folders hold the same files with the same bytes."""
+    """True when both folders hold the same files with the same bytes (``__pycache__`` aside:
+    importing the package must not make the next no-op build rewrite it)."""
     if not b.is_dir():
         return False
     files_a, files_b = _files(a), _files(b)
@@ -85,7 +86,8 @@ def same_tree(a: Path, b: Path) -> bool:
 
 
 def _files(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if not p.is_dir() or p.is_symlink()}
+    return {p.relative_to(root).as_posix() for p in root.rglob("*")
+            if (not p.is_dir() or p.is_symlink()) and "__pycache__" not in p.relative_to(root).parts}
 
 
 def swap_in(tmp: Path, dest: Path) -> None:
