@@ -129,15 +129,21 @@ def test_mlir_ptx_matches_cuda_backend(case):
     ptx = mlir_ptx(case, mlir_text)
     drv = Driver()
     got = run_on_gpu(drv, case, ptx.encode() + b"\0", case.kernel.__name__, 0)
-    ck = mytriton.compile(case.kernel, signature=case.signature, constexprs=case.constexprs, target="sm_90",
-                          num_warps=case.num_warps)
-    want = run_on_gpu(drv, case, ck.asm["cubin"], ck.metadata["name"], ck.metadata["shared"])
     expected = case.reference(case.inputs(np.random.default_rng(0)))
+    for param in case.outputs:
+        np.testing.assert_allclose(got[param], expected[param], rtol=case.rtol, atol=case.atol,
+                                   err_msg=f"{case.name}: {param}: MLIR backend vs numpy")
+    try:
+        ck = mytriton.compile(case.kernel, signature=case.signature, constexprs=case.constexprs, target="sm_90",
+                              num_warps=case.num_warps)
+        cubin = ck.asm["cubin"]
+    except mytriton.NVRTCError as e:
+        pytest.xfail(f"the CUDA backend cannot compile this kernel (the MLIR result matched numpy): "
+                     f"{str(e).splitlines()[0]}")
+    want = run_on_gpu(drv, case, cubin, ck.metadata["name"], ck.metadata["shared"])
     for param in case.outputs:
         np.testing.assert_allclose(got[param], want[param], rtol=case.rtol, atol=case.atol,
                                    err_msg=f"{case.name}: {param}: MLIR backend vs CUDA backend")
-        np.testing.assert_allclose(got[param], expected[param], rtol=case.rtol, atol=case.atol,
-                                   err_msg=f"{case.name}: {param}: MLIR backend vs numpy")
 
 
 def write_ptx(folder: str) -> None:

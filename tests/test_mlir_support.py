@@ -6,6 +6,7 @@ message and the source line of the offending op.
 """
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import os
 from dataclasses import dataclass, field
@@ -114,6 +115,17 @@ def casts_kernel(x_ptr, h_ptr, u_ptr, out_f_ptr, out_i_ptr, out_h_ptr, out_b_ptr
 
 
 @triton.jit
+def divmod_kernel(a_ptr, b_ptr, q_ptr, r_ptr, n, BLOCK: tl.constexpr):
+    """Integer // and % truncate; a zero divisor gives -1 / the dividend; MIN // -1 wraps."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask, other=0)
+    b = tl.load(b_ptr + offs, mask=mask, other=1)
+    tl.store(q_ptr + offs, a // b, mask=mask)
+    tl.store(r_ptr + offs, a % b, mask=mask)
+
+
+@triton.jit
 def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -130,6 +142,15 @@ def outer_kernel(v_ptr, out_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     v = tl.load(v_ptr + offs)
     tl.store(out_ptr + offs[:, None] * N + offs[None, :], v[:, None] * v[None, :])
+
+
+def manifest_kernel(file: str, name: str):
+    """A kernel shipped under manifests/kernels/ (imported under a private module name)."""
+    path = REPO / "manifests" / "kernels" / file
+    spec = importlib.util.spec_from_file_location(f"_mlir_test_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
 
 
 # --- kernels it rejects ---------------------------------------------------------------------------
@@ -218,6 +239,21 @@ def _casts_ref(a):
             "out_b_ptr": ((x != 0) & (u != 0)).astype(np.int8)}
 
 
+def _divmod_inputs(rng, n=200):
+    a = rng.integers(-1000, 1000, n).astype(np.int32)
+    b = rng.integers(-9, 9, n).astype(np.int32)
+    a[:4], b[:4] = [-2**31, -2**31, 7, -7], [-1, 0, 0, -1]
+    return {"a_ptr": a, "b_ptr": b, "q_ptr": np.zeros(n, np.int32), "r_ptr": np.zeros(n, np.int32), "n": n}
+
+
+def _divmod_ref(x):
+    a, b = x["a_ptr"].astype(np.int64), x["b_ptr"].astype(np.int64)
+    safe = np.where(b == 0, 1, b)
+    q = np.where(b == 0, -1, np.trunc(a / safe)).astype(np.int64)
+    r = np.where(b == 0, a, a - np.trunc(a / safe).astype(np.int64) * safe)
+    return {"q_ptr": q.astype(np.int32), "r_ptr": r.astype(np.int32)}     # -2**31 // -1 wraps
+
+
 def _math_ref(a):
     x = a["x_ptr"].astype(np.float32)
     y = np.sqrt(np.abs(x)) + np.log(np.abs(x) + 1) + np.sin(x) * np.cos(x) + np.exp2(x * 0.5)
@@ -281,6 +317,9 @@ CASES = [
           "out_h_ptr": "*fp16", "out_b_ptr": "*i8", "n": "i32"}, {"BLOCK": 128},
          grid=(3,), outputs=("out_f_ptr", "out_i_ptr", "out_h_ptr", "out_b_ptr"), inputs=_casts_inputs,
          reference=_casts_ref, rtol=1e-6, atol=1e-3),
+    Case("divmod_b64_w2", divmod_kernel, {"a_ptr": "*i32", "b_ptr": "*i32", "q_ptr": "*i32", "r_ptr": "*i32",
+                                          "n": "i32"}, {"BLOCK": 64}, num_warps=2, grid=(4,),
+         outputs=("q_ptr", "r_ptr"), inputs=_divmod_inputs, reference=_divmod_ref, rtol=0, atol=0),
     Case("math_b512_w4", math_kernel, {"x_ptr": F32, "out_ptr": F32, "n": "i32"}, {"BLOCK": 512},
          grid=(2,), outputs=("out_ptr",),
          inputs=lambda rng: {"x_ptr": (rng.standard_normal(1000) * 4).astype(np.float32),
@@ -291,6 +330,39 @@ CASES = [
                              "out_ptr": np.zeros(32 * 32, np.float32)},
          reference=lambda a: {"out_ptr": np.outer(a["v_ptr"], a["v_ptr"]).ravel()}),
 ]
+
+
+def _manifest_cases():
+    matmul_ptr = manifest_kernel("matmul.py", "matmul_ptr_kernel")
+    row_sum = manifest_kernel("reductions.py", "row_sum_kernel")
+    col_max = manifest_kernel("reductions.py", "col_max_kernel")
+    softmax = manifest_kernel("softmax.py", "softmax_kernel")
+    matmul_sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    matmul_ref = lambda a: {"c": (a["a"].reshape(37, 29).astype(np.float64)  # noqa: E731
+                                  @ a["b"].reshape(29, 45)).astype(np.float32).ravel()}
+    rows = lambda rng, r, c: rng.standard_normal(r * c).astype(np.float32)  # noqa: E731
+    return [
+        Case("manifest_matmul_ptr_64x64_w4", matmul_ptr, matmul_sig, {"BM": 64, "BN": 64}, grid=(1, 1),
+             outputs=("c",), inputs=_matmul_inputs, reference=matmul_ref, rtol=1e-4, atol=1e-4),
+        Case("manifest_row_sum_b256_w4", row_sum, {"x": F32, "out": "*fp32", "n_cols": "i32"}, {"BLOCK": 256},
+             grid=(7,), outputs=("out",),
+             inputs=lambda rng: {"x": rows(rng, 7, 1000), "out": np.zeros(7, np.float32), "n_cols": 1000},
+             reference=lambda a: {"out": a["x"].reshape(7, 1000).sum(axis=1)}, rtol=1e-4, atol=1e-4),
+        Case("manifest_col_max_32x64_w4", col_max, {"x": "*fp32", "out": "*fp32", "n_rows": "i32", "n_cols": "i32"},
+             {"BM": 32, "BN": 64}, grid=(2,), outputs=("out",),
+             inputs=lambda rng: {"x": rows(rng, 77, 100), "out": np.zeros(128, np.float32), "n_rows": 77,
+                                 "n_cols": 100},
+             reference=lambda a: {"out": np.concatenate([a["x"].reshape(77, 100).max(axis=0),
+                                                         np.zeros(28, np.float32)])}),
+        Case("manifest_softmax_b4096_w8", softmax, {"x": F32, "y": F32, "n_cols": "i32"}, {"BLOCK": 4096},
+             num_warps=8, grid=(3,), outputs=("y",),
+             inputs=lambda rng: {"x": rows(rng, 3, 3000), "y": np.zeros(3 * 3000, np.float32), "n_cols": 3000,
+                                 "rows": 3},
+             reference=lambda a: {"y": _softmax_ref({"x_ptr": a["x"], "rows": 3})["y_ptr"]}, rtol=1e-4, atol=1e-7),
+    ]
+
+
+CASES += _manifest_cases()
 
 
 @dataclass

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import copy
 
+from ...errors import CompilationError
 from ...ir.ssa import Function, walk
 from ...ir.types import BlockType
 from ...ir.verifier import verify
@@ -69,7 +70,10 @@ def emit_mlir(fn: Function) -> str:
         fn = copy.deepcopy(fn)
         assign_layouts(fn)
         verify(fn)
-    return MLIREmitter(fn).generate()
+    try:
+        return MLIREmitter(fn).generate()
+    except CompilationError as e:
+        raise e.with_traceback(None) from None          # the user's line, no compiler frames
 
 
 __all__ = ["emit_mlir", "tools"]

@@ -3,7 +3,8 @@
 One table, ``ELEMENTWISE``, gives each elementwise op of the registry (ir/ops.py) its MLIR spelling
 in the ``arith`` and ``math`` dialects, on scalars of the op's compute type. The semantics are the
 registry's (Triton's and the CUDA backend's): integer + - * wrap (``arith`` integer ops carry no
-overflow flags), integer // and % truncate toward zero and a zero divisor yields -1 / the dividend,
+overflow flags), integer // and % truncate toward zero, a zero divisor yields -1 / the dividend and
+MIN // -1 wraps to MIN (``divsi``/``remsi`` leave both undefined, so the divisor is guarded),
 float % is C ``fmod``, ``maximum``/``minimum`` ignore NaN (``maxnumf``), ``!=`` on floats is true for
 NaN (``une``). MLIR integers are signless, so signedness picks the op (``divsi``/``divui``, ``slt``/
 ``ult``, ``extsi``/``extui``, ``sitofp``/``uitofp``).
@@ -119,28 +120,40 @@ def _int_only(op: str, unsigned_op: str | None = None):
     return build
 
 
-def _guarded_int(op_signed: str, op_unsigned: str, on_zero):
-    """Integer // and %: a zero divisor is replaced by 1, then the result by ``on_zero``."""
-    def build(e, args, ct, name):
-        t = mlir_type(ct)
-        a, b = args
-        is_zero = e.emit(f"arith.cmpi eq, {b}, {e.const(0, ct)} : {t}")
-        safe = e.emit(f"arith.select {is_zero}, {e.const(1, ct)}, {b} : {t}")
-        op = op_signed if ct.is_signed else op_unsigned
-        q = e.emit(f"arith.{op} {a}, {safe} : {t}")
-        fallback = on_zero(e, a, ct)
-        return e.emit(f"arith.select {is_zero}, {fallback}, {q} : {t}", name)
-    return build
+def _safe_divisor(e, b: str, ct) -> tuple[str, str | None, str]:
+    """The divisor with the cases arith leaves undefined replaced by 1: zero, and for signed types
+    -1 (MIN / -1 overflows). Returns (is_zero, is_minus_one or None, safe divisor)."""
+    t = mlir_type(ct)
+    is_zero = e.emit(f"arith.cmpi eq, {b}, {e.const(0, ct)} : {t}")
+    is_minus_one, bad = None, is_zero
+    if ct.is_signed:
+        is_minus_one = e.emit(f"arith.cmpi eq, {b}, {e.const(-1, ct)} : {t}")
+        bad = e.emit(f"arith.ori {is_zero}, {is_minus_one} : i1")
+    safe = e.emit(f"arith.select {bad}, {e.const(1, ct)}, {b} : {t}")
+    return is_zero, is_minus_one, safe
 
 
 def _floordiv(e, args, ct, name):
-    return _guarded_int("divsi", "divui", lambda e, a, ct: e.const(-1, ct))(e, args, ct, name)
+    """a // b truncating; b == 0 gives -1 and a // -1 is -a, wrapping (MIN // -1 == MIN)."""
+    t = mlir_type(ct)
+    a, b = args
+    is_zero, is_minus_one, safe = _safe_divisor(e, b, ct)
+    q = e.emit(f"arith.{'divsi' if ct.is_signed else 'divui'} {a}, {safe} : {t}")
+    if is_minus_one is not None:
+        negated = e.emit(f"arith.subi {e.const(0, ct)}, {a} : {t}")
+        q = e.emit(f"arith.select {is_minus_one}, {negated}, {q} : {t}")
+    return e.emit(f"arith.select {is_zero}, {e.const(-1, ct)}, {q} : {t}", name)
 
 
 def _mod(e, args, ct, name):
+    """a % b with the sign of a (C fmod for floats); b == 0 gives a, and a % -1 is 0."""
+    t = mlir_type(ct)
     if ct.is_float:
-        return e.emit(f"arith.remf {args[0]}, {args[1]} : {mlir_type(ct)}", name)
-    return _guarded_int("remsi", "remui", lambda e, a, ct: a)(e, args, ct, name)
+        return e.emit(f"arith.remf {args[0]}, {args[1]} : {t}", name)
+    a, b = args
+    is_zero, _, safe = _safe_divisor(e, b, ct)       # a % 1 == 0 is also a % -1
+    r = e.emit(f"arith.{'remsi' if ct.is_signed else 'remui'} {a}, {safe} : {t}")
+    return e.emit(f"arith.select {is_zero}, {a}, {r} : {t}", name)
 
 
 def _cmp(float_pred: str, signed_pred: str, unsigned_pred: str):

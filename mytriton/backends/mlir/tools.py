@@ -7,9 +7,9 @@ emitted text does:
     verify_many(texts)      the same for many modules in one mlir-opt run (--split-input-file)
     lower_to_nvvm(text)     → LLVM dialect + NVVM intrinsics (scf→cf, gpu→nvvm, casts reconciled)
     to_ptx(text, chip)      → PTX, serialized by MLIR's own NVPTX backend (gpu-module-to-binary),
-                              with libdevice linked for the ``math`` functions
-    to_llvm_ir(text, chip)  → LLVM IR text of the kernel module (the bitcode gpu-module-to-binary
-                              makes, disassembled with llvm-dis)
+                              with libdevice linked for the ``math`` functions; ``to_ptx_many``
+                              does many modules in one run
+    to_llvm_ir(text)        → LLVM IR text of the kernel (mlir-translate on the NVVM-lowered functions)
 
 A tool is looked for as ``NAME-19`` on PATH, then in ``/usr/lib/llvm-19/bin``, then as ``NAME`` on
 PATH (``MYTRITON_LLVM_BIN=DIR`` puts a directory first). libdevice (``libdevice.10.bc``) comes from
@@ -48,7 +48,7 @@ class MLIRToolError(RuntimeError):
 
 
 def find_tool(name: str) -> str | None:
-    """The path of ``name`` (``mlir-opt``, ``mlir-translate``, ``llvm-dis``, …), or None."""
+    """The path of ``name`` (``mlir-opt``, ``mlir-translate``, ``llc``, …), or None."""
     candidates = []
     if os.environ.get("MYTRITON_LLVM_BIN"):
         candidates.append(os.path.join(os.environ["MYTRITON_LLVM_BIN"], name))
@@ -116,12 +116,30 @@ def verify(text: str) -> str:
     return mlir_opt(text, what="parse and verify the module")
 
 
-def verify_many(texts: list[str]) -> list[str | None]:
-    """Verify many modules in one mlir-opt run; for each, None or the diagnostics that reject it."""
+def run_many(texts: list[str], *args: str, what: str) -> list[str]:
+    """mlir-opt on many modules in one process (``--split-input-file``): one output per module.
+    When the batch fails, the modules are rerun one by one so the error names the bad one."""
     if not texts:
         return []
     try:
-        mlir_opt(_SPLIT.join(texts), "--split-input-file", "-o", os.devnull)
+        out = mlir_opt(_SPLIT.join(texts), "--split-input-file", *args, what=what)
+    except MLIRToolError:
+        for i, text in enumerate(texts):
+            try:
+                mlir_opt(text, *args, what=what)
+            except MLIRToolError as e:
+                raise MLIRToolError(f"module {i} of {len(texts)}: {e}", e.stderr) from None
+        raise
+    parts = re.split(r"^// -----$", out, flags=re.M)
+    if len(parts) != len(texts):
+        raise MLIRToolError(f"mlir-opt returned {len(parts)} modules for {len(texts)}")
+    return parts
+
+
+def verify_many(texts: list[str]) -> list[str | None]:
+    """Verify many modules in one mlir-opt run; for each, None or the diagnostics that reject it."""
+    try:
+        run_many(texts, what="parse and verify the modules")
         return [None] * len(texts)
     except MLIRToolError:
         pass
@@ -141,17 +159,24 @@ def lower_to_nvvm(text: str) -> str:
     return mlir_opt(text, f"--pass-pipeline=builtin.module({NVVM_PIPELINE})", what="lower the module to NVVM")
 
 
-def _binary_pipeline(chip: str, fmt: str) -> str:
+def _binary_pipeline(chip: str) -> str:
     libdevice = find_libdevice()
     attach = f"nvvm-attach-target{{chip={chip} O=3" + (f" l={libdevice}" if libdevice else "") + "}"
-    return f"--pass-pipeline=builtin.module({attach},{NVVM_PIPELINE},gpu-module-to-binary{{format={fmt}}})"
+    return f"--pass-pipeline=builtin.module({attach},{NVVM_PIPELINE},gpu-module-to-binary{{format=isa}})"
 
 
 def to_ptx(text: str, chip: str = "sm_90") -> str:
     """PTX for the module's kernel, made by MLIR's NVPTX serializer (no CUDA toolkit needed, but a
     kernel that calls ``math`` functions needs libdevice: see ``find_libdevice``)."""
-    out = mlir_opt(text, _binary_pipeline(chip, "isa"), what=f"serialize the module to PTX for {chip}")
-    ptx = _object_bytes(out, "assembly").decode()
+    return to_ptx_many([text], chip)[0]
+
+
+def to_ptx_many(texts: list[str], chip: str = "sm_90") -> list[str]:
+    outs = run_many(texts, _binary_pipeline(chip), what=f"serialize the module to PTX for {chip}")
+    return [_checked_ptx(_object_bytes(out, "assembly").rstrip(b"\0").decode()) for out in outs]
+
+
+def _checked_ptx(ptx: str) -> str:
     unresolved = sorted(set(re.findall(r"\.extern \.func[^;]*?(__nv_\w+)", ptx)))
     if unresolved:
         raise MLIRToolError(f"the PTX calls libdevice functions ({', '.join(unresolved)}) but no libdevice.10.bc "
@@ -159,14 +184,30 @@ def to_ptx(text: str, chip: str = "sm_90") -> str:
     return ptx
 
 
-def to_llvm_ir(text: str, chip: str = "sm_90") -> str:
-    """LLVM IR (text) of the module's kernel for ``chip``, libdevice linked where found."""
-    out = mlir_opt(text, _binary_pipeline(chip, "llvm"), what="translate the module to LLVM IR")
-    return run("llvm-dis", ["-o", "-"], _object_bytes(out, "offload"), "disassemble the LLVM bitcode").decode()
+def to_llvm_ir(text: str) -> str:
+    """LLVM IR (text) of the module's kernel: the NVVM-lowered ``gpu.module``'s functions, moved
+    into a module for the ``nvptx64-nvidia-cuda`` triple and translated by ``mlir-translate``.
+    libdevice is not linked here (``math`` functions stay ``declare``d ``__nv_*`` calls); ``llc
+    -march=nvptx64`` makes PTX from it for kernels that call none."""
+    body = _gpu_module_body(lower_to_nvvm(text))
+    module = 'module attributes {llvm.target_triple = "nvptx64-nvidia-cuda"} {\n' + body + "}\n"
+    return run("mlir-translate", ["--mlir-to-llvmir"], module, "translate the module to LLVM IR")
+
+
+def _gpu_module_body(lowered: str) -> str:
+    """The ops inside the (single) ``gpu.module`` of mlir-opt's output."""
+    lines = lowered.splitlines()
+    for i, line in enumerate(lines):
+        head = re.match(r"^(\s*)gpu\.module @", line)
+        if head and line.rstrip().endswith("{"):
+            close = head.group(1) + "}"
+            end = next(j for j in range(i + 1, len(lines)) if lines[j].rstrip() == close)
+            return "\n".join(lines[i + 1:end]) + "\n"
+    raise MLIRToolError("no gpu.module in the lowered module")
 
 
 def _object_bytes(module_text: str, key: str) -> bytes:
-    """The payload of the ``gpu.binary``'s object (``assembly = "..."`` / ``offload = "..."``),
+    """The payload of the ``gpu.binary``'s object (``assembly = "..."``),
     unescaped from MLIR's string syntax (``\\XX`` hex escapes, ``\\\\``, ``\\"``, ``\\n``, ``\\t``)."""
     start = module_text.find(f'{key} = "')
     if start < 0:
@@ -185,4 +226,4 @@ def _object_bytes(module_text: str, key: str) -> bytes:
         else:
             out.append(int(module_text[i + 1:i + 3], 16))
             i += 3
-    return bytes(out).rstrip(b"\0")
+    return bytes(out)
