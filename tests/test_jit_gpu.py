@@ -63,7 +63,14 @@ def test_axpby_fp32_scalars(n, block, warps):
     x, y = special(rand(n, 3)), rand(n, 4)
     out = torch.empty(n, device="cuda")
     ew.axpby_kernel[(triton_cdiv(n, block),)](dev(x), dev(y), out, 1.5, -2.25, n, BLOCK=block, num_warps=warps)
-    assert_same(host(out), np.float32(1.5) * x + np.float32(-2.25) * y)
+    # a*x + b*y contracts to one FMA (NVRTC's default, and Triton's): it differs from numpy's two
+    # roundings by at most an ulp of the larger term, which can exceed an ulp of a cancelling sum
+    ax, by = np.float32(1.5) * x, np.float32(-2.25) * y
+    got, want = host(out), ax + by
+    bound = 1.2e-7 * (np.abs(ax) + np.abs(by))
+    finite = np.isfinite(want)
+    assert np.all(np.abs(got - want)[finite] <= bound[finite])
+    assert_same(got[~finite], want[~finite])
 
 
 @pytest.mark.parametrize("n,block,warps", SIZES)
