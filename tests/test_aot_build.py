@@ -302,7 +302,7 @@ def test_ctrl_c_stops_parallel_workers(tmp_path):
             "if multiprocessing.parent_process() is not None:\n"
             "    print('worker', os.getpid(), flush=True)\n"
             "    time.sleep(120)\n")
-    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    write_project(tmp_path, SMALL_MANIFEST)
     kernel = tmp_path / "kernels" / "k.py"
     kernel.write_text(hang + kernel.read_text())
     start = time.monotonic()
@@ -332,6 +332,15 @@ def test_several_manifests_in_one_run(tmp_path):
     assert "[3/3]" in result.stdout
     assert (tmp_path / "out/small/kernels/add_kernel/BLOCK256_w4.sm_90.cubin").is_file()
     assert (tmp_path / "out/other/kernels/add_kernel/BLOCK128_w4.sm_90.cubin").is_file()
+
+
+def test_module_references_build_in_worker_processes(tmp_path):
+    write_project(tmp_path, SMALL_MANIFEST.replace("kernels/k.py:add_kernel", "aot_test_module_ref:add_kernel"))
+    (tmp_path / "aot_test_module_ref.py").write_text((tmp_path / "kernels" / "k.py").read_text())
+    result = run_cli(["m.yaml", "--out", "out", "-j", "2"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    info = json.loads((tmp_path / "out/small/manifest.json").read_text())
+    assert info["kernels"]["add_kernel"]["kernel"] == "aot_test_module_ref:add_kernel"
 
 
 def test_the_shipped_elementwise_manifest_builds(tmp_path):

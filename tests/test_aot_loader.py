@@ -1,6 +1,7 @@
 """The generated package without a GPU: thin import, argument checks, sha256, pip wheel (DESIGN.md §4)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -138,11 +139,11 @@ def _wheel_build_options() -> list[str]:
     """Build offline with the installed setuptools when it can; else let pip fetch it."""
     try:
         import setuptools
-        import wheel  # noqa: F401 - setuptools < 70.1 needs it for bdist_wheel
-        if int(setuptools.__version__.split(".")[0]) >= 61:
-            return ["--no-build-isolation"]
     except ImportError:
-        pass
+        return []
+    # setuptools < 70.1 needs the wheel package for bdist_wheel.
+    if int(setuptools.__version__.split(".")[0]) >= 61 and importlib.util.find_spec("wheel"):
+        return ["--no-build-isolation"]
     return []
 
 

@@ -8,7 +8,6 @@
 """
 from __future__ import annotations
 
-import sys
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -56,8 +55,8 @@ class PackageReport:
 
 
 def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: list[str] | None = None,
-          jobs: int | None = None, echo: Callable[[str], None] = print,
-          notify: Callable[[str], None] | None = None) -> list[PackageReport]:
+                   jobs: int | None = None, echo: Callable[[str], None] = print,
+                   notify: Callable[[str], None] | None = None) -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``; see DESIGN.md §3–4.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.

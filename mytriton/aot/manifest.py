@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from . import kernel_source
 from .errors import ManifestError
 from .signature import sort_targets, target_error, type_error
@@ -24,8 +22,8 @@ from .yamldoc import YamlDoc, kind_name, line_of
 TOP_KEYS = ("package", "targets", "kernels")
 KERNEL_KEYS = ("kernel", "signature", "constexprs", "specializations", "num_warps")
 DEFAULT_NUM_WARPS = (4,)
-# Names the generated loader exports besides the kernels (see templates/loader/__init__.py.j2).
-LOADER_NAMES = ("DeviceArray", "cdiv")
+# Names the generated loader defines besides the kernels (see templates/loader/__init__.py.j2).
+LOADER_NAMES = ("DeviceArray", "cdiv", "_runtime", "_os", "_HERE", "_path")
 _PACKAGE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -131,7 +129,7 @@ class _Parser:
             raise doc.error(ref_node, str(exc)) from None
         if source.function in LOADER_NAMES:
             raise doc.error(ref_node, f"a kernel cannot be named '{source.function}': the generated "
-                                      f"package exports that name ({', '.join(LOADER_NAMES)})")
+                                      f"package defines that name (reserved: {', '.join(LOADER_NAMES)})")
         constexpr_names = tuple(name for name in fn.arg_names if name in fn.constexpr_names)
         kernel = _KernelInfo(source.function, tuple(fn.arg_names), constexpr_names)
         params = self.signature(items["signature"], kernel)
