@@ -199,3 +199,14 @@ def test_nested_loops_two_carried_values_and_swap():
 
 def triton_cdiv(a, b):
     return (a + b - 1) // b
+
+
+def test_hoisted_invariant_load_is_guarded():
+    from tests.kernels import passes as pk
+    x = rand(64 * 5, 17)
+    out = torch.full((64,), 3.0, device="cuda")
+    pk.invariant_load[(1,)](dev(x), torch.tensor([1.5], device="cuda"), out, 5)
+    assert_same(host(out), (x.reshape(5, 64).astype(np.float64).sum(0) * 1.5).astype(np.float32), rtol=1e-6, atol=1e-6)
+    nothing = torch.empty(0, device="cuda")      # a zero-trip loop must not read through this pointer
+    pk.invariant_load[(1,)](dev(x), nothing, out, 0)
+    assert not host(out).any()

@@ -76,3 +76,19 @@ def test_cse_is_region_aware():
     # with the full pipeline the invariant is hoisted and then shared
     fn = build_ssa(k.cse_across_loop, sig)
     assert ops(fn).count("mul") == 1
+
+
+def test_licm_hoists_invariant_loads_guarded_by_the_trip_count():
+    sig = {"x_ptr": "*fp32", "scale_ptr": "*fp32", "out": "*fp32", "n": "i32"}
+    fn = verify(licm(build_ssa(k.invariant_load, sig, optimized=False)))
+    text = print_function(fn)
+    loop_at = text.index(" = for ")
+    head, body = text[:loop_at], text[loop_at:]
+    assert re.search(r"%(\d+) = cmp_lt 0, n : bool\n%\d+ = load scale_ptr, %\1, 0\.0 : f32", head), head
+    assert body.count("= load") == 1
+
+
+def test_licm_keeps_loads_when_the_loop_stores():
+    fn = verify(licm(build_ssa(k.load_after_store, P, optimized=False)))
+    loop = next(op for op in fn.body.ops if op.name == "for")
+    assert [op.name for op in loop.regions[0].ops][:1] == ["load"]

@@ -49,3 +49,20 @@ def cse_across_loop(x_ptr, out, n, m):
     for i in range(n):
         acc += tl.load(x_ptr + offs * m)
     tl.store(out + offs * m, acc)
+
+
+@triton.jit
+def invariant_load(x_ptr, scale_ptr, out, n):
+    offs = tl.arange(0, 64)
+    acc = tl.zeros((64,), tl.float32)
+    for i in range(n):
+        scale = tl.load(scale_ptr)                       # uniform and invariant: hoisted, guarded
+        acc += tl.load(x_ptr + i * 64 + offs) * scale
+    tl.store(out + offs, acc)
+
+
+@triton.jit
+def load_after_store(x_ptr, out, n):
+    for i in range(n):
+        v = tl.load(x_ptr)                               # the loop stores: must stay
+        tl.store(out + i, v)
