@@ -4,7 +4,8 @@
     verified after each) ─layouts→ CUDA C++ (Jinja) ─NVRTC→ PTX / cubin
 
 Each stage's output is kept in ``CompiledKernel.asm``: "ssa" (optimized SSA, the seeds' format),
-"ssa_layout" (the same with each block value's layout), "cu", "ptx", "cubin".
+"ssa_layout" (the same with each block value's layout), then for ``backend="cuda"`` "cu", "ptx",
+"cubin", and for ``backend="mlir"`` "mlir" (textual MLIR; its "ptx" needs the MLIR tools).
 """
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ class _Asm(dict):
 
     def __missing__(self, key):
         from .backends.cuda import nvrtc
+        if "mlir" in self:
+            if key != "ptx":
+                raise KeyError(key)
+            from .backends.mlir import tools
+            self[key] = tools.to_ptx(self["mlir"], self._target)
+            return self[key]
         if key == "ptx":
             self[key] = nvrtc.compile_ptx(self["cu"], self._source_name, self._target)
         elif key == "cubin":
@@ -127,8 +134,8 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
         raise CompilationError(f"compile() expects a @mytriton.jit function, got {fn!r}")
     if type(num_warps) is not int or num_warps not in (1, 2, 4, 8, 16, 32):
         raise CompilationError(f"num_warps must be a power of 2 from 1 to 32, got {num_warps!r}", kernel=fn.__name__)
-    if backend != "cuda":
-        raise CompilationError(f"unknown backend {backend!r} (available: cuda)", kernel=fn.__name__)
+    if backend not in ("cuda", "mlir"):
+        raise CompilationError(f"unknown backend {backend!r} (available: cuda, mlir)", kernel=fn.__name__)
     from .backends.cuda.codegen import generate_cuda
     from .backends.cuda.nvrtc import check_target
     try:
@@ -139,13 +146,19 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
     ssa_text = print_function(func)
     assign_layouts(func)
     verify(func)
-    cu, shared = generate_cuda(func)
-    asm = _Asm(f"{fn.__name__}.cu", target, ssa=ssa_text, ssa_layout=print_function(func, layouts=True), cu=cu)
+    stages = {"ssa": ssa_text, "ssa_layout": print_function(func, layouts=True)}
+    if backend == "mlir":
+        from .backends.mlir import emit_mlir
+        stages["mlir"], shared = emit_mlir(func), 0
+    else:
+        stages["cu"], shared = generate_cuda(func)
+    asm = _Asm(f"{fn.__name__}.cu", target, **stages)
     metadata = {
         "name": fn.__name__,
         "num_warps": num_warps,
         "shared": shared,
         "target": target,
+        "backend": backend,
         "signature": {p.name: _type_string(p) for p in func.params},
         "constexprs": {k: v for k, v in func.constexprs.items()},
     }

@@ -108,3 +108,8 @@ def test_language_outside_a_kernel():
     import mytriton.language as tl
     with pytest.raises(RuntimeError, match="only be called inside a @mytriton.jit kernel"):
         tl.arange(0, 4)
+
+
+def test_unknown_backend():
+    with pytest.raises(mytriton.CompilationError, match="unknown backend 'llvm' \\(available: cuda, mlir\\)"):
+        mytriton.compile(bad.needs_block, signature={"x": "*fp32"}, constexprs={"BLOCK": 16}, backend="llvm")
