@@ -143,10 +143,14 @@ def test_integer_division_is_guarded():
                                  "= arith.select", "arith.remsi"])
 
 
-def test_seed_kernels_verify_under_every_case():
-    """Every case emits; the ones in this file are also emitted at several num_warps."""
+def test_every_case_emits():
     for case in CASES:
         assert "gpu.func @" in emit_mlir(case.ssa()), case.name
+
+
+def test_where_on_pointers_selects_pointers():
+    text = emit_mlir(next(c for c in CASES if c.name == "pick_b64_w2").ssa())
+    assert_lines_in_order(text, ["arith.select %v1, %v2, %v3 : !llvm.ptr", "llvm.load %v4 : !llvm.ptr -> f32"])
 
 
 def test_emit_leaves_the_function_as_it_was():

@@ -153,6 +153,15 @@ def manifest_kernel(file: str, name: str):
     return getattr(module, name)
 
 
+@triton.jit
+def pick_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """tl.where on pointers; a scalar stored to a whole tile."""
+    offs = tl.arange(0, BLOCK)
+    source = tl.where(offs < n, x_ptr + offs, y_ptr + offs)
+    tl.store(out_ptr + offs, tl.load(source))
+    tl.store(out_ptr + BLOCK + offs, 7)
+
+
 # --- kernels it rejects ---------------------------------------------------------------------------
 
 @triton.jit
@@ -325,6 +334,12 @@ CASES = [
          inputs=lambda rng: {"x_ptr": (rng.standard_normal(1000) * 4).astype(np.float32),
                              "out_ptr": np.zeros(1000, np.float32), "n": 1000},
          reference=_math_ref, rtol=1e-4, atol=1e-4),
+    Case("pick_b64_w2", pick_kernel, {"x_ptr": F32, "y_ptr": F32, "out_ptr": F32, "n": "i32"}, {"BLOCK": 64},
+         num_warps=2, outputs=("out_ptr",),
+         inputs=lambda rng: {"x_ptr": np.arange(64, dtype=np.float32), "y_ptr": -np.arange(64, dtype=np.float32),
+                             "out_ptr": np.zeros(128, np.float32), "n": 40},
+         reference=lambda a: {"out_ptr": np.concatenate([np.where(np.arange(64) < 40, a["x_ptr"], a["y_ptr"]),
+                                                         np.full(64, 7, np.float32)])}),
     Case("outer_32_w4", outer_kernel, {"v_ptr": F32, "out_ptr": F32}, {"N": 32}, outputs=("out_ptr",),
          inputs=lambda rng: {"v_ptr": rng.standard_normal(32).astype(np.float32),
                              "out_ptr": np.zeros(32 * 32, np.float32)},

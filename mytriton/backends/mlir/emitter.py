@@ -57,6 +57,7 @@ class MLIREmitter:
         self.smem_bytes = 0
         self.last_line = None
         self.pending_comment: tuple | None = None      # (source position, comment line)
+        self.smem = self.unique("smem")                 # the workgroup buffer's name
 
     # --- names and lines -------------------------------------------------------------------------
 
@@ -183,10 +184,12 @@ class MLIREmitter:
         return self.memoized(("tid",), make)
 
     def lane(self) -> IntExpr:
-        return self.memoized(("lane",), lambda: self.emit(f"arith.remui {self.thread_id()}, {self.i32(32)} : i32", "lane"))
+        return self.memoized(("lane",), lambda: self.emit(f"arith.remui {self.thread_id()}, {self.i32(32)} : i32",
+                                                          "lane"))
 
     def warp(self) -> IntExpr:
-        return self.memoized(("warp",), lambda: self.emit(f"arith.divui {self.thread_id()}, {self.i32(32)} : i32", "warp"))
+        return self.memoized(("warp",), lambda: self.emit(f"arith.divui {self.thread_id()}, {self.i32(32)} : i32",
+                                                          "warp"))
 
     def thread_index(self, m: DimMap) -> IntExpr:
         """This thread's index along one layout dimension (0 … tpw*wpc-1), as ir/layout.py defines it."""
@@ -242,7 +245,8 @@ class MLIREmitter:
         self.smem_bytes = max(self.smem_bytes, nbytes)
         buf_type = f"memref<{_SMEM_SIZE}xi8, {WORKGROUP}>"
         return self.memoized(("smem", ty, count), lambda: self.emit(
-            f"memref.view %smem[{self.index_const(0)}][] : {buf_type} to memref<{count}x{ty}, {WORKGROUP}>", "buf"))
+            f"memref.view {self.smem}[{self.index_const(0)}][] : {buf_type} to memref<{count}x{ty}, {WORKGROUP}>",
+            "buf"))
 
     def smem_store(self, buf: str, index: IntExpr, value: str, elem, count: int):
         ty, stored = self.to_storage(value, elem)
@@ -303,9 +307,10 @@ class MLIREmitter:
         self.values[res] = regs if isinstance(res.type, BlockType) else regs[0]
 
     def elementwise(self, op: Op):
-        ct = OPS[op.name].compute([v.type for v in op.operands], op.attrs)
-        if isinstance(op.result.type.scalar, PointerType):     # where on pointers
+        if isinstance(op.result.type.scalar, PointerType):     # where on pointers: no compute type
             ct = op.result.type.scalar
+        else:
+            ct = OPS[op.name].compute([v.type for v in op.operands], op.attrs)
         build = ELEMENTWISE[op.name]
         converted: dict[str, str] = {}           # a scalar operand is converted once, not per register
 
@@ -343,7 +348,8 @@ class MLIREmitter:
             else:
                 idx_ty = mlir_type(off_ty)
             base = self.operand(op.result, ptr, r)
-            return self.emit(f"llvm.getelementptr {base}[{index}] : (!llvm.ptr, {idx_ty}) -> !llvm.ptr, {pointee}", name)
+            return self.emit(f"llvm.getelementptr {base}[{index}] : (!llvm.ptr, {idx_ty}) -> !llvm.ptr, {pointee}",
+                             name)
         self.per_register(op, make)
 
     def op_load(self, op: Op):
@@ -373,9 +379,13 @@ class MLIREmitter:
         ptr, value = op.operands[:2]
         elem = ptr.type.scalar.pointee
         ty = mlir_type(elem)
+        converted: dict[str, str] = {}
         for r in range(self.nregs(ptr)):
             p = self.ref(ptr, r)
-            v = convert(self, self.operand(ptr, value, r), value.type.scalar, elem)
+            v = self.operand(ptr, value, r)
+            if v not in converted:
+                converted[v] = convert(self, v, value.type.scalar, elem)
+            v = converted[v]
             if len(op.operands) == 2:
                 self.line(f"llvm.store {v}, {p} : {ty}, !llvm.ptr")
                 continue
@@ -493,7 +503,8 @@ class MLIREmitter:
             if kind == "sum":                    # replicated elements count once
                 owned = [(smaps[d], digits[d]) for d in axes if smaps[d].replicated]
                 if owned:
-                    value = self.emit(f"arith.select {self.owns(owned)}, {value}, {self.const(0, ty)} : {mlir_type(ty)}")
+                    zero = self.const(0, ty)
+                    value = self.emit(f"arith.select {self.owns(owned)}, {value}, {zero} : {mlir_type(ty)}")
             acc[q] = value if acc[q] is None else combine(self, kind, acc[q], value, ty)
         # 2. across the lanes of a warp (butterfly)
         masks = sorted((smaps[d].lane_stride << j for d in axes for j in range(smaps[d].tpw.bit_length() - 1)),
@@ -567,7 +578,7 @@ class MLIREmitter:
         params = ", ".join(f"{self.params[p]}: {mlir_type(p.type)}" for p in fn.params)
         workgroup = ""
         if self.smem_bytes:
-            workgroup = f" workgroup(%smem : memref<{self.smem_bytes}xi8, {WORKGROUP}>)"
+            workgroup = f" workgroup({self.smem} : memref<{self.smem_bytes}xi8, {WORKGROUP}>)"
         src = f"{os.path.basename(fn.loc.file)}:{fn.loc.line}" if fn.loc else "?"
         header = [f"// Generated by mytriton {__version__} (MLIR backend) from {src}, kernel {fn.name}"]
         if fn.constexprs:
