@@ -74,10 +74,7 @@ class tensor:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return self.node.type.numel if isinstance(self.node.type, BlockType) else 1
 
     def __repr__(self) -> str:
         return f"tensor({self.node.type})"

@@ -63,25 +63,25 @@ def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
         raise
 
 
-def compile_ptx(source: str, source_name: str, target: str, lineinfo: bool = True) -> str:
+def _output(source: str, source_name: str, target: str, kind: str, lineinfo: bool) -> bytes:
+    """Compile for a virtual (PTX) or real (cubin) architecture and fetch that output."""
     num, suffix = check_target(target)
-    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture=compute_{num}{suffix}", lineinfo)
+    arch = f"compute_{num}{suffix}" if kind == "PTX" else f"sm_{num}{suffix}"
+    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture={arch}", lineinfo)
+    get_size, get = (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX) if kind == "PTX" else \
+        (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
     try:
-        (size,) = _check(nvrtc.nvrtcGetPTXSize(prog), "PTX size", source_name=source_name)
+        (size,) = _check(get_size(prog), f"{kind} size", source_name=source_name)
         buf = b" " * size
-        _check(nvrtc.nvrtcGetPTX(prog, buf), "PTX", source_name=source_name)
-        return buf.rstrip(b"\x00").decode()
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
-
-
-def compile_cubin(source: str, source_name: str, target: str, lineinfo: bool = True) -> bytes:
-    num, suffix = check_target(target)
-    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture=sm_{num}{suffix}", lineinfo)
-    try:
-        (size,) = _check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size", source_name=source_name)
-        buf = b" " * size
-        _check(nvrtc.nvrtcGetCUBIN(prog, buf), "cubin", source_name=source_name)
+        _check(get(prog, buf), kind, source_name=source_name)
         return bytes(buf)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
+
+
+def compile_ptx(source: str, source_name: str, target: str, lineinfo: bool = True) -> str:
+    return _output(source, source_name, target, "PTX", lineinfo).rstrip(b"\x00").decode()
+
+
+def compile_cubin(source: str, source_name: str, target: str, lineinfo: bool = True) -> bytes:
+    return _output(source, source_name, target, "cubin", lineinfo)
