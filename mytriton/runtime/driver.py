@@ -1,24 +1,16 @@
 """mytriton runtime: load prebuilt CUDA kernels (cubin / PTX) and launch them.
 
 Self-contained on purpose: it imports only the standard library, ``cuda.bindings.driver``
-(lazily, at the first launch or allocation) and, for ``DeviceArray`` only, numpy.  The
-AOT build tool copies this file verbatim into every generated package as ``_runtime.py``,
-so it must never import ``mytriton``.  Importing it never touches the GPU, and every
-argument check runs before any driver call.
-
-Public API: ``parse_type``/``ParamType`` (Triton AOT type strings), ``pointer_info`` and
-``infer_type`` (what a launch argument is; used by the JIT), ``Kernel`` (one compiled
-specialization), ``KernelFamily`` (constexpr dispatch for generated loaders),
-``DeviceArray`` (device buffer for numpy + cuda-python apps), ``driver_available``,
-``current_device``, ``compute_capability``, ``synchronize``, and the errors ``CudaError``,
-``KernelLoadError``, ``SpecializationNotFoundError``.
+(lazily, at the first launch or allocation) and, for ``DeviceArray`` only, numpy.  The AOT
+build tool copies this file verbatim into every generated package as ``_runtime.py``, so
+it must never import ``mytriton``.  Importing it never touches the GPU, and every argument
+check runs before any driver call.  The public API is listed in ``__all__``.
 """
 
 from __future__ import annotations
 
 import ctypes
 import dataclasses
-import hashlib
 import math
 import os
 import re
@@ -594,6 +586,7 @@ class Kernel:
                 raise KernelLoadError(f"cannot read {where}: {e.strerror or e}") from e
         else:
             raise KernelLoadError(f"{where}: expected bytes or a file path, got {type(src).__name__}")
+        import hashlib   # here, not at the top: it costs ~5 ms of import time and only verifying needs it
         if key in self.sha256 and (got := hashlib.sha256(data).hexdigest()) != self.sha256[key]:
             raise KernelLoadError(f"sha256 mismatch for {where}: expected {self.sha256[key]}, got {got}; "
                                   "the file is corrupt or was changed after the build")
@@ -715,7 +708,7 @@ class KernelFamily:
             by_warps[spec["num_warps"]] = spec
             self._specs.append(spec)
         self._kernels = {}    # id(spec) -> Kernel
-        self._selected = {}   # (constexpr values, num_warps) -> spec: launch()'s fast path
+        self._selected = {}   # (*constexpr values, num_warps) -> Kernel: launch()'s fast path
 
     @property
     def specializations(self) -> list[dict]:
@@ -773,22 +766,22 @@ class KernelFamily:
 
     def launch(self, grid, args, constexprs: dict, num_warps: int | None = None, stream=None) -> None:
         """Select the specialization and launch it (see the class docstring)."""
-        key = spec = None
-        if len(constexprs) == len(self.constexpr_names):
-            try:   # fast path: a selection made before
-                key = (tuple(map(constexprs.__getitem__, self.constexpr_names)), num_warps)
-                spec = self._selected.get(key)
-            except (KeyError, TypeError):
-                key = None
-        if spec is None:
-            spec = self.select(constexprs, num_warps)
-            if key is not None:
-                self._selected[key] = spec
+        try:   # fast path: the same selection as before
+            kernel = self._selected[(*map(constexprs.__getitem__, self.constexpr_names), num_warps)] \
+                if len(constexprs) == len(self.constexpr_names) else None
+        except (KeyError, TypeError):
+            kernel = None
+        if kernel is None:
+            kernel = self.kernel(self.select(constexprs, num_warps))
+            try:
+                self._selected[(*(constexprs[n] for n in self.constexpr_names), num_warps)] = kernel
+            except TypeError:   # unhashable constexpr value: no fast path
+                pass
         if callable(grid):
             meta = dict(zip((n for n, _ in self.params), args))
-            meta.update(constexprs, num_warps=spec["num_warps"])
+            meta.update(constexprs, num_warps=kernel.num_warps)
             grid = grid(meta)
-        self.kernel(spec).launch(grid, args, stream)
+        kernel.launch(grid, args, stream)
 
     def __getitem__(self, grid):
         def run(*args, stream=None, num_warps=None, **constexprs):

@@ -1,0 +1,250 @@
+"""Launch overhead of the mytriton runtime, next to a bare cuLaunchKernel and Triton.
+
+    python benchmarks/launch_overhead.py [--launches 2000] [--repeats 30]
+
+Every row launches the same tiny kernel (out = x + y on 1024 floats, one block of 128
+threads), ``--launches`` times back to back, then synchronizes; the figure is the median
+over ``--repeats`` such batches of the time per launch, in microseconds.  Rows:
+
+  bare cuLaunchKernel (address)   cuda-python with the fastest argument passing found:
+                                  CUfunction, stream None, kernelParams as the address
+                                  of a prebuilt void*[] (no per-launch work at all)
+  bare cuLaunchKernel (tuple)     cuda-python's (values, ctypes types) form
+  Kernel.launch (...)             mytriton.runtime.driver.Kernel with int addresses,
+                                  DeviceArrays, torch tensors
+  KernelFamily[grid](...)         the AOT loader's dispatch (constexpr selection + launch)
+  triton JIT                      an equivalent @triton.jit kernel, if triton+torch import
+
+Then time-to-first-launch, each in a fresh interpreter: import + load + launch + sync.
+Needs an NVIDIA GPU; NVRTC (cuda-bindings + nvidia-cuda-nvrtc) compiles the kernel.
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from mytriton.runtime import driver as rt  # noqa: E402
+
+SOURCE = r"""
+extern "C" __global__ void tiny_add(const float* x, const float* y, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[i] + y[i];
+}
+"""
+N = 1024
+PARAMS = [("x", "*fp32:16"), ("y", "*fp32:16"), ("out", "*fp32:16"), ("n", "i32")]
+
+
+def compile_cubin(arch: str) -> bytes:
+    from cuda.bindings import nvrtc
+    err, prog = nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"tiny.cu", 0, [], [])
+    opts = [f"--gpu-architecture={arch}".encode()]
+    err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise SystemExit(f"NVRTC failed: {err}")
+    err, size = nvrtc.nvrtcGetCUBINSize(prog)
+    cubin = b" " * size
+    nvrtc.nvrtcGetCUBIN(prog, cubin)
+    nvrtc.nvrtcDestroyProgram(prog)
+    return cubin
+
+
+def per_launch_us(launch, sync, launches, repeats):
+    """Median over ``repeats`` batches of (time of ``launches`` launches + one sync) / launches."""
+    for _ in range(50):
+        launch()
+    sync()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(launches):
+            launch()
+        sync()
+        samples.append((time.perf_counter() - t0) / launches * 1e6)
+    return statistics.median(samples)
+
+
+def check(ret):
+    if ret[0]:
+        raise SystemExit(f"driver call failed: {ret[0]}")
+    return ret[1] if len(ret) == 2 else None
+
+
+def steady_state(cubin, arch, launches, repeats):
+    from cuda.bindings import driver as cuda
+    import numpy as np
+    rows = []
+    sync = rt.synchronize
+    x, y = rt.DeviceArray.from_numpy(np.ones(N, np.float32)), rt.DeviceArray.from_numpy(np.ones(N, np.float32))
+    out = rt.DeviceArray(N, np.float32)
+
+    # bare cuda-python: the module loaded by hand, everything prebuilt
+    module = check(cuda.cuModuleLoadData(cubin))
+    fn = check(cuda.cuModuleGetFunction(module, b"tiny_add"))
+    values = [ctypes.c_uint64(x.ptr), ctypes.c_uint64(y.ptr), ctypes.c_uint64(out.ptr), ctypes.c_int32(N)]
+    argv = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in values])
+    address = ctypes.addressof(argv)
+    launch_kernel = cuda.cuLaunchKernel
+
+    def bare():
+        err, = launch_kernel(fn, 1, 1, 1, 128, 1, 1, 0, None, address, 0)
+        if err:
+            raise RuntimeError(err)
+    rows.append(("bare cuLaunchKernel (address)", per_launch_us(bare, sync, launches, repeats)))
+    tuple_args = ((x.ptr, y.ptr, out.ptr, N), (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int))
+
+    def bare_tuple():
+        err, = launch_kernel(fn, 1, 1, 1, 128, 1, 1, 0, 0, tuple_args, 0)
+        if err:
+            raise RuntimeError(err)
+    rows.append(("bare cuLaunchKernel (tuple)", per_launch_us(bare_tuple, sync, launches, repeats)))
+
+    k = rt.Kernel("tiny_add", PARAMS, 4, 0, {arch: cubin})
+    launch = k.launch
+    ints = [x.ptr, y.ptr, out.ptr, N]
+    rows.append(("Kernel.launch (int addresses)", per_launch_us(lambda: launch(1, ints), sync, launches, repeats)))
+    arrays = [x, y, out, N]
+    rows.append(("Kernel.launch (DeviceArray)", per_launch_us(lambda: launch(1, arrays), sync, launches, repeats)))
+    rows.append(("Kernel.launch (grid tuple)", per_launch_us(lambda: launch((1,), ints), sync, launches, repeats)))
+    fam = rt.KernelFamily("tiny_add", PARAMS, ["BLOCK"], [
+        {"id": "BLOCK128_w4", "constexprs": {"BLOCK": 128}, "num_warps": 4, "shared": 0, "symbol": "tiny_add",
+         "images": {arch: cubin}}])
+    rows.append(("KernelFamily[grid](...)", per_launch_us(lambda: fam[(1,)](x, y, out, N, BLOCK=128), sync,
+                                                            launches, repeats)))
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            raise ImportError
+    except ImportError:
+        torch = None
+    if torch is not None:
+        tx, ty, tout = (torch.ones(N, device="cuda") for _ in range(3))
+        targs = [tx, ty, tout, N]
+        rows.append(("Kernel.launch (torch tensors)",
+                     per_launch_us(lambda: launch(1, targs), torch.cuda.synchronize, launches, repeats)))
+        try:
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def tiny_add(x, y, out, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                mask = offs < n
+                tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+            rows.append((f"triton {triton.__version__} JIT (torch tensors)",
+                         per_launch_us(lambda: tiny_add[(1,)](tx, ty, tout, N, BLOCK=128), torch.cuda.synchronize,
+                                       launches, repeats)))
+        except ImportError:
+            rows.append(("triton JIT", None))
+    else:
+        rows.append(("torch / triton", None))
+    return rows
+
+
+FIRST_LAUNCH = {
+    "mytriton Kernel (cubin file)": """
+        import time; t0 = time.perf_counter()
+        import sys; sys.path.insert(0, {root!r})
+        from mytriton.runtime import driver as rt
+        t_import = time.perf_counter()
+        k = rt.Kernel("tiny_add", {params!r}, 4, 0, {{{arch!r}: {path!r}}})
+        out = rt.DeviceArray({n}, "fp32")
+        k.launch(1, [out, out, out, {n}])
+        rt.synchronize()
+        t1 = time.perf_counter()
+        print(t_import - t0, t1 - t0)
+    """,
+    "standalone _runtime.py copy (cubin file)": """
+        import time; t0 = time.perf_counter()
+        import sys; sys.path.insert(0, {tmp!r})
+        import _runtime as rt
+        t_import = time.perf_counter()
+        k = rt.Kernel("tiny_add", {params!r}, 4, 0, {{{arch!r}: {path!r}}})
+        out = rt.DeviceArray({n}, "fp32")
+        k.launch(1, [out, out, out, {n}])
+        rt.synchronize()
+        t1 = time.perf_counter()
+        print(t_import - t0, t1 - t0)
+    """,
+    "bare cuda-python (cubin file)": """
+        import time; t0 = time.perf_counter()
+        import ctypes
+        from cuda.bindings import driver as cuda
+        t_import = time.perf_counter()
+        cuda.cuInit(0)
+        err, dev = cuda.cuDeviceGet(0)
+        err, ctx = cuda.cuDevicePrimaryCtxRetain(dev)
+        cuda.cuCtxSetCurrent(ctx)
+        err, mod = cuda.cuModuleLoadData(open({path!r}, "rb").read())
+        err, fn = cuda.cuModuleGetFunction(mod, b"tiny_add")
+        err, ptr = cuda.cuMemAlloc({n} * 4)
+        vals = [ctypes.c_uint64(int(ptr))] * 3 + [ctypes.c_int32({n})]
+        argv = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in vals])
+        err, = cuda.cuLaunchKernel(fn, 1, 1, 1, 128, 1, 1, 0, None, ctypes.addressof(argv), 0)
+        assert not err, err
+        cuda.cuCtxSynchronize()
+        t1 = time.perf_counter()
+        print(t_import - t0, t1 - t0)
+    """,
+}
+
+
+def first_launch(cubin, arch):
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"tiny_add.{arch}.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        with open(rt.__file__, "rb") as src, open(os.path.join(tmp, "_runtime.py"), "wb") as dst:
+            dst.write(src.read())
+        for name, code in FIRST_LAUNCH.items():
+            code = textwrap.dedent(code).format(root=root, tmp=tmp, params=PARAMS, arch=arch, path=path, n=N)
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+                wall = time.perf_counter() - t0
+                if proc.returncode:
+                    raise SystemExit(f"{name} failed:\n{proc.stderr}")
+                t_import, t_total = map(float, proc.stdout.split())
+                times.append((t_import, t_total, wall))
+            best = min(times, key=lambda t: t[1])
+            rows.append((name, *best))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--launches", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+    if not rt.driver_available():
+        raise SystemExit(f"no usable CUDA driver/GPU: {rt._unavailable_reason}")
+    major, minor = rt.compute_capability()
+    arch = f"sm_{major}{minor}"
+    cubin = compile_cubin(arch)
+    print(f"device sm_{major}{minor}, CUDA driver {'.'.join(map(str, rt._cuda_driver_version()))}, "
+          f"Python {sys.version.split()[0]}; {args.launches} launches x {args.repeats} batches\n")
+    rows = steady_state(cubin, arch, args.launches, args.repeats)
+    bare = rows[0][1]
+    print(f"{'launch path':44s} {'us/launch':>10s} {'vs bare':>9s}")
+    for name, us in rows:
+        if us is None:
+            print(f"{name:44s} {'n/a':>10s}")
+        else:
+            print(f"{name:44s} {us:10.2f} {100 * (us / bare - 1):+8.1f}%")
+    print(f"\n{'time to first launch (fresh process)':44s} {'import s':>10s} {'total s':>9s} {'wall s':>8s}")
+    for name, t_import, t_total, wall in first_launch(cubin, arch):
+        print(f"{name:44s} {t_import:10.3f} {t_total:9.3f} {wall:8.3f}")
+
+
+if __name__ == "__main__":
+    main()
