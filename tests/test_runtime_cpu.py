@@ -191,8 +191,7 @@ def fake(monkeypatch):
                         ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}),
                         ("_driver_version", None)]:
         monkeypatch.setattr(rt, name, value)
-    yield drv
-    rt._cuda = None   # DeviceArray finalizers must not call the fake after the test
+    return drv
 
 
 CUBIN = b"\x7fELF fake cubin"
@@ -641,6 +640,8 @@ def test_large_dynamic_shared_memory_opt_in(fake):
     small.launch(1, [])
     assert fake.func_attrs == {}                  # 48 KiB needs no opt-in
     fake.static_shared = 8 * 1024
+    rt.Kernel("k", [], 4, 44 * 1024, {"sm_90": CUBIN}).launch(1, [])
+    assert fake.func_attrs == {8: 44 * 1024}      # 44 KiB dynamic + 8 KiB static > 48 KiB: opt in
     too_big = rt.Kernel("k", [], 4, 224 * 1024, {"sm_90": CUBIN})
     with pytest.raises(rt.KernelLoadError, match="needs 229376 bytes of dynamic shared memory \\(\\+8192 static\\) "
                                                  "per block; device 0 \\(sm_90\\) provides at most 232448"):

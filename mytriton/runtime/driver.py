@@ -647,15 +647,17 @@ class Kernel:
             raise KernelLoadError(f"kernel {self.name} ({key}): num_warps={self.num_warps} needs "
                                   f"{32 * self.num_warps} threads per block; the compiled kernel allows "
                                   f"at most {max_threads} (too many registers per thread)")
-        if self.shared > 48 * 1024:   # beyond 48 KiB a kernel must opt in explicitly
+        if self.shared:
             static = _check(_cuda.cuFuncGetAttribute(attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn),
                             "cuFuncGetAttribute(SHARED_SIZE_BYTES)")
             if self.shared + static > optin:
                 raise KernelLoadError(f"kernel {self.name}: needs {self.shared} bytes of dynamic shared "
                                       f"memory (+{static} static) per block; device {device} "
                                       f"(sm_{major}{minor}) provides at most {optin}")
-            _check(_cuda.cuFuncSetAttribute(fn, attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shared),
-                   f"cuFuncSetAttribute({self.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES={self.shared})")
+            if self.shared + static > 48 * 1024:   # beyond 48 KiB a kernel must opt in explicitly
+                _check(_cuda.cuFuncSetAttribute(fn, attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                self.shared),
+                       f"cuFuncSetAttribute({self.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES={self.shared})")
         return module, fn, key
 
     def _function(self, ctx, slot):
@@ -818,6 +820,7 @@ class DeviceArray:
         elif self.nbytes:   # cuMemAlloc(0) is an error; an empty array needs no memory
             self._ctx = _current_context()[0]
             self.ptr = int(_check(_cuda.cuMemAlloc(self.nbytes), f"cuMemAlloc({self.nbytes})"))
+            self._driver = _cuda   # frees through the driver that allocated, even at shutdown
 
     @classmethod
     def from_numpy(cls, arr) -> "DeviceArray":
@@ -876,18 +879,19 @@ class DeviceArray:
     def free(self) -> None:
         """Release the memory now (idempotent; a view only drops its base)."""
         ptr, self.ptr = self.ptr, 0
-        if self._base is not None or not ptr or _cuda is None:
+        if self._base is not None or not ptr:
             self._base = None
             return
         # cuMemFree needs the owning context current, and a finalizer may run on any thread
-        pushed = int(_check(_cuda.cuCtxGetCurrent(), "cuCtxGetCurrent")) != int(self._ctx)
+        drv = self._driver
+        pushed = int(_check(drv.cuCtxGetCurrent(), "cuCtxGetCurrent")) != int(self._ctx)
         if pushed:
-            _check(_cuda.cuCtxPushCurrent(self._ctx), "cuCtxPushCurrent")
+            _check(drv.cuCtxPushCurrent(self._ctx), "cuCtxPushCurrent")
         try:
-            _check(_cuda.cuMemFree(ptr), "cuMemFree")
+            _check(drv.cuMemFree(ptr), "cuMemFree")
         finally:
             if pushed:
-                _cuda.cuCtxPopCurrent()
+                drv.cuCtxPopCurrent()
 
     def __del__(self):
         try:
