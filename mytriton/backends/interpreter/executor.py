@@ -157,13 +157,14 @@ def _addptr(ex, op, args):
     return ptr + off.astype(ADDRESS)
 
 
-def _access_operands(op: Op, args, rank: int):
+def _broadcast_all(args, rank: int):
+    """A load's or store's operands, broadcast to one shape (masks and values to the pointer's)."""
     return np.broadcast_arrays(*(_to_rank(a, rank) for a in args))
 
 
 def _load(ex, op, args):
     rank = _rank(op.result)
-    address, *rest = _access_operands(op, args, rank)
+    address, *rest = _broadcast_all(args, rank)
     mask = rest[0] if rest else None
     other = rest[1] if len(rest) > 1 else None
     dtype = np_dtype(op.result.type.scalar)
@@ -172,7 +173,7 @@ def _load(ex, op, args):
 
 def _store(ex, op, args):
     rank = _rank(op.operands[0])
-    address, value, *rest = _access_operands(op, args, rank)
+    address, value, *rest = _broadcast_all(args, rank)
     mask = rest[0] if rest else None
     dtype = np_dtype(op.operands[0].type.scalar.pointee)
     ex.access(op, lambda: ex.memory.store(address, value.astype(dtype, copy=False), mask))
