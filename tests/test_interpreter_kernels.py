@@ -595,3 +595,43 @@ def test_interpret_env_var_accepts_torch_cpu_tensors(monkeypatch):
     out = torch.zeros(19)
     copy_kernel[(3,)](x, out, 19, BLOCK=8)
     assert torch.equal(out, x)
+
+
+@triton.jit
+def ragged_kernel(x, lens, out, MAXLEN: tl.constexpr):
+    """out[row] = sum of the first lens[row] entries of x[row, :]: a loop bound read from memory."""
+    row = tl.program_id(0)
+    n = tl.load(lens + row)
+    acc = 0.0
+    for j in range(n):
+        acc += tl.load(x + row * MAXLEN + j)
+    tl.store(out + row, acc)
+
+
+@triton.jit
+def carried_bound_kernel(out, K):
+    """A loop bound that depends on the program id only through another loop's carried value."""
+    pid = tl.program_id(0)
+    b = 0
+    for i in range(K):
+        b = b + pid
+    total = 0
+    for j in range(b):
+        total += 1
+    tl.store(out + pid, total)
+
+
+def test_loop_bounds_from_memory_and_carried_values_run_per_program():
+    rows, maxlen = 6, 9
+    x = randn(rows, maxlen)
+    lens = np.array([0, 9, 3, 1, 7, 5], np.int32)
+    out = np.zeros(rows, np.float32)
+    ragged_kernel[(rows,)](x, lens, out, MAXLEN=maxlen)
+    want = [x[r, :lens[r]].astype(np.float64).sum() for r in range(rows)]
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    out = np.zeros(5, np.int32)
+    carried_bound_kernel[(5,)](out, 3)
+    np.testing.assert_array_equal(out, np.arange(5) * 3)
+    for k in (ragged_kernel, carried_bound_kernel):
+        (program,) = k._interpreter_programs.values()
+        assert not program.batchable
