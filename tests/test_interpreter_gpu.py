@@ -10,9 +10,10 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
-import mytriton as triton  # noqa: E402
-from test_interpreter_manifests import SPECIALIZATIONS, assert_close, make_case, run_interpreter  # noqa: E402
 import test_interpreter_ops as ops  # noqa: E402
+from test_interpreter_manifests import SPECIALIZATIONS, assert_close, make_case, run_interpreter  # noqa: E402
+
+import mytriton as triton  # noqa: E402
 
 
 def to_device(args):

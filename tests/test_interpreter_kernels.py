@@ -8,8 +8,7 @@ import pytest
 
 import mytriton as triton
 import mytriton.language as tl
-from mytriton.backends.interpreter import InterpreterError, infer_type
-from mytriton.backends.interpreter import executor
+from mytriton.backends.interpreter import InterpreterError, executor, infer_type
 
 RNG = np.random.default_rng(1234)
 HERE = os.path.abspath(__file__)

@@ -83,7 +83,7 @@ def infer_type(value) -> str:
     if not isinstance(value, (bool, int, float, np.generic)):
         raise TypeError(f"cannot pass {type(value).__name__} to a kernel (expected a numpy array, "
                         f"a bool, an int, a float or a numpy scalar)")
-    from ...runtime.driver import infer_type as scalar_type      # imports no GPU library
+    from ...runtime.driver import infer_type as scalar_type  # imports no GPU library
     return scalar_type(value)
 
 
@@ -140,22 +140,16 @@ def interpret(jit_fn, grid, runtime_args: list[tuple[str, object]], constexprs: 
         if ty.startswith("*"):
             params[p] = np.array([memory.add(p.name, _host_array(value), ty[1:])], np.int64)
         else:
-            dtype = np.bool_ if ty == "i1" else _np_scalar_dtype(ty)
-            params[p] = np.array([value], dtype)
+            params[p] = np.array([value], _np_scalar_dtype(ty))
 
     total = grid[0] * grid[1] * grid[2]
-    first = 0
-
-    def on_fault(op, fault):
-        _raise_fault(kernel, op, fault, grid, first, program.fn.loc)
-
-    ex = Executor(program, memory, grid, params, on_fault)
+    ex = Executor(program, memory, grid, params,
+                  lambda op, fault, pid: _raise_fault(kernel, op, fault, pid, program.fn.loc))
     try:
         for first in range(0, total, program.batch_size):
             ex.run_batch(np.arange(first, min(total, first + program.batch_size), dtype=np.int64))
     except InterpreterError as e:
         raise e.with_traceback(None) from None          # the user's launch line, no interpreter frames
-    return None
 
 
 def _np_scalar_dtype(type_name: str):
@@ -164,13 +158,12 @@ def _np_scalar_dtype(type_name: str):
     return np_dtype(SCALARS[type_name])
 
 
-def _raise_fault(kernel: str, op, fault, grid, first: int, fn_loc):
+def _raise_fault(kernel: str, op, fault, pid: tuple[int, int, int], fn_loc):
     loc = op.loc or fn_loc
     if isinstance(fault, ReadOnly):
-        raise InterpreterError(str(fault), loc, kernel, array=fault.buffer.name) from None
+        raise InterpreterError(f"{fault} in program {pid}", loc, kernel, program_id=pid,
+                               array=fault.buffer.name) from None
     assert isinstance(fault, OutOfBounds)
-    linear = first + fault.lane[0]
-    pid = (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
     where = f" at block index {fault.lane[1:]}" if len(fault.lane) > 1 else ""
     how = "the lane is enabled by the mask" if fault.masked else "the access has no mask"
     message = f"{fault.describe()} in program {pid}{where} ({how})"

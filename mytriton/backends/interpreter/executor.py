@@ -16,7 +16,7 @@ loop bounds depend on the program id is run one program at a time (see ``loop_bo
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -105,7 +105,7 @@ def _uniform_int(x: np.ndarray, what: str) -> int:
 
 # --- the structural ops ---------------------------------------------------------------------------
 
-def _program_id(ex: "Executor", op: Op, args):
+def _program_id(ex: Executor, op: Op, args):
     return ex.program_ids[op.attrs["axis"]]
 
 
@@ -201,8 +201,13 @@ class Executor:
                  params: dict[Param, np.ndarray], on_fault: Callable):
         self.program, self.memory, self.grid = program, memory, grid
         self.params = params
-        self.on_fault = on_fault              # (op, OutOfBounds|ReadOnly, lane's batch index) -> raises
+        self.on_fault = on_fault              # (op, OutOfBounds | ReadOnly, program id) -> raises
         self.program_ids: list[np.ndarray] = []
+
+    def program_id_of(self, batch_index: int) -> tuple[int, int, int]:
+        """The (x, y, z) program id of an entry of the program axis (0 for a uniform value: the
+        batch's first program)."""
+        return tuple(int(ids[batch_index]) for ids in self.program_ids)
 
     def run_batch(self, linear_ids: np.ndarray):
         g0, g1, _ = self.grid
@@ -254,7 +259,9 @@ class Executor:
     def access(self, op: Op, fn: Callable):
         try:
             return fn()
-        except (OutOfBounds, ReadOnly) as fault:
-            self.on_fault(op, fault)
+        except OutOfBounds as fault:
+            self.on_fault(op, fault, self.program_id_of(fault.lane[0]))
+        except ReadOnly as fault:
+            self.on_fault(op, fault, self.program_id_of(0))
 
 
