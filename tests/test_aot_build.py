@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 import mytriton
 from mytriton.aot import CompileFailed, build_packages, output
@@ -343,14 +344,23 @@ def test_module_references_build_in_worker_processes(tmp_path):
     assert info["kernels"]["add_kernel"]["kernel"] == "aot_test_module_ref:add_kernel"
 
 
-def test_the_shipped_elementwise_manifest_builds(tmp_path):
-    result = run_cli([str(REPO / "manifests" / "elementwise.yaml"), "--out", str(tmp_path), "-j", "2"],
-                     cwd=tmp_path)
+def test_every_shipped_manifest_builds_to_cubin_and_ptx(tmp_path):
+    manifests = sorted(str(path) for path in (REPO / "manifests").glob("*.yaml"))
+    result = run_cli([*manifests, "--out", str(tmp_path), "-j", "2"], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+    for path in manifests:
+        package = tmp_path / yaml.safe_load(Path(path).read_text())["package"]
+        info = json.loads((package / "manifest.json").read_text())
+        for kernel in info["kernels"].values():
+            for spec in kernel["specializations"]:
+                assert sorted(spec["images"]) == sorted([*info["targets"], "ptx"])
+                assert (package / spec["images"]["ptx"]).read_text().lstrip().startswith("//")
+                for target in info["targets"]:
+                    assert (package / spec["images"][target]).read_bytes()[:4] == b"\x7fELF"
+
     info = json.loads((tmp_path / "elementwise" / "manifest.json").read_text())
     assert sorted(info["kernels"]) == ["add_kernel", "axpby_kernel", "int_ops_kernel", "leaky_relu_kernel",
                                        "sigmoid_kernel"]
     blocks = {spec["constexprs"]["BLOCK"] for k in info["kernels"].values() for spec in k["specializations"]}
     warps = {spec["num_warps"] for k in info["kernels"].values() for spec in k["specializations"]}
     assert min(blocks) < 128 < max(blocks) and len(warps) > 2
-    assert len(list((tmp_path / "elementwise" / "kernels").rglob("*.cubin"))) == 24
