@@ -152,7 +152,9 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
         stages["mlir"], shared = emit_mlir(func), 0
     else:
         stages["cu"], shared = generate_cuda(func)
-    asm = _Asm(f"{fn.__name__}.cu", target, **stages)
+    # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
+    # directory, and a build must give the same bytes wherever it runs
+    asm = _Asm(f"/mytriton/{fn.__name__}.cu", target, **stages)
     metadata = {
         "name": fn.__name__,
         "num_warps": num_warps,

@@ -14,7 +14,6 @@ import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -57,8 +56,7 @@ def compile_job(job: CompileJob) -> Artifacts | Failure:
     start = time.perf_counter()
     try:
         fn = kernel_source.load(job.source)
-        with _fixed_working_directory():
-            return _compile(mytriton, fn, job, start)
+        return _compile(mytriton, fn, job, start)
     except Exception as exc:  # noqa: BLE001 - reported to the user, never re-raised
         return Failure(describe_error(exc), time.perf_counter() - start)
 
@@ -71,20 +69,6 @@ def _compile(mytriton, fn, job: CompileJob, start: float) -> Artifacts:
     cu = ck.asm["cu"] if job.emit_ptx else None
     return Artifacts(cubin=cubin, ptx=ptx, cu=cu, shared=int(ck.metadata.get("shared", 0)),
                      symbol=str(ck.metadata["name"]), seconds=time.perf_counter() - start)
-
-
-@contextmanager
-def _fixed_working_directory():
-    """Compile from ``/``: NVRTC writes the working directory into the line info of the PTX and
-    cubin, and a build must give the same bytes wherever it is started from."""
-    cwd, path = os.getcwd(), list(sys.path)
-    sys.path[:] = [os.path.abspath(entry) for entry in path]     # '' and '.' meant the old cwd
-    os.chdir(os.path.abspath(os.sep))
-    try:
-        yield
-    finally:
-        os.chdir(cwd)
-        sys.path[:] = path
 
 
 def describe_error(exc: BaseException) -> str:

@@ -23,17 +23,18 @@ from .errors import AotError
 from .jobs import Artifacts
 from .manifest import KernelEntry, Manifest, Specialization
 
+from .._paths import templates_dir as _templates_dir  # noqa: E402
+
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent        # mytriton/
 RUNTIME_SOURCE = _PACKAGE_ROOT / "runtime" / "driver.py"
 
 
 def templates_dir() -> Path:
-    """``mytriton/templates`` in an installed wheel, ``<repo>/templates`` in a source checkout."""
-    for candidate in (_PACKAGE_ROOT / "templates", _PACKAGE_ROOT.parent / "templates"):
-        if (candidate / "loader").is_dir():
-            return candidate
-    raise AotError(f"the loader templates are missing (looked in {_PACKAGE_ROOT / 'templates'} "
-                   f"and {_PACKAGE_ROOT.parent / 'templates'})")
+    """The templates folder (see ``mytriton._paths``), checked to hold the loader templates."""
+    found = _templates_dir()
+    if not (found / "loader").is_dir():
+        raise AotError(f"the loader templates are missing from {found}")
+    return found
 
 
 @dataclass(frozen=True)

@@ -414,11 +414,12 @@ def eval_elementwise(name: str, operand_types: list[Type], args: list, attrs: di
             x = np.asarray(args[0])
             if rt.is_bool:
                 return (x != 0)
-            return x.astype(np_dtype(rt))
+            return x.astype(np_dtype(rt), copy=False)
         ct = d.compute(operand_types, attrs)
         if name == "where":
-            conv = [np.asarray(args[0], dtype=np.bool_)] + [np.asarray(a).astype(np_dtype(ct)) for a in args[1:]]
+            conv = [np.asarray(args[0], dtype=np.bool_)] + [np.asarray(a).astype(np_dtype(ct), copy=False)
+                                                             for a in args[1:]]
         else:
-            conv = [np.asarray(a).astype(np_dtype(ct)) for a in args]
+            conv = [np.asarray(a).astype(np_dtype(ct), copy=False) for a in args]
         out = d.np_fn(*conv)
-        return np.asarray(out).astype(np_dtype(rt)) if isinstance(rt, ScalarType) else out
+        return np.asarray(out).astype(np_dtype(rt), copy=False) if isinstance(rt, ScalarType) else out
