@@ -18,7 +18,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import types
 from pathlib import Path
 
 import torch

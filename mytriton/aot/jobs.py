@@ -9,7 +9,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import sys
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed

@@ -17,7 +17,7 @@ from .. import language as tl
 from ..errors import CompilationError
 from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
-from ..ir.tree import ForRange, Node, Scope
+from ..ir.tree import ForRange, Scope
 from ..ir.types import I32
 from ..language.core import _current_builder, is_builtin, tensor, to_tensor
 

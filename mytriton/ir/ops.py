@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .types import (BlockType, F32, F64, I1, I32, PointerType, ScalarType, Type, broadcast_shapes,
+from .types import (BlockType, F32, I1, I32, PointerType, ScalarType, Type, broadcast_shapes,
                     make_type, promote, shape_of)
 
 

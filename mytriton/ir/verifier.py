@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .ops import OPS, OpTypeError
 from .ssa import Const, Function, Op, Param, Region, Value
-from .types import I32, ScalarType
+from .types import I32
 
 
 class VerificationError(Exception):
