@@ -207,23 +207,13 @@ def _gpu_module_body(lowered: str) -> str:
 
 
 def _object_bytes(module_text: str, key: str) -> bytes:
-    """The payload of the ``gpu.binary``'s object (``assembly = "..."``),
-    unescaped from MLIR's string syntax (``\\XX`` hex escapes, ``\\\\``, ``\\"``, ``\\n``, ``\\t``)."""
+    """The payload of the ``gpu.binary``'s object (``assembly = "..."``), unescaped from MLIR's
+    string syntax, where ``\\`` is a backslash and ``\\XX`` a hex byte (a quote is always escaped)."""
     start = module_text.find(f'{key} = "')
     if start < 0:
         raise MLIRToolError(f"mlir-opt produced no {key} in the gpu.binary")
-    i = start + len(key) + 4
-    out = bytearray()
-    simple = {"n": b"\n", "t": b"\t", "\\": b"\\", '"': b'"'}
-    while module_text[i] != '"':
-        c = module_text[i]
-        if c != "\\":
-            out += c.encode()
-            i += 1
-        elif module_text[i + 1] in simple:
-            out += simple[module_text[i + 1]]
-            i += 2
-        else:
-            out.append(int(module_text[i + 1:i + 3], 16))
-            i += 3
-    return bytes(out)
+    start += len(key) + 4
+    payload = module_text[start:module_text.index('"', start)]
+    text = re.sub(r"\\(\\|[0-9A-Fa-f]{2})", lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(1), 16)),
+                  payload)
+    return text.encode("latin-1")
