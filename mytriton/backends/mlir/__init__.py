@@ -39,9 +39,11 @@ memory here).
 
 *Tools.* ``tools.py`` finds ``mlir-opt`` (``mlir-opt-19``, ``/usr/lib/llvm-19/bin``, ``PATH``) and
 runs the checks: parse and verify; lower to the LLVM dialect with NVVM intrinsics
-(``convert-scf-to-cf``, ``convert-gpu-to-nvvm``, ``reconcile-unrealized-casts``); and
-serialize to PTX with MLIR's own NVPTX backend (``nvvm-attach-target``, ``gpu-module-to-binary``),
-linking libdevice for the ``math`` functions. Without the tools the backend still emits text, and
+(``convert-scf-to-cf``, ``convert-gpu-to-nvvm``, ``reconcile-unrealized-casts``); translate that
+to LLVM IR (``mlir-translate``); and serialize to PTX with MLIR's own NVPTX backend
+(``nvvm-attach-target``, ``gpu-module-to-binary``), linking libdevice for the ``math`` functions.
+The PTX loads with ``cuModuleLoadData`` and launches like the CUDA backend's kernel (same
+parameters, ``num_warps * 32`` threads, no dynamic shared memory). Without the tools the backend still emits text, and
 the tool functions raise ``MLIRToolsMissing`` saying what to install.
 """
 from __future__ import annotations
