@@ -34,3 +34,24 @@ def test_mlir_backend_through_compile():
     ck = mytriton.compile(basic.add_kernel, signature=SIG, constexprs={"BLOCK": 128}, backend="mlir")
     assert "gpu.module" in ck.asm["mlir"] and "cu" not in ck.asm
     assert ck.metadata["backend"] == "mlir"
+
+
+def test_nvrtc_leaves_python_bytes_intact():
+    """Regression: NVRTC once wrote its empty log into Python's shared one-byte b" " object."""
+    mytriton.compile(basic.add_kernel, signature=SIG, constexprs={"BLOCK": 64}).asm["cubin"]
+    assert b" "[0] == 32 and " ".encode()[0] == 32 and bytes([32])[0] == 32
+
+
+def test_half_precision_is_rejected_clearly_by_the_cuda_backend():
+    import pytest
+    with pytest.raises(mytriton.CompilationError, match="does not support fp16/bf16 yet \\(parameter 'x_ptr' is ptr<f16>\\)"):
+        mytriton.compile(basic.add_kernel, signature=dict(SIG, x_ptr="*fp16"), constexprs={"BLOCK": 64})
+
+
+def test_integer_division_compiles_for_every_integer_type():
+    """mt_div/mt_mod instantiate for signed and unsigned types of every width (NVRTC accepts them)."""
+    for t in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"):
+        sig = {"a_ptr": f"*{t}", "b_ptr": f"*{t}", "out_ptr": f"*{t}", "n": "i32"}
+        for op in ("floordiv", "mod"):
+            ck = mytriton.compile(basic.op_kernel, signature=sig, constexprs={"OP": op, "BLOCK": 64})
+            assert ck.asm["cubin"][:4] == b"\x7fELF"

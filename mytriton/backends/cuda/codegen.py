@@ -16,6 +16,7 @@ import jinja2
 
 from ... import __version__
 from ..._paths import templates_dir
+from ...errors import CompilationError
 from ...ir.layout import DimMap, dim_maps
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS
 from ...ir.printer import Printer
@@ -597,8 +598,29 @@ class CudaEmitter:
         return text, self.smem_bytes
 
 
+_UNSUPPORTED = ("fp16", "bf16")
+
+
+def _check_supported(fn: Function) -> None:
+    """Half-precision types need cuda_fp16.h/cuda_bf16.h arithmetic this backend does not emit yet:
+    reject them clearly rather than hand NVRTC code it cannot compile."""
+    def half(ty) -> bool:
+        e = ty.scalar
+        return (e.pointee if isinstance(e, PointerType) else e).name in _UNSUPPORTED
+    for p in fn.params:
+        if half(p.type):
+            raise CompilationError(f"the CUDA backend does not support fp16/bf16 yet (parameter '{p.name}' is "
+                                   f"{p.type})", fn.loc, fn.name)
+    for op in walk(fn.body):
+        for v in op.results:
+            if half(v.type):
+                raise CompilationError(f"the CUDA backend does not support fp16/bf16 yet ({op.name} gives {v.type})",
+                                       op.loc, fn.name)
+
+
 def generate_cuda(fn: Function) -> tuple[str, int]:
     """CUDA C++ source for ``fn`` (layouts assigned) and its dynamic shared-memory bytes."""
+    _check_supported(fn)
     return CudaEmitter(fn).generate()
 
 

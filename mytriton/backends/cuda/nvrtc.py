@@ -53,9 +53,9 @@ def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
             opts.append(b"--generate-line-info")
         res = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         (size,) = _check(nvrtc.nvrtcGetProgramLogSize(prog), "log size", source_name=source_name)
-        buf = b" " * size
+        buf = bytearray(size)         # mutable: NVRTC writes into it (never into a shared bytes object)
         nvrtc.nvrtcGetProgramLog(prog, buf)
-        log = buf.rstrip(b"\x00 ").decode(errors="replace")
+        log = bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
         _check(res, "compilation", log, source_name)
         return nvrtc, prog, log
     except Exception:
@@ -72,7 +72,7 @@ def _output(source: str, source_name: str, target: str, kind: str, lineinfo: boo
         (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
     try:
         (size,) = _check(get_size(prog), f"{kind} size", source_name=source_name)
-        buf = b" " * size
+        buf = bytearray(size)
         _check(get(prog, buf), kind, source_name=source_name)
         return bytes(buf)
     finally:
