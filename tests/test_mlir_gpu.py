@@ -140,7 +140,7 @@ def test_mlir_ptx_matches_cuda_backend(case):
         ck = mytriton.compile(case.kernel, signature=case.signature, constexprs=case.constexprs, target="sm_90",
                               num_warps=case.num_warps)
         cubin = ck.asm["cubin"]
-    except mytriton.NVRTCError as e:
+    except mytriton.CompilationError as e:          # e.g. fp16, which only the MLIR backend handles
         pytest.xfail(f"the CUDA backend cannot compile this kernel (the MLIR result matched numpy): "
                      f"{str(e).splitlines()[0]}")
     want = run_on_gpu(drv, case, cubin, ck.metadata["name"], ck.metadata["shared"])

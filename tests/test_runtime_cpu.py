@@ -854,3 +854,10 @@ def test_source_has_no_project_imports():
     with open(DRIVER_PY) as f:
         source = f.read()
     assert "import mytriton" not in source and "from mytriton" not in source and "from ." not in source
+
+
+def test_stream_closed_before_use_is_refused_without_a_driver():
+    s = rt.Stream.__new__(rt.Stream)
+    s._handle = None
+    with pytest.raises(ValueError, match="this Stream is closed"):
+        rt._stream_handle(s)

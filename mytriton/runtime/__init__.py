@@ -12,6 +12,7 @@ from .driver import (  # noqa: F401
     KernelLoadError,
     ParamType,
     SpecializationNotFoundError,
+    Stream,
     compute_capability,
     current_device,
     driver_available,
@@ -23,6 +24,6 @@ from .driver import (  # noqa: F401
 
 __all__ = [
     "CudaError", "DeviceArray", "Kernel", "KernelFamily", "KernelLoadError", "ParamType",
-    "SpecializationNotFoundError", "compute_capability", "current_device", "driver_available",
+    "SpecializationNotFoundError", "Stream", "compute_capability", "current_device", "driver_available",
     "infer_type", "parse_type", "pointer_info", "synchronize",
 ]

@@ -20,7 +20,7 @@ import threading
 __all__ = [
     "ParamType", "parse_type", "pointer_info", "infer_type", "CudaError", "KernelLoadError",
     "SpecializationNotFoundError", "driver_available", "current_device", "compute_capability",
-    "synchronize", "DeviceArray", "Kernel", "KernelFamily",
+    "synchronize", "Stream", "DeviceArray", "Kernel", "KernelFamily",
 ]
 
 # --------------------------------------------------------------------------- types
@@ -220,6 +220,47 @@ def synchronize() -> None:
     """Wait for all work in the current context (``cuCtxSynchronize``)."""
     _current_context()
     _check(_cuda.cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+class Stream:
+    """A CUDA stream owned by the runtime, for apps without PyTorch or CuPy. Pass it as
+    ``stream=``; launching on it after :meth:`close` raises ``ValueError``. (A raw handle that was
+    destroyed elsewhere cannot be detected: the driver itself treats that as use-after-free.)"""
+
+    def __init__(self, non_blocking: bool = True):
+        _current_context()
+        self._handle = _check(_cuda.cuStreamCreate(1 if non_blocking else 0), "cuStreamCreate")
+
+    @property
+    def handle(self) -> int:
+        if self._handle is None:
+            raise ValueError("this Stream is closed")
+        return int(self._handle)
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+    def synchronize(self) -> None:
+        _check(_cuda.cuStreamSynchronize(self.handle), "cuStreamSynchronize")
+
+    def close(self) -> None:
+        """Wait for the stream's work, then destroy it (idempotent)."""
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle is not None and _cuda is not None:
+            _cuda.cuStreamSynchronize(handle)
+            _cuda.cuStreamDestroy(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:   # noqa: BLE001 - never raise from a finalizer (e.g. at shutdown)
+            pass
 
 
 # --------------------------------------------------------------------------- arguments
