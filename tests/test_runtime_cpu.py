@@ -88,6 +88,7 @@ class FakeDriver:
         self.cc, self.version, self.optin = cc, version, optin
         self.max_threads, self.static_shared = max_threads, static_shared
         self.calls, self.launches, self.modules, self.func_attrs = [], [], [], {}
+        self.module_ctx = {}             # module number -> the context that loaded it
         self.param_sizes = None          # byte sizes of the parameters to read back at launch
         self.fail = {}                   # call name -> CUresult to return
         self.memory = {}                 # address -> ctypes buffer
@@ -130,6 +131,7 @@ class FakeDriver:
 
     def cuModuleLoadData(self, image):
         self.modules.append(bytes(image))
+        self.module_ctx[len(self.modules)] = int(getattr(self.tls, "ctx", Handle(0)))
         return self._r("cuModuleLoadData", Handle(len(self.modules)))
 
     def cuModuleGetFunction(self, module, name):
@@ -146,6 +148,9 @@ class FakeDriver:
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         if not int(getattr(self.tls, "ctx", Handle(0))):
             return (CUresult.CUDA_ERROR_INVALID_CONTEXT,)
+        if f is None or self.module_ctx.get(int(f) - 1000) != int(self.tls.ctx):
+            # as the real driver does (seen on the H200): a function only runs in its module's context
+            return (CUresult.CUDA_ERROR_INVALID_HANDLE,)
         args = None
         if self.param_sizes is not None:   # read the arguments back through the void** array
             argv = (ctypes.c_void_p * max(1, len(self.param_sizes))).from_address(params)
@@ -512,6 +517,19 @@ def test_module_loaded_once_per_context(fake):
     assert fake.launches[-1]["f"] != fake.launches[0]["f"]
 
 
+def test_launches_do_not_query_the_context_until_it_changes(fake):
+    k = add_kernel()
+    k.launch(1, [0x1000] * 3 + [1])
+    before = fake.calls.count("cuCtxGetCurrent")
+    for _ in range(50):
+        k.launch(1, [0x1000] * 3 + [1])
+    assert fake.calls.count("cuCtxGetCurrent") == before           # the hot path asks nothing
+    fake.tls.ctx = Handle(0x3000)                                   # the app switched contexts
+    k.launch(1, [0x1000] * 3 + [1])
+    assert fake.launches[-1]["ctx"] == Handle(0x3000) and len(fake.modules) == 2
+    assert len(fake.launches) == 52                                 # the refused try was not a launch
+
+
 def test_current_context_is_used(fake):
     fake.tls.ctx = Handle(0x7777)   # e.g. made current by PyTorch
     add_kernel().launch(1, [0x1000] * 3 + [1])
@@ -861,3 +879,13 @@ def test_stream_closed_before_use_is_refused_without_a_driver():
     s._handle = None
     with pytest.raises(ValueError, match="this Stream is closed"):
         rt._stream_handle(s)
+
+
+def test_family_launchers_are_reused_per_grid_and_bounded():
+    fam = rt.KernelFamily("add", ADD_PARAMS, ["BLOCK"], [
+        {"id": "B", "constexprs": {"BLOCK": 128}, "num_warps": 4, "shared": 0, "symbol": "add", "images": {}}])
+    assert fam[8] is fam[8] and fam[(8, 1)] is fam[(8, 1)] and fam[8] is not fam[(8, 1)]
+    for g in range(200):
+        fam[g + 1]
+    assert len(fam._runs) <= 64
+    assert fam[[8]] is not fam[[8]]                  # an unhashable grid still works, uncached

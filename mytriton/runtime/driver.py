@@ -164,6 +164,10 @@ def _bootstrap_get_ctx():
 
 _get_ctx = _bootstrap_get_ctx   # rebound to cuCtxGetCurrent / cuLaunchKernel by _init()
 _launch_kernel = None
+# A launch does not query the current context (that costs as much as the rest of the launch
+# path): a function runs only in the context that loaded it, and the driver refuses it in
+# another with one of these, after which the launcher looks the context up and retries once.
+_CONTEXT_ERRORS = frozenset((400, 201))   # CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT
 
 
 def _current_context():
@@ -516,13 +520,15 @@ def make(self, tls, pack_into, params, {conv_params}):
             pack_into(slot[3], 0, {names})
         except (struct.error, OverflowError, TypeError):
             raise _explain_pack_error(params, [{names}]) from None
-        err, ctx = _get_ctx()
-        if err:
-            raise _cuda_error(err, "cuCtxGetCurrent")
-        fn = slot[1] if ctx == slot[0] else self._function(ctx, slot)
+        fn = slot[1]
+        if fn is None:
+            fn = self._resolve(slot)
         err, = _launch_kernel(fn, gx, gy, gz, {block}, 1, 1, {shared}, stream, slot[4], 0)
         if err:
-            raise _cuda_error(err, f"cuLaunchKernel({name!r}, grid=({{gx}}, {{gy}}, {{gz}}), block={block})")
+            if int(err) in _CONTEXT_ERRORS and self._resolve(slot) is not fn:   # another context is current now
+                err, = _launch_kernel(slot[1], gx, gy, gz, {block}, 1, 1, {shared}, stream, slot[4], 0)
+            if err:
+                raise _cuda_error(err, f"cuLaunchKernel({name!r}, grid=({{gx}}, {{gy}}, {{gz}}), block={block})")
     return launch
 """
 
@@ -701,6 +707,14 @@ class Kernel:
                        f"cuFuncSetAttribute({self.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES={self.shared})")
         return module, fn, key
 
+    def _resolve(self, slot):
+        """The CUfunction for the context current now (queried only off the hot path: on a
+        thread's first launch, and when a launch fails because the current context changed)."""
+        err, ctx = _get_ctx()
+        if err:
+            raise _cuda_error(err, "cuCtxGetCurrent")
+        return slot[1] if slot[1] is not None and ctx == slot[0] else self._function(ctx, slot)
+
     def _function(self, ctx, slot):
         """The CUfunction for the calling thread's context, loading the module once per
         context; cached in the thread's slot together with that context."""
@@ -723,6 +737,8 @@ class Kernel:
 
 
 # --------------------------------------------------------------------------- KernelFamily
+
+_UNSET = object()    # a constexpr keyword that was not passed
 
 class KernelFamily:
     """The built specializations of one kernel, launched Triton-style:
@@ -752,6 +768,7 @@ class KernelFamily:
             self._specs.append(spec)
         self._kernels = {}    # id(spec) -> Kernel
         self._selected = {}   # (*constexpr values, num_warps) -> Kernel: launch()'s fast path
+        self._runs = {}       # grid -> its launcher, for fam[grid](...)
 
     @property
     def specializations(self) -> list[dict]:
@@ -827,9 +844,43 @@ class KernelFamily:
         kernel.launch(grid, args, stream)
 
     def __getitem__(self, grid):
-        def run(*args, stream=None, num_warps=None, **constexprs):
-            self.launch(grid, args, constexprs, num_warps, stream)
+        try:
+            return self._runs[grid]       # apps launch with a few grids: reuse their launchers
+        except (KeyError, TypeError):
+            run = self._runner(grid)
+        if not callable(grid):
+            try:
+                if len(self._runs) >= 64:
+                    self._runs.clear()
+                self._runs[grid] = run
+            except TypeError:             # an unhashable grid (a list): fine, just not cached
+                pass
         return run
+
+    def _runner(self, grid):
+        if callable(grid):
+            def run(*args, stream=None, num_warps=None, **constexprs):
+                self.launch(grid, args, constexprs, num_warps, stream)
+            return run
+        # Generated so the constexprs arrive as plain keyword parameters (no **kwargs dict on the
+        # hot path): ``def run(*args, BLOCK=_UNSET, stream=None, num_warps=None, **extra)``.
+        names = self.constexpr_names
+        params = "".join(f"{n}=_UNSET, " for n in names)
+        key = "".join(f"{n}, " for n in names)
+        given = " or ".join([f"{n} is _UNSET" for n in names] + ["extra"])
+        src = (f"def run(*args, {params}stream=None, num_warps=None, **extra):\n"
+               f"    try:\n"
+               f"        kernel = selected.get(({key}num_warps)) if not ({given}) else None\n"
+               f"    except TypeError:             # an unhashable constexpr value: the general path\n"
+               f"        kernel = None\n"
+               f"    if kernel is None:\n"
+               f"        constexprs = {{{', '.join(f'{n!r}: {n}' for n in names)}}}\n"
+               f"        constexprs = {{k: v for k, v in constexprs.items() if v is not _UNSET}}\n"
+               f"        return launch(grid, args, {{**constexprs, **extra}}, num_warps, stream)\n"
+               f"    kernel.launch(grid, args, stream)\n")
+        namespace = {"selected": self._selected, "_UNSET": _UNSET, "launch": self.launch, "grid": grid}
+        exec(compile(src, f"<launcher of {self.name}[grid]>", "exec"), namespace)
+        return namespace["run"]
 
 
 # --------------------------------------------------------------------------- DeviceArray
