@@ -168,6 +168,7 @@ _launch_kernel = None
 # path): a function runs only in the context that loaded it, and the driver refuses it in
 # another with one of these, after which the launcher looks the context up and retries once.
 _CONTEXT_ERRORS = frozenset((400, 201))   # CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT
+_PAD = {1: (1, 1), 2: (1,), 3: ()}         # a 1-3 dimensional grid tuple padded to three
 
 
 def _current_context():
@@ -508,6 +509,11 @@ def make(self, tls, pack_into, params, {conv_params}):
 {conversions}
         if type(grid) is int and 0 < grid <= 2147483647:
             gx = grid; gy = gz = 1
+        elif type(grid) is tuple and 0 < len(grid) <= 3:
+            gx, gy, gz = grid + _PAD[len(grid)]
+            if not (type(gx) is int and type(gy) is int and type(gz) is int
+                    and 0 < gx <= 2147483647 and 0 < gy <= 65535 and 0 < gz <= 65535):
+                gx, gy, gz = _grid3(grid)     # numpy ints, or the error naming the bad dimension
         else:
             gx, gy, gz = _grid3(grid)
         if stream is not None:
@@ -575,7 +581,9 @@ class Kernel:
             if (conv := _make_converter(pname, t)) is not None:
                 converters[f"c{i}"] = conv
             if t.is_pointer:
-                lines.append(f"        if type(a{i}) is not int: a{i} = c{i}(a{i})")
+                lines.append(f"        if type(a{i}) is not int:")
+                lines.append(f"            if type(a{i}) is DeviceArray and a{i}._dtype_str == {t.dtype!r}: a{i} = a{i}.ptr")
+                lines.append(f"            else: a{i} = c{i}(a{i})")
                 if t.align > 1:
                     lines.append(f"        if a{i} & {t.align - 1}: raise _misaligned(*params[{i}], a{i})")
             elif conv is not None:
