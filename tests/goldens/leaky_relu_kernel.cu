@@ -5,9 +5,9 @@
 // mytriton device helpers (shipped inside every generated translation unit).
 // Signed integer + - * wrap around as in Triton; C++ leaves signed overflow undefined, so they are
 // computed in the unsigned type. Integer / and % truncate toward zero, as C and Triton do; a zero
-// divisor yields -1 / the dividend, and MIN / -1 wraps to MIN (as Triton gives), instead of
-// undefined behaviour.
-template <typename T> struct mt_unsigned;
+// divisor yields -1 (all ones) / the dividend, and a signed MIN / -1 wraps to MIN (as Triton gives),
+// instead of undefined behaviour.
+template <typename T> struct mt_unsigned { typedef T type; };          // unsigned types map to themselves
 template <> struct mt_unsigned<signed char> { typedef unsigned char type; };
 template <> struct mt_unsigned<short> { typedef unsigned short type; };
 template <> struct mt_unsigned<int> { typedef unsigned int type; };
@@ -21,11 +21,12 @@ template <typename T> __device__ __forceinline__ T mt_sub(T a, T b) {
 template <typename T> __device__ __forceinline__ T mt_mul(T a, T b) {
   typedef typename mt_unsigned<T>::type U; return (T)((U)a * (U)b);
 }
+template <typename T> __device__ __forceinline__ bool mt_minus_one(T b) { return (T)-1 < (T)0 && b == (T)-1; }
 template <typename T> __device__ __forceinline__ T mt_div(T a, T b) {
-  return b == 0 ? (T)-1 : b == (T)-1 ? mt_sub((T)0, a) : a / b;
+  return b == 0 ? (T)-1 : mt_minus_one(b) ? mt_sub((T)0, a) : a / b;
 }
 template <typename T> __device__ __forceinline__ T mt_mod(T a, T b) {
-  return b == 0 ? a : b == (T)-1 ? (T)0 : a % b;
+  return b == 0 ? a : mt_minus_one(b) ? (T)0 : a % b;
 }
 // N contiguous elements moved as one access (ld/st.global.v2/.v4 when N * sizeof(T) is 8 or 16).
 template <typename T, int N> struct __align__(sizeof(T) * N) mt_vec { T v[N]; };
