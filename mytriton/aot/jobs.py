@@ -122,9 +122,11 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         if process.is_alive():
             process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.join(timeout=5)
+    # With the workers gone the executor's manager thread sees a broken pool and exits; wait for
+    # it, or its exit-time wakeup can hit a closed pipe and print a traceback after ours.
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def default_workers() -> int:
