@@ -889,3 +889,24 @@ def test_family_launchers_are_reused_per_grid_and_bounded():
         fam[g + 1]
     assert len(fam._runs) <= 64
     assert fam[[8]] is not fam[[8]]                  # an unhashable grid still works, uncached
+
+
+def test_family_fast_path_matches_the_general_path(family, fake):
+    """The second launch of a selection takes the generated one-call path: same specialization,
+    same packed arguments, same checks as the first (general) one."""
+    fake.param_sizes = [8, 8, 8, 4]
+    args = (0x1000, 0x2000, 0x3000, 10)
+    for _ in range(2):
+        family[(5, 2)](*args, BLOCK=256, num_warps=8)
+        family[7](*args, BLOCK=64)
+    assert [(la["grid"], la["block"][0]) for la in fake.launches] == [((5, 2, 1), 256), ((7, 1, 1), 128)] * 2
+    assert fake.launches[0]["args"] == fake.launches[2]["args"]
+    with pytest.raises(TypeError, match="BLOKC"):                    # a misspelt keyword, fast table warm
+        family[7](*args, BLOKC=64)
+    with pytest.raises(ValueError, match="not 16-byte aligned"):
+        family[7](0x1004, 0x2000, 0x3000, 10, BLOCK=64)
+    with pytest.raises(TypeError, match="takes 4 runtime arguments"):
+        family[7](0x1000, 0x2000, BLOCK=64)
+    with pytest.raises(ValueError, match="grid dimension 1 must be in 1..65535"):
+        family[(7, 0)](*args, BLOCK=64)
+    assert len(fake.launches) == 4

@@ -499,23 +499,15 @@ def _ptx_needs_driver(isa):
 # int addresses skip all conversion, one Struct.pack_into writes every argument into a
 # per-thread buffer, and the CUfunction is cached per thread with the context it belongs
 # to.  Kernel.launcher_source shows the generated code.
-_LAUNCHER = """\
-def make(self, tls, pack_into, params, {conv_params}):
-    def launch(grid, args, stream=None):
+# The launch path, generated per signature (as Triton does) so that it is straight-line code.
+# One body serves Kernel.launch and KernelFamily[grid](...): the family's launcher selects the
+# specialization itself, so a loader launch is one Python call, like a Kernel launch.
+_LAUNCH_BODY = """\
         try:
             [{names}] = args
         except (TypeError, ValueError):
             raise self._count_error(args) from None
 {conversions}
-        if type(grid) is int and 0 < grid <= 2147483647:
-            gx = grid; gy = gz = 1
-        elif type(grid) is tuple and 0 < len(grid) <= 3:
-            gx, gy, gz = grid + _PAD[len(grid)]
-            if not (type(gx) is int and type(gy) is int and type(gz) is int
-                    and 0 < gx <= 2147483647 and 0 < gy <= 65535 and 0 < gz <= 65535):
-                gx, gy, gz = _grid3(grid)     # numpy ints, or the error naming the bad dimension
-        else:
-            gx, gy, gz = _grid3(grid)
         if stream is not None:
             stream = _stream_handle(stream)
         try:
@@ -531,12 +523,71 @@ def make(self, tls, pack_into, params, {conv_params}):
             fn = self._resolve(slot)
         err, = _launch_kernel(fn, gx, gy, gz, {block}, 1, 1, {shared}, stream, slot[4], 0)
         if err:
-            if int(err) in _CONTEXT_ERRORS and self._resolve(slot) is not fn:   # another context is current now
-                err, = _launch_kernel(slot[1], gx, gy, gz, {block}, 1, 1, {shared}, stream, slot[4], 0)
-            if err:
-                raise _cuda_error(err, f"cuLaunchKernel({name!r}, grid=({{gx}}, {{gy}}, {{gz}}), block={block})")
+            self._launch_failed(err, fn, slot, gx, gy, gz, stream)
+"""
+
+_KERNEL_LAUNCHER = """\
+def make(self, tls, pack_into, params, {conv_params}):
+    def launch(grid, args, stream=None):
+        if type(grid) is int and 0 < grid <= 2147483647:
+            gx = grid; gy = gz = 1
+        elif type(grid) is tuple and 0 < len(grid) <= 3:
+            gx, gy, gz = grid + _PAD[len(grid)]
+            if not (type(gx) is int and type(gy) is int and type(gz) is int
+                    and 0 < gx <= 2147483647 and 0 < gy <= 65535 and 0 < gz <= 65535):
+                gx, gy, gz = _grid3(grid)     # numpy ints, or the error naming the bad dimension
+        else:
+            gx, gy, gz = _grid3(grid)
+{body}
     return launch
 """
+
+_FAMILY_LAUNCHER = """\
+def make(fam, grid, grid3, fast, pack_into, params, {conv_params}):
+    def run(*args, {keywords}stream=None, num_warps=None, **extra):
+        try:
+            self, tls, block, shared = fast[({key}num_warps)]
+        except (KeyError, TypeError):
+            self = None
+        if self is None or extra:   # first use of this selection, or a wrong keyword: the general path
+            constexprs = {{k: v for k, v in {{{given}}}.items() if v is not _UNSET}}
+            return fam.launch(grid, args, {{**constexprs, **extra}}, num_warps, stream)
+        gx, gy, gz = grid3 or _grid3(grid)
+{body}
+    return run
+"""
+
+
+def _argument_code(params):
+    """(conversion lines, converter functions, struct format) for a launcher of ``params``:
+    each argument gets an 8-byte slot (no parameter type is wider; the driver copies each from
+    its own address), so one Struct packs them all and range-checks the scalars."""
+    codes = ["Q" if t.is_pointer else _DTYPES[t.dtype][0] for _, t in params]
+    fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
+    lines, converters = [], {}
+    for i, (pname, t) in enumerate(params):
+        if (conv := _make_converter(pname, t)) is not None:
+            converters[f"c{i}"] = conv
+        if t.is_pointer:
+            lines.append(f"        if type(a{i}) is not int:")
+            lines.append(f"            if type(a{i}) is DeviceArray and a{i}._dtype_str == {t.dtype!r}: a{i} = a{i}.ptr")
+            lines.append(f"            else: a{i} = c{i}(a{i})")
+            if t.align > 1:
+                lines.append(f"        if a{i} & {t.align - 1}: raise _misaligned(*params[{i}], a{i})")
+        elif conv is not None:
+            lines.append(f"        a{i} = c{i}(a{i})")
+    return "\n".join(lines) or "        pass", converters, fmt
+
+
+def _generate(template: str, label: str, params, block: str, shared: str, **fields):
+    """Compile one launcher template; returns (its ``make`` function, source, converters, Struct)."""
+    conversions, converters, fmt = _argument_code(params)
+    names = ", ".join(f"a{i}" for i in range(len(params)))
+    body = _LAUNCH_BODY.format(names=names, conversions=conversions, block=block, shared=shared)
+    source = template.format(conv_params=", ".join(["_"] + list(converters)), body=body, **fields)
+    namespace = {}
+    exec(compile(source, f"<launcher of {label}>", "exec"), globals(), namespace)
+    return namespace["make"], source, converters, struct.Struct(fmt)
 
 
 class Kernel:
@@ -572,29 +623,18 @@ class Kernel:
         self.launch = self._make_launcher()
 
     def _make_launcher(self):
-        # Each argument gets an 8-byte slot (no parameter type is wider; the driver copies
-        # each from its own address), so one Struct packs them all and range-checks scalars.
-        codes = ["Q" if t.is_pointer else _DTYPES[t.dtype][0] for _, t in self.params]
-        fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
-        lines, converters = [], {}
-        for i, (pname, t) in enumerate(self.params):
-            if (conv := _make_converter(pname, t)) is not None:
-                converters[f"c{i}"] = conv
-            if t.is_pointer:
-                lines.append(f"        if type(a{i}) is not int:")
-                lines.append(f"            if type(a{i}) is DeviceArray and a{i}._dtype_str == {t.dtype!r}: a{i} = a{i}.ptr")
-                lines.append(f"            else: a{i} = c{i}(a{i})")
-                if t.align > 1:
-                    lines.append(f"        if a{i} & {t.align - 1}: raise _misaligned(*params[{i}], a{i})")
-            elif conv is not None:
-                lines.append(f"        a{i} = c{i}(a{i})")
-        names = ", ".join(f"a{i}" for i in range(len(self.params)))
-        self.launcher_source = _LAUNCHER.format(
-            conv_params=", ".join(["_"] + list(converters)), names=names, name=self.name,
-            conversions="\n".join(lines) or "        pass", block=32 * self.num_warps, shared=self.shared)
-        namespace = {}
-        exec(compile(self.launcher_source, f"<launcher of {self.name}>", "exec"), globals(), namespace)
-        return namespace["make"](self, self._tls, struct.Struct(fmt).pack_into, self.params, None, **converters)
+        make, self.launcher_source, converters, packer = _generate(
+            _KERNEL_LAUNCHER, self.name, self.params, str(32 * self.num_warps), str(self.shared))
+        return make(self, self._tls, packer.pack_into, self.params, None, **converters)
+
+    def _launch_failed(self, err, fn, slot, gx, gy, gz, stream):
+        """A launch the driver refused: retried once if the current context changed since this
+        thread last launched (the function belongs to the old one), else raised as CudaError."""
+        block = 32 * self.num_warps
+        if int(err) in _CONTEXT_ERRORS and self._resolve(slot) is not fn:
+            err, = _launch_kernel(slot[1], gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
+        if err:
+            raise _cuda_error(err, f"cuLaunchKernel({self.name!r}, grid=({gx}, {gy}, {gz}), block={block})")
 
     def launch(self, grid, args, stream=None) -> None:
         """Launch on ``grid`` (an int or 1-3 positive ints) with ``args`` in parameter
@@ -776,6 +816,7 @@ class KernelFamily:
             self._specs.append(spec)
         self._kernels = {}    # id(spec) -> Kernel
         self._selected = {}   # (*constexpr values, num_warps) -> Kernel: launch()'s fast path
+        self._fast = {}       # the same keys -> (Kernel, its thread slots, block, shared): fam[grid]'s
         self._runs = {}       # grid -> its launcher, for fam[grid](...)
 
     @property
@@ -842,7 +883,9 @@ class KernelFamily:
         if kernel is None:
             kernel = self.kernel(self.select(constexprs, num_warps))
             try:
-                self._selected[(*(constexprs[n] for n in self.constexpr_names), num_warps)] = kernel
+                key = (*(constexprs[n] for n in self.constexpr_names), num_warps)
+                self._selected[key] = kernel
+                self._fast[key] = (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared)
             except TypeError:   # unhashable constexpr value: no fast path
                 pass
         if callable(grid):
@@ -870,25 +913,18 @@ class KernelFamily:
             def run(*args, stream=None, num_warps=None, **constexprs):
                 self.launch(grid, args, constexprs, num_warps, stream)
             return run
-        # Generated so the constexprs arrive as plain keyword parameters (no **kwargs dict on the
-        # hot path): ``def run(*args, BLOCK=_UNSET, stream=None, num_warps=None, **extra)``.
+        # The constexprs arrive as plain keyword parameters (no **kwargs dict on the hot path).
         names = self.constexpr_names
-        params = "".join(f"{n}=_UNSET, " for n in names)
-        key = "".join(f"{n}, " for n in names)
-        given = " or ".join([f"{n} is _UNSET" for n in names] + ["extra"])
-        src = (f"def run(*args, {params}stream=None, num_warps=None, **extra):\n"
-               f"    try:\n"
-               f"        kernel = selected.get(({key}num_warps)) if not ({given}) else None\n"
-               f"    except TypeError:             # an unhashable constexpr value: the general path\n"
-               f"        kernel = None\n"
-               f"    if kernel is None:\n"
-               f"        constexprs = {{{', '.join(f'{n!r}: {n}' for n in names)}}}\n"
-               f"        constexprs = {{k: v for k, v in constexprs.items() if v is not _UNSET}}\n"
-               f"        return launch(grid, args, {{**constexprs, **extra}}, num_warps, stream)\n"
-               f"    kernel.launch(grid, args, stream)\n")
-        namespace = {"selected": self._selected, "_UNSET": _UNSET, "launch": self.launch, "grid": grid}
-        exec(compile(src, f"<launcher of {self.name}[grid]>", "exec"), namespace)
-        return namespace["run"]
+        try:
+            grid3 = _grid3(grid)
+        except (TypeError, ValueError):
+            grid3 = None                  # raised at the call, where _grid3 runs again
+        params = [(n, parse_type(t)) for n, t in self.params]
+        make, _, converters, packer = _generate(
+            _FAMILY_LAUNCHER, f"{self.name}[grid]", params, "block", "shared",
+            keywords="".join(f"{n}=_UNSET, " for n in names), key="".join(f"{n}, " for n in names),
+            given=", ".join(f"{n!r}: {n}" for n in names))
+        return make(self, grid, grid3, self._fast, packer.pack_into, params, None, **converters)
 
 
 # --------------------------------------------------------------------------- DeviceArray
