@@ -21,7 +21,7 @@ from ...ir.layout import DimMap, dim_maps
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
-from ...ir.types import BlockType, PointerType, ScalarType, Type, promote
+from ...ir.types import BlockType, PointerType, ScalarType
 from ...passes.axisinfo import analyze
 
 _env = None
@@ -384,9 +384,10 @@ class CudaEmitter:
             self.emit(stmt)
 
     def op_where(self, op: Op):
-        ct = OPS["where"].compute([v.type for v in op.operands], op.attrs) \
-            if not isinstance(op.result.type.scalar, PointerType) else None
-        self.elementwise(op, lambda v: f"({v[0]} ? {v[1]} : {v[2]})", ct)
+        """The registry's where, except that pointer branches have no arithmetic compute type."""
+        d = OPS["where"]
+        ct = None if isinstance(op.result.type.scalar, PointerType) else d.compute([v.type for v in op.operands], op.attrs)
+        self.elementwise(op, lambda v: d.c_fn(v, ct), ct)
 
     def op_program_id(self, op: Op):
         self.emit(f"{self.declare(op.result)} = blockIdx.{'xyz'[op.attrs['axis']]};")
@@ -624,4 +625,4 @@ def generate_cuda(fn: Function) -> tuple[str, int]:
     return CudaEmitter(fn).generate()
 
 
-__all__ = ["generate_cuda", "c_literal", "promote", "Type"]
+__all__ = ["generate_cuda", "c_literal"]
