@@ -49,6 +49,7 @@ class JITFunction:
         self._lock = threading.Lock()
         self._cache: dict = {}
         self._cache_key = None
+        self._binder = None             # frontend/launch.py's argument binder, made on first launch
 
     def parse(self) -> ast.FunctionDef:
         tree = ast.parse(self.src)

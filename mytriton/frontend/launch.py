@@ -7,65 +7,86 @@ import os
 
 from ..errors import CompilationError
 
-_LAUNCH_OPTIONS = ("num_warps", "num_stages", "stream", "num_ctas", "maxnreg")
+_LAUNCH_OPTIONS = {"num_warps": 4, "stream": None, "num_stages": None, "num_ctas": None, "maxnreg": None}
+
+
+def make_binder(jit_fn):
+    """A function with the kernel's own parameters (and defaults) plus the launch options, that
+    returns (run-time args in order, constexpr values, num_warps, stream): Python binds the call,
+    so a bad one fails with Python's message naming the kernel and the parameter."""
+    params, runtime, constexprs, defaults = [], [], [], {}
+    for name, p in jit_fn.signature.parameters.items():
+        if p.default is not p.empty:
+            defaults[f"_d_{name}"] = p.default
+            params.append(f"{name}=_d_{name}")
+        else:
+            params.append(name)
+        (constexprs if name in jit_fn.constexpr_names else runtime).append(name)
+    clash = set(_LAUNCH_OPTIONS) & set(jit_fn.arg_names)
+    if clash:
+        raise CompilationError(f"parameter name(s) {', '.join(sorted(clash))} clash with launch options",
+                               kernel=jit_fn.__name__)
+    options = ", ".join(f"{k}={v!r}" for k, v in _LAUNCH_OPTIONS.items())
+    src = (f"def {jit_fn.__name__}({', '.join(params)}{', ' if params else ''}*, {options}):\n"
+           f"    return ({''.join(n + ', ' for n in runtime)}), "
+           f"{{{', '.join(f'{n!r}: {n}' for n in constexprs)}}}, num_warps, stream\n")
+    namespace = dict(defaults)
+    exec(compile(src, f"<arguments of {jit_fn.__name__}>", "exec"), namespace)
+    return namespace[jit_fn.__name__], runtime
+
+
+_INTERPRET = "1"
+_driver = None
+
+
+def _runtime():
+    global _driver
+    if _driver is None:
+        from ..runtime import driver
+        _driver = driver
+    return _driver
 
 
 def _is_numpy(x) -> bool:
     return type(x).__module__ == "numpy" and hasattr(x, "__array_interface__")
 
 
-def bind(jit_fn, args, kwargs):
-    """Split a launch call into (run-time args in order, constexpr values, options)."""
-    options = {k: kwargs.pop(k) for k in _LAUNCH_OPTIONS if k in kwargs}
-    try:
-        bound = jit_fn.signature.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{jit_fn.__name__}[grid](...): {e}") from None
-    bound.apply_defaults()
-    constexprs, runtime = {}, []
-    for name in jit_fn.arg_names:
-        value = bound.arguments[name]
-        if name in jit_fn.constexpr_names:
-            constexprs[name] = value
-        else:
-            runtime.append((name, value))
-    return runtime, constexprs, options
-
-
-def _grid(grid, meta):
-    g = grid(meta) if callable(grid) else grid
-    return g
-
-
 def launch(jit_fn, grid, args, kwargs):
-    runtime, constexprs, options = bind(jit_fn, args, dict(kwargs))
-    num_warps = options.get("num_warps", 4)
-    if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for _, v in runtime):
+    binder = jit_fn._binder
+    if binder is None:
+        binder = jit_fn._binder = make_binder(jit_fn)
+    bind, names = binder
+    runtime, constexprs, num_warps, stream = bind(*args, **kwargs)
+    if _INTERPRET == os.environ.get("MYTRITON_INTERPRET") or any(_is_numpy(v) for v in runtime):
         from ..backends.interpreter import interpret
-        return interpret(jit_fn, _grid(grid, {**constexprs, "num_warps": num_warps}), runtime, constexprs, num_warps)
-    from ..runtime import driver
+        return interpret(jit_fn, _grid(grid, constexprs, num_warps), list(zip(names, runtime)), constexprs,
+                         num_warps)
+    driver = _runtime()
     signature = []
-    for name, value in runtime:
+    for name, value in zip(names, runtime):
         try:
-            ty = driver.infer_type(value)
+            ty, address = driver.describe_argument(value)
         except TypeError as e:
             raise TypeError(f"{jit_fn.__name__}: parameter '{name}': {e}") from None
-        if ty.startswith("*"):
-            address, _ = driver.pointer_info(value)
-            if address % 16 == 0:
-                ty += ":16"
-        signature.append(ty)
-    key = (tuple(signature), tuple(sorted((k, repr(v)) for k, v in constexprs.items())), num_warps)
-    kernel = jit_fn._cache.get(key)
+        signature.append(ty + ":16" if address is not None and address % 16 == 0 else ty)
+    try:
+        key = (*signature, *constexprs.values(), num_warps)
+        kernel = jit_fn._cache.get(key)
+    except TypeError:                          # an unhashable constexpr value
+        key = (*signature, repr(constexprs), num_warps)
+        kernel = jit_fn._cache.get(key)
     if kernel is None:
         with jit_fn._lock:
             kernel = jit_fn._cache.get(key)
             if kernel is None:
-                kernel = _compile_for_device(jit_fn, [n for n, _ in runtime], signature, constexprs, num_warps, driver)
+                kernel = _compile_for_device(jit_fn, names, signature, constexprs, num_warps, driver)
                 jit_fn._cache[key] = kernel
-    kernel.launch(_grid(grid, {**constexprs, "num_warps": num_warps}), [v for _, v in runtime],
-                  stream=options.get("stream"))
+    kernel.launch(_grid(grid, constexprs, num_warps), runtime, stream=stream)
     return kernel
+
+
+def _grid(grid, constexprs, num_warps):
+    return grid({**constexprs, "num_warps": num_warps}) if callable(grid) else grid
 
 
 def _compile_for_device(jit_fn, names, signature, constexprs, num_warps, driver):

@@ -15,6 +15,7 @@ from .driver import (  # noqa: F401
     Stream,
     compute_capability,
     current_device,
+    describe_argument,
     driver_available,
     infer_type,
     parse_type,
@@ -24,6 +25,6 @@ from .driver import (  # noqa: F401
 
 __all__ = [
     "CudaError", "DeviceArray", "Kernel", "KernelFamily", "KernelLoadError", "ParamType",
-    "SpecializationNotFoundError", "Stream", "compute_capability", "current_device", "driver_available",
-    "infer_type", "parse_type", "pointer_info", "synchronize",
+    "SpecializationNotFoundError", "Stream", "compute_capability", "current_device", "describe_argument",
+    "driver_available", "infer_type", "parse_type", "pointer_info", "synchronize",
 ]

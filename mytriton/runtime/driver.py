@@ -18,7 +18,8 @@ import struct
 import threading
 
 __all__ = [
-    "ParamType", "parse_type", "pointer_info", "infer_type", "CudaError", "KernelLoadError",
+    "ParamType", "parse_type", "pointer_info", "infer_type", "describe_argument", "CudaError",
+    "KernelLoadError",
     "SpecializationNotFoundError", "driver_available", "current_device", "compute_capability",
     "synchronize", "Stream", "DeviceArray", "Kernel", "KernelFamily",
 ]
@@ -336,25 +337,31 @@ def infer_type(obj) -> str:
     """The signature type of a launch argument, by Triton's rules: pointers ``*<dtype>``,
     bool ``i1``, int ``i32``/``i64``/``u64`` by range, float ``fp32``, numpy scalars
     their own dtype.  TypeError for anything else."""
+    return describe_argument(obj)[0]
+
+
+def describe_argument(obj) -> tuple[str, int | None]:
+    """``(infer_type(obj), device address or None)`` in one look at the object (the JIT's
+    per-launch signature inference)."""
     if isinstance(obj, bool):
-        return "i1"
+        return "i1", None
     if type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 0:
         dtype, desc = _dtype_info(obj.dtype)   # before float: np.float64 is a float
         if dtype is None:
             raise TypeError(f"unsupported numpy scalar type {desc}")
-        return dtype
+        return dtype, None
     if isinstance(obj, int):
         for dtype, lo, hi in (("i32", -2**31, 2**31), ("i64", -2**63, 2**63), ("u64", 0, 2**64)):
             if lo <= obj < hi:
-                return dtype
+                return dtype, None
         raise TypeError(f"integer argument {obj} does not fit in 64 bits")
     if isinstance(obj, float):
-        return "fp32"
-    _, dtype, desc = _pointer_info(obj)
+        return "fp32", None
+    addr, dtype, desc = _pointer_info(obj)
     if dtype is None:
         raise TypeError(f"cannot infer the element type of {type(obj).__name__} (dtype {desc}); "
                         f"supported: {' '.join(_DTYPES)}")
-    return "*" + dtype
+    return "*" + dtype, addr
 
 
 def _bf16_bits(x: float) -> int:

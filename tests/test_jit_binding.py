@@ -1,0 +1,41 @@
+"""Launch-call binding (no GPU needed): Python's own messages name the kernel and the parameter."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mytriton
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
+import elementwise as ew  # noqa: E402
+
+X = np.ones(10, np.float32)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: ew.add_kernel[(1,)](X, X, X, BLOCK=16), "add_kernel() missing 1 required positional argument: 'n'"),
+    (lambda: ew.add_kernel[(1,)](X, X, X, 10), "add_kernel() missing 1 required positional argument: 'BLOCK'"),
+    (lambda: ew.add_kernel[(1,)](X, X, X, 10, BLOCK=16, bogus=1), "add_kernel() got an unexpected keyword argument 'bogus'"),
+    (lambda: ew.add_kernel[(1,)](X, X, X, 10, 16, 3), "add_kernel() takes 5 positional arguments but 6 were given"),
+])
+def test_bad_launch_calls(call, message):
+    with pytest.raises(TypeError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_keyword_and_positional_forms_agree():
+    x = np.arange(10, dtype=np.float32)
+    out1, out2 = np.zeros(10, np.float32), np.zeros(10, np.float32)
+    ew.add_kernel[(1,)](x, x, out1, 10, BLOCK=16)
+    ew.add_kernel[(1,)](x_ptr=x, y_ptr=x, out_ptr=out2, n=10, BLOCK=16, num_warps=2)
+    assert np.array_equal(out1, 2 * x) and np.array_equal(out2, 2 * x)
+
+
+def test_parameter_named_like_a_launch_option_is_refused():
+    @mytriton.jit
+    def k(stream, n):
+        pass
+    with pytest.raises(mytriton.CompilationError, match="stream clash with launch options"):
+        k[(1,)](np.zeros(1, np.float32), 1)
