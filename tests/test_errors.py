@@ -113,3 +113,8 @@ def test_language_outside_a_kernel():
 def test_unknown_backend():
     with pytest.raises(mytriton.CompilationError, match="unknown backend 'llvm' \\(available: cuda, mlir\\)"):
         mytriton.compile(bad.needs_block, signature={"x": "*fp32"}, constexprs={"BLOCK": 16}, backend="llvm")
+
+
+def test_alignment_must_be_a_power_of_two():
+    with pytest.raises(mytriton.CompilationError, match="bad alignment in type '\\*fp32:24'"):
+        mytriton.compile(bad.needs_block, signature={"x": "*fp32:24"}, constexprs={"BLOCK": 16})

@@ -39,3 +39,17 @@ def test_parameter_named_like_a_launch_option_is_refused():
         pass
     with pytest.raises(mytriton.CompilationError, match="stream clash with launch options"):
         k[(1,)](np.zeros(1, np.float32), 1)
+
+
+def test_numpy_scalars_are_scalar_arguments_not_arrays():
+    from mytriton.frontend.launch import _is_numpy
+    assert not _is_numpy(np.int32(5)) and not _is_numpy(np.float32(1.0)) and _is_numpy(np.zeros(3))
+
+
+def test_constexpr_values_of_different_types_are_different_specializations():
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    from tests.kernels import lang
+    lang.scaled[(1,)](x, out, S=2)
+    lang.scaled[(1,)](x, out, S=2.5)
+    assert np.array_equal(out, x * np.float32(2.5))

@@ -210,3 +210,17 @@ def test_hoisted_invariant_load_is_guarded():
     nothing = torch.empty(0, device="cuda")      # a zero-trip loop must not read through this pointer
     pk.invariant_load[(1,)](dev(x), nothing, out, 0)
     assert not host(out).any()
+
+
+def test_constexpr_types_key_the_cache_and_numpy_scalars_stay_on_the_gpu():
+    from tests.kernels import lang
+    x = rand(16, 18)
+    out = torch.empty(16, device="cuda")
+    k_int = lang.scaled[(1,)](dev(x), out, S=2)
+    assert_same(host(out), x * np.float32(2))
+    k_float = lang.scaled[(1,)](dev(x), out, S=2.5)
+    assert_same(host(out), x * np.float32(2.5))
+    assert k_int is not lang.scaled[(1,)](dev(x), out, S=2.0) and k_int is not k_float
+    n = np.int32(16)
+    ew.add_kernel[(1,)](dev(x), dev(x), out, n, BLOCK=16)       # a numpy scalar is an i32, not an array
+    assert_same(host(out), x + x)

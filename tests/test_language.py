@@ -87,3 +87,13 @@ def test_jit_calls_are_inlined_and_keyed():
     key = lang.calls_helper.cache_key
     assert len(key) == 64 and key != lang._twice.cache_key
     assert mytriton.cdiv(7, 2) == 4 and mytriton.next_power_of_2(5) == 8 and mytriton.next_power_of_2(1) == 1
+
+
+def test_unrolled_range_index_has_int32_semantics():
+    """A `range` index is a run-time i32 in Triton: // and % truncate (Python would floor)."""
+    import numpy as np
+    out = np.zeros(1, np.int32)
+    lang.negative_index_arith[(1,)](out)
+    assert out[0] == sum(int(i / 3) + int(np.fmod(i, 3)) for i in range(-4, 0)) == -6
+    text = ssa(lang.negative_index_arith, {"out": "*i32"})
+    assert text == "store out, -6\n"          # still unrolled and folded to a constant

@@ -81,3 +81,38 @@ def test_cuda_coordinates_match_the_layout(shape, warps, dim):
         for r in range(num_regs(lay, vshape)):
             got = tuple(_eval_c(e, r=r, lane=t % 32, warp=t // 32) for e in exprs)
             assert got == element_coords(lay, vshape, t, r)
+
+
+SUM_CASES = [((32, 1), 4, 1), ((1, 64), 4, 0), ((4, 8), 4, 1), ((4, 8), 4, 0), ((64, 64), 4, 1), ((16,), 4, 0),
+             ((2, 1), 8, 1), ((1024,), 4, 0), ((8, 2), 2, 1)]
+
+
+def _thread_pos(m, t):
+    return ((t // 32 // m.warp_stride) % m.wpc) * m.tpw + ((t % 32) // m.lane_stride) % m.tpw
+
+
+@pytest.mark.parametrize("shape,warps,axis", SUM_CASES)
+def test_sum_ownership_counts_each_element_once(shape, warps, axis):
+    """Threads that differ only along the reduced axis are combined (registers, then shuffles, then
+    shared memory); among them, the predicate a sum uses to skip copies must admit exactly one
+    (thread, register) per element — size-1 and replicated dimensions included (a size-1 axis held
+    by four warps was once summed four times)."""
+    from mytriton.backends.cuda.codegen import CudaEmitter
+    from mytriton.ir.ssa import Function, Region
+
+    lay = default_layout(shape, warps)
+    maps = dim_maps(lay, shape)
+    em = CudaEmitter(Function("k", [], Region(), num_warps=warps))
+    cond = em.owner(maps[axis], CudaEmitter.reg_digits(maps, "r")[axis])
+    counts, held = {}, set()
+    for t in range(32 * warps):
+        group = tuple(_thread_pos(m, t) for d, m in enumerate(maps) if d != axis)
+        for r in range(num_regs(lay, shape)):
+            coords = element_coords(lay, shape, t, r)
+            held.add((group, coords[:axis] + coords[axis + 1:]))
+            if cond is None or _eval_c(cond, r=r, lane=t % 32, warp=t // 32):
+                counts[(group, coords)] = counts.get((group, coords), 0) + 1
+    for group, rest in held:
+        for a in range(shape[axis]):
+            coords = rest[:axis] + (a,) + rest[axis:]
+            assert counts.get((group, coords)) == 1, (group, coords, counts.get((group, coords)))

@@ -140,7 +140,9 @@ def test_mlir_ptx_matches_cuda_backend(case):
         ck = mytriton.compile(case.kernel, signature=case.signature, constexprs=case.constexprs, target="sm_90",
                               num_warps=case.num_warps)
         cubin = ck.asm["cubin"]
-    except mytriton.CompilationError as e:          # e.g. fp16, which only the MLIR backend handles
+    except mytriton.CompilationError as e:
+        if "does not support fp16/bf16" not in str(e):   # only half precision is expected to fail there
+            raise
         pytest.xfail(f"the CUDA backend cannot compile this kernel (the MLIR result matched numpy): "
                      f"{str(e).splitlines()[0]}")
     want = run_on_gpu(drv, case, cubin, ck.metadata["name"], ck.metadata["shared"])

@@ -62,3 +62,21 @@ def test_block_smaller_and_larger_than_the_thread_block():
         assert "__launch_bounds__(128)" in ck.asm["cu"]
         assert f"float v6[{regs}];" in ck.asm["cu"]
         assert ck.asm["cubin"][:4] == b"\x7fELF"
+
+
+NARROW = ["i8", "i16", "u8", "u16", "u32", "u64"]
+
+
+@pytest.mark.parametrize("dtype", NARROW)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "floordiv", "mod", "abs", "neg", "maximum"])
+def test_narrow_and_unsigned_integers_compile(dtype, op):
+    """Literals of narrow types are typed in C++, so the wrap-around helpers instantiate."""
+    sig = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "out_ptr": f"*{dtype}", "n": "i32"}
+    ck = mytriton.compile(basic.op_kernel, signature=sig, constexprs={"OP": op, "BLOCK": 64})
+    assert ck.asm["cubin"][:4] == b"\x7fELF"
+
+
+def test_literal_meeting_narrow_tensor():
+    ck = mytriton.compile(basic.literal_kernel, signature={"x_ptr": "*i8", "out_ptr": "*i8", "n": "i32"},
+                          constexprs={"BLOCK": 64})
+    assert "((signed char)1)" in ck.asm["cu"] and ck.asm["cubin"][:4] == b"\x7fELF"

@@ -22,7 +22,7 @@ def global_accesses(ptx: str) -> set[str]:
 def test_aligned_elementwise_uses_16_byte_accesses():
     ptx = mytriton.compile(basic.add_kernel, signature=ALIGNED, constexprs={"BLOCK": 1024}).asm["ptx"]
     acc = global_accesses(ptx)
-    assert "ld.global.nc.v4.f32" in acc and "st.global.v4.f32" in acc
+    assert "ld.global.v4.f32" in acc and "st.global.v4.f32" in acc
 
 
 def test_unproven_alignment_is_checked_at_run_time():

@@ -179,8 +179,8 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_If(self, node):
         cond = self.visit(node.test)
         if isinstance(cond, tensor):
-            raise self.error(node.test, "`if` on a run-time value is not supported yet; "
-                                        "use tl.where, or make the condition a tl.constexpr")
+            raise self.error(node.test, "`if` on a run-time value is not supported yet; use tl.where, or make "
+                                        "the condition a tl.constexpr (a loop index is one only in tl.static_range)")
         self.visit_block(node.body if cond else node.orelse)
 
     def visit_Return(self, node):
@@ -254,7 +254,9 @@ class CodeGenerator(ast.NodeVisitor):
         self.check_loop_body(node)
         if constant and (static or len(range(*bounds)) <= UNROLL_LIMIT):
             for v in range(*bounds):
-                self.env[node.target.id] = v
+                # tl.static_range gives a constexpr index; a `range` index is a run-time i32 in
+                # Triton (its // and % truncate, it wraps), so here it is an i32 constant
+                self.env[node.target.id] = v if static else to_tensor(v)
                 self.visit_block(node.body)
             return
         self.runtime_loop(node, r)

@@ -4,6 +4,7 @@ for numpy arrays (or with MYTRITON_INTERPRET=1), run it in the CPU interpreter."
 from __future__ import annotations
 
 import os
+import sys
 
 from ..errors import CompilationError
 
@@ -48,7 +49,9 @@ def _runtime():
 
 
 def _is_numpy(x) -> bool:
-    return type(x).__module__ == "numpy" and hasattr(x, "__array_interface__")
+    """A host array (numpy scalars are scalar arguments, not arrays)."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, np.ndarray)
 
 
 def launch(jit_fn, grid, args, kwargs):
@@ -69,11 +72,12 @@ def launch(jit_fn, grid, args, kwargs):
         except TypeError as e:
             raise TypeError(f"{jit_fn.__name__}: parameter '{name}': {e}") from None
         signature.append(ty + ":16" if address is not None and address % 16 == 0 else ty)
-    try:
-        key = (*signature, *constexprs.values(), num_warps)
+    values = constexprs.values()
+    try:      # types too: BLOCK=2 and BLOCK=2.0 (or 1 and True) compare equal but compile differently
+        key = (*signature, num_warps, *values, *map(type, values))
         kernel = jit_fn._cache.get(key)
     except TypeError:                          # an unhashable constexpr value
-        key = (*signature, repr(constexprs), num_warps)
+        key = (*signature, num_warps, repr(constexprs))
         kernel = jit_fn._cache.get(key)
     if kernel is None:
         with jit_fn._lock:

@@ -192,7 +192,8 @@ _unary("sin", _float_only("sin"), np.sin, lambda o, ct: f"sin({o[0]})")
 _unary("cos", _float_only("cos"), np.cos, lambda o, ct: f"cos({o[0]})")
 _unary("floor", _float_only("floor"), np.floor, lambda o, ct: f"floor({o[0]})")
 _unary("ceil", _float_only("ceil"), np.ceil, lambda o, ct: f"ceil({o[0]})")
-_unary("abs", _same_compute, np.abs, lambda o, ct: f"fabs({o[0]})" if ct.is_float else f"abs({o[0]})")
+_unary("abs", _same_compute, np.abs,
+       lambda o, ct: f"fabs({o[0]})" if ct.is_float else f"abs({o[0]})" if ct.is_signed else o[0])
 
 
 def _cast_rule(types, attrs):

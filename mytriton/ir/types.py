@@ -159,8 +159,8 @@ def parse_type(text: str) -> tuple[Type, int]:
     align = 0
     if ":" in s:
         s, _, a = s.partition(":")
-        if not a.isdigit() or int(a) <= 0:
-            raise ValueError(f"bad alignment in type {text!r}")
+        if not a.isdigit() or int(a) <= 0 or int(a) & (int(a) - 1):
+            raise ValueError(f"bad alignment in type {text!r} (a power of 2 in bytes, such as 16)")
         align = int(a)
     if s.startswith("*"):
         inner = SCALARS.get(s[1:])

@@ -35,7 +35,7 @@ __device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long byt
 }
 
 extern "C" __global__ void __launch_bounds__(128)
-add_kernel(const float* __restrict__ x_ptr, const float* __restrict__ y_ptr, float* __restrict__ out_ptr, int n)
+add_kernel(const float* x_ptr, const float* y_ptr, float* out_ptr, int n)
 {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;

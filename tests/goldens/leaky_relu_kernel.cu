@@ -35,7 +35,7 @@ __device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long byt
 }
 
 extern "C" __global__ void __launch_bounds__(128)
-leaky_relu_kernel(const float* __restrict__ x_ptr, float* __restrict__ out_ptr, int n, float slope)
+leaky_relu_kernel(const float* x_ptr, float* out_ptr, int n, float slope)
 {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;

@@ -131,3 +131,11 @@ def op_kernel(a_ptr, b_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     a = tl.load(a_ptr + offs, mask=mask, other=1)
     b = tl.load(b_ptr + offs, mask=mask, other=1)
     tl.store(out_ptr + offs, _apply(OP, a, b), mask=mask)
+
+
+@triton.jit
+def literal_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0)
+    tl.store(out_ptr + offs, (x + 1) // 3 + x % 5, mask=mask)

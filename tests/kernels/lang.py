@@ -52,3 +52,17 @@ def _twice(v):
 def calls_helper(x, out):
     offs = tl.arange(0, 32)
     tl.store(out + offs, _twice(tl.load(x + offs)) + tl.cdiv(7, 2) + triton.next_power_of_2(5))
+
+
+@triton.jit
+def scaled(x, out, S: tl.constexpr):
+    offs = tl.arange(0, 16)
+    tl.store(out + offs, tl.load(x + offs) * S)
+
+
+@triton.jit
+def negative_index_arith(out):
+    acc = 0
+    for i in range(-4, 0):
+        acc += i // 3 + i % 3
+    tl.store(out, acc)

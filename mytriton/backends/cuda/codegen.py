@@ -75,6 +75,8 @@ def c_literal(value, ty: ScalarType) -> str:
         if math.isinf(v):
             return ("" if v > 0 else "-") + "__longlong_as_double(0x7ff0000000000000LL)"
         return repr(v)
+    if ty.bits < 32:                      # typed, so mt_add<T>(a, b) and friends deduce one T
+        return f"(({ty.c_name}){value})"
     suffix = {"i64": "LL", "u64": "ULL", "u32": "u"}.get(ty.name, "")
     if ty.name == "i64" and value == -2**63:
         return "(-9223372036854775807LL - 1)"
@@ -122,7 +124,7 @@ class CudaEmitter:
     def emit(self, line: str):
         self.lines.append("  " * self.depth + line)
 
-    # --- which pointer params are never stored through (→ const __restrict__) ----------------------
+    # --- which pointer params are never stored through (→ const) -----------------------------------
 
     def _root_param(self, v: Value):
         seen = set()
@@ -189,16 +191,25 @@ class CudaEmitter:
         return out[::-1]
 
     def raw_coord(self, m: DimMap, k: str) -> str:
-        if m.size == 1:
-            return "0"
-        base = _add(_mul(_paren(_div(k, m.spt)), m.coverage), _mul(_paren(self.thread_index(m)), m.spt),
+        """The coordinate register digit ``k`` would hold before wrapping around the value's extent."""
+        return _add(_mul(_paren(_div(k, m.spt)), m.coverage), _mul(_paren(self.thread_index(m)), m.spt),
                     _mod(k, m.spt))
-        return base
+
+    def owner(self, m: DimMap, k: str) -> str | None:
+        """C condition: this thread's register digit ``k`` is the one copy of its element along
+        this dimension that counts (several threads or registers hold copies when the layout
+        covers more than the extent — a size-1 dimension always does); None when all count."""
+        if not m.replicated and m.size >= m.spt:
+            return None
+        return f"{self.raw_coord(m, k)} < {m.size}"
 
     def coords(self, v: Value, r: str) -> list[str]:
         maps = dim_maps(v.layout, v.type.shape)
         out = []
         for m, k in zip(maps, self.reg_digits(maps, r)):
+            if m.size == 1:
+                out.append("0")
+                continue
             raw = self.raw_coord(m, k)
             out.append(_mod(_paren(raw), m.size) if m.replicated and raw != "0" else raw)
         return out
@@ -518,7 +529,7 @@ class CudaEmitter:
         q_of_s = _add(*reversed(res_index))
         value = self.cast_to(f"{self.ref(src)}[s]", src.type.scalar, ty)
         if kind == "sum":
-            owned = [f"{self.raw_coord(smaps[d], digits[d])} < {smaps[d].size}" for d in axes if smaps[d].replicated]
+            owned = [c for d in axes if (c := self.owner(smaps[d], digits[d])) is not None]
             if owned:
                 value = f"(({' && '.join(owned)}) ? {value} : {c_literal(0, ty)})"
         self.emit(f"bool seen[{n_res}] = {{}};")
@@ -574,8 +585,10 @@ class CudaEmitter:
         out = []
         for p in self.fn.params:
             if isinstance(p.type, PointerType):
+                # const where never stored through; no __restrict__: Triton lets callers alias
+                # buffers (an in-place add(x, y, x)), which restrict would make undefined
                 const = "const " if p in self.const_params else ""
-                out.append(f"{const}{p.type.pointee.c_name}* __restrict__ {p.name}")
+                out.append(f"{const}{p.type.pointee.c_name}* {p.name}")
             else:
                 out.append(f"{p.type.c_name} {p.name}")
         return out

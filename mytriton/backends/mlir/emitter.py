@@ -208,8 +208,8 @@ class MLIREmitter:
         return self.iadd(self.imath("muli", warp, m.tpw), lane)
 
     def raw_coord(self, m: DimMap, k: int) -> IntExpr:
-        if m.size == 1:
-            return 0
+        """The coordinate register digit ``k`` would hold before wrapping around the extent (also
+        for a size-1 dimension: its copies must be told apart when a reduction counts them)."""
         return self.iadd(self.imath("muli", self.thread_index(m), m.spt), (k // m.spt) * m.coverage + k % m.spt)
 
     def coords(self, v: Value, r: int) -> list[IntExpr]:
@@ -217,6 +217,9 @@ class MLIREmitter:
         maps = dim_maps(v.layout, v.type.shape)
         out = []
         for m, k in zip(maps, reg_digits(maps, r)):
+            if m.size == 1:
+                out.append(0)
+                continue
             raw = self.raw_coord(m, k)
             out.append(self.imath("remui", raw, m.size) if m.replicated else raw)
         return out
