@@ -224,3 +224,13 @@ def test_constexpr_types_key_the_cache_and_numpy_scalars_stay_on_the_gpu():
     n = np.int32(16)
     ew.add_kernel[(1,)](dev(x), dev(x), out, n, BLOCK=16)       # a numpy scalar is an i32, not an array
     assert_same(host(out), x + x)
+
+
+@pytest.mark.parametrize("block,warps", [(32, 4), (4, 8), (128, 2)])
+def test_sum_over_a_size_one_axis_counts_once(block, warps):
+    from tests.kernels import lang
+    x = rand(block, 19)
+    rows, total = torch.empty(block, device="cuda"), torch.empty(1, device="cuda")
+    lang.sum_size_one_axis[(1,)](dev(x), rows, total, BLOCK=block, num_warps=warps)
+    assert_same(host(rows), x)
+    assert_same(host(total), np.array([x.astype(np.float64).sum()], np.float32), rtol=1e-5, atol=1e-5)

@@ -66,3 +66,11 @@ def negative_index_arith(out):
     for i in range(-4, 0):
         acc += i // 3 + i % 3
     tl.store(out, acc)
+
+
+@triton.jit
+def sum_size_one_axis(x, out_rows, out_all, BLOCK: tl.constexpr):
+    v = tl.load(x + tl.arange(0, BLOCK))
+    col = v[:, None]                                   # (BLOCK, 1): replicated along dim 1
+    tl.store(out_rows + tl.arange(0, BLOCK), tl.sum(col, axis=1))
+    tl.store(out_all, tl.sum(col))
