@@ -97,3 +97,34 @@ def test_unrolled_range_index_has_int32_semantics():
     assert out[0] == sum(int(i / 3) + int(np.fmod(i, 3)) for i in range(-4, 0)) == -6
     text = ssa(lang.negative_index_arith, {"out": "*i32"})
     assert text == "store out, -6\n"          # still unrolled and folded to a constant
+
+
+@pytest.mark.parametrize("x,lit,op,rtype", [
+    ("i8", 1, "add", "i8"),          # an int literal takes an int tensor's type
+    ("u8", 1, "add", "i32"),         # ... but outranks an unsigned one (int > uint): promoted
+    ("fp32", 2, "add", "f32"),       # a lower kind never widens the tensor
+    ("i32", 2.5, "add", "f32"),      # a higher kind does
+    ("i8", -3, "where", "i8"),
+])
+def test_python_numbers_follow_triton_promotion(x, lit, op, rtype):
+    text = ssa(lang.literal_promotion, {"x_ptr": f"*{x}", "out_ptr": "*fp32"}, LIT=lit, OP=op)
+    line = next(t for t in text.splitlines() if f"= {op} " in t)
+    assert line.endswith(f"vector<16 x {rtype}>"), line
+
+
+@pytest.mark.parametrize("x,lit,op,message", [
+    ("i8", 300, "add", "the number 300 is out of range for i8"),
+    ("i32", 2**31, "add", "the number 2147483648 is out of range for i32"),   # a u32 literal, lower kind
+    ("u32", -1, "add", "cannot combine the negative number -1 with an unsigned u32 value"),
+    ("u8", 3, "floordiv", "cannot use /, // or % with u8 and i32: they have different signedness"),
+])
+def test_python_numbers_are_checked_against_the_tensor_type(x, lit, op, message):
+    with pytest.raises(mytriton.CompilationError) as e:
+        ssa(lang.literal_promotion, {"x_ptr": f"*{x}", "out_ptr": "*fp32"}, LIT=lit, OP=op)
+    assert message in str(e.value)
+
+
+def test_mixed_signedness_division_of_tensors_is_refused():
+    from tests.kernels import basic
+    with pytest.raises(mytriton.CompilationError, match="cannot use '//' with u32 and i32: they have different signedness"):
+        ssa(basic.op_kernel, {"a_ptr": "*u32", "b_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}, OP="floordiv", BLOCK=16)

@@ -109,7 +109,8 @@ def casts_kernel(x_ptr, h_ptr, u_ptr, out_f_ptr, out_i_ptr, out_h_ptr, out_b_ptr
     h = tl.load(h_ptr + offs, mask=mask, other=0.0)
     u = tl.load(u_ptr + offs, mask=mask, other=0)
     tl.store(out_f_ptr + offs, x.to(tl.float64).to(tl.float32) + h.to(tl.float32) + u.to(tl.float32), mask=mask)
-    tl.store(out_i_ptr + offs, x.to(tl.int32) + (u // 3).to(tl.int32) + (u >> 1).to(tl.int32), mask=mask)
+    three = tl.full((BLOCK,), 3, tl.uint32)          # u // 3 mixes signedness, which Triton refuses
+    tl.store(out_i_ptr + offs, x.to(tl.int32) + (u // three).to(tl.int32) + (u >> 1).to(tl.int32), mask=mask)
     tl.store(out_h_ptr + offs, (x * 2).to(tl.float16), mask=mask)
     tl.store(out_b_ptr + offs, (x.to(tl.int1) & (u != 0)).to(tl.int8), mask=mask)
 

@@ -82,8 +82,22 @@ def _int_only(op: str):
         a, b = (_numeric(t, op) for t in types)
         if not (a.is_int and b.is_int):
             raise OpTypeError(f"'{op}' needs integer operands, got {types[0].scalar} and {types[1].scalar}")
+        if op == "//":
+            _same_signedness(a, b, op)
         return promote(a, b)
     return compute
+
+
+def _same_signedness(a: ScalarType, b: ScalarType, op: str):
+    """Triton refuses integer / // % across signedness (rarely a useful answer)."""
+    if a.is_int and b.is_int and not (a.is_bool or b.is_bool) and a.is_signed != b.is_signed:
+        raise OpTypeError(f"cannot use '{op}' with {a} and {b}: they have different signedness (cast one of them)")
+
+
+def _mod_compute(types, attrs):
+    a, b = _numeric(types[0], "%"), _numeric(types[1], "%")
+    _same_signedness(a, b, "%")
+    return promote(a, b)
 
 
 def _float_only(op: str):
@@ -156,7 +170,7 @@ _binary("div", _truediv_compute, np.true_divide, lambda o, ct: f"({o[0]} / {o[1]
         doc="true division; integers are divided in fp32 as in Triton")
 _binary("floordiv", _int_only("//"), _c_trunc_div, lambda o, ct: f"mt_div({o[0]}, {o[1]})",
         doc="integer division truncating toward zero (C and Triton semantics)")
-_binary("mod", _arith_compute, _c_mod,
+_binary("mod", _mod_compute, _c_mod,
         lambda o, ct: f"fmod({o[0]}, {o[1]})" if ct.is_float else f"mt_mod({o[0]}, {o[1]})",
         doc="remainder with the sign of the dividend (C fmod / Triton semantics)")
 _binary("and", _int_only("&"), np.bitwise_and, lambda o, ct: f"({o[0]} & {o[1]})")

@@ -5,7 +5,8 @@ import builtins
 
 from ..ir.ops import OpTypeError, check_block_shape
 from ..ir.types import BlockType, PointerType, ScalarType
-from .core import (bfloat16, builtin, constexpr, current_builder, dtype, float16, float32, float64,
+from .core import (bfloat16, builtin, computation_operands, constexpr, current_builder, dtype, float16, float32,
+                   float64,
                    int1, int8, int16, int32, int64, is_block, make, tensor, to_tensor, uint8, uint16,
                    uint32, uint64)
 from .core import binary as _binary
@@ -162,9 +163,8 @@ def where(condition, x, y):
     condition = to_tensor(condition)
     if not condition.dtype.is_bool:
         condition = condition != 0
-    tx = x.dtype if isinstance(x, tensor) else None
-    ty = y.dtype if isinstance(y, tensor) else None
-    return make("where", condition, to_tensor(x, ty), to_tensor(y, tx))
+    x, y = computation_operands(x, y)
+    return make("where", condition, x, y)
 
 
 def _unary(name):

@@ -12,7 +12,7 @@ import contextvars
 import functools
 
 from ..ir.types import (BF16, BlockType, F16, F32, F64, I1, I8, I16, I32, I64, PointerType,
-                        ScalarType, U8, U16, U32, U64, shape_of)
+                        ScalarType, U8, U16, U32, U64, promote, shape_of)
 
 # dtypes: the IR's scalar types are the language's dtype objects
 int1, int8, int16, int32, int64 = I1, I8, I16, I32, I64
@@ -151,33 +151,26 @@ class tensor:
 
 # --- building nodes ------------------------------------------------------------------------------
 
-def _python_const_type(v) -> ScalarType:
+def scalar_type(v) -> ScalarType:
+    """The type of a Python number in a kernel (Triton's ``to_tensor_type``)."""
     if isinstance(v, bool):
         return I1
     if isinstance(v, int):
-        if -2**31 <= v < 2**31:
-            return I32
-        if -2**63 <= v < 2**63:
-            return I64
-        if v < 2**64:
-            return U64
+        for t, lo, hi in ((I32, -2**31, 2**31), (U32, 2**31, 2**32), (I64, -2**63, 2**63), (U64, 2**63, 2**64)):
+            if lo <= v < hi:
+                return t
         raise ValueError(f"integer constant {v} is out of range for 64 bits")
     if isinstance(v, float):
-        return F32
+        a = abs(v)
+        return F32 if (a in (0.0, float("inf")) or v != v or 2**-126 <= a <= (2 - 2**-23) * 2**127) else F64
     raise TypeError(f"cannot use {type(v).__name__} value {v!r} in a kernel expression")
 
 
-def to_tensor(v, hint: ScalarType | None = None) -> tensor:
-    """A Python number → a constant tensor (weakly typed toward ``hint``); tensors pass through."""
+def to_tensor(v, dtype: ScalarType | None = None) -> tensor:
+    """A Python number → a constant tensor (of ``dtype`` if given); tensors pass through."""
     if isinstance(v, tensor):
         return v
-    t = _python_const_type(v)
-    if hint is not None and isinstance(hint, ScalarType) and not isinstance(v, bool):
-        if t == I32 and hint.is_int and not hint.is_bool:
-            t = hint                   # an int literal meeting an int tensor takes its type
-        elif hint.is_float and (t == I32 or isinstance(v, float)):
-            t = hint                   # a number meeting a float tensor takes its type
-    return tensor(current_builder().const(v, t))
+    return tensor(current_builder().const(v, dtype or scalar_type(v)))
 
 
 def make(op: str, *operands, **attrs) -> tensor:
@@ -185,11 +178,39 @@ def make(op: str, *operands, **attrs) -> tensor:
     return tensor(current_builder().make(op, nodes, attrs))
 
 
+_KIND = {"bool": 0, "uint": 1, "int": 2, "float": 3}
+
+
+def computation_operands(a, b, div_or_mod: bool = False) -> tuple[tensor, tensor]:
+    """Triton's implicit typing of a binary op's operands (``binary_op_type_checking_impl``): a
+    Python number of a lower or equal kind than the tensor it meets (bool < uint < int < float)
+    takes the tensor's type, checked to fit; otherwise the usual promotion applies."""
+    a_num, b_num = not isinstance(a, tensor), not isinstance(b, tensor)
+    ta = scalar_type(a) if a_num else a.dtype
+    tb = scalar_type(b) if b_num else b.dtype
+    if isinstance(ta, PointerType) or isinstance(tb, PointerType) or a_num == b_num:
+        return to_tensor(a), to_tensor(b)
+    num, num_ty, ten_ty = (a, ta, tb) if a_num else (b, tb, ta)
+    if _KIND[num_ty.kind] <= _KIND[ten_ty.kind]:
+        ct = F32 if div_or_mod and ten_ty.name in ("fp16", "bf16") else ten_ty
+    else:
+        ct = promote(num_ty, ten_ty)
+        if div_or_mod and ct.is_int and num_ty.is_signed != ten_ty.is_signed:
+            raise TypeError(f"cannot use /, // or % with {ta} and {tb}: they have different signedness "
+                            "(cast one of them)")
+    if ct.is_int and not ct.is_bool and not isinstance(num, bool):
+        lo, hi = (0, 2**ct.bits - 1) if not ct.is_signed else (-2**(ct.bits - 1), 2**(ct.bits - 1) - 1)
+        if num < 0 and not ct.is_signed:
+            raise ValueError(f"cannot combine the negative number {num} with an unsigned {ct} value; "
+                             "cast one of them explicitly")
+        if isinstance(num, int) and not lo <= num <= hi:
+            raise ValueError(f"the number {num} is out of range for {ct}")
+    const = to_tensor(num, ct)
+    return (const, b) if a_num else (a, const)
+
+
 def binary(op: str, a, b) -> tensor:
-    ta = a.dtype if isinstance(a, tensor) else None
-    tb = b.dtype if isinstance(b, tensor) else None
-    a = to_tensor(a, tb)
-    b = to_tensor(b, ta)
+    a, b = computation_operands(a, b, div_or_mod=op in ("div", "floordiv", "mod"))
     if op in ("add", "sub") and isinstance(a.dtype, PointerType):
         if op == "sub":
             b = make("neg", b)

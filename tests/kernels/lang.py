@@ -74,3 +74,16 @@ def sum_size_one_axis(x, out_rows, out_all, BLOCK: tl.constexpr):
     col = v[:, None]                                   # (BLOCK, 1): replicated along dim 1
     tl.store(out_rows + tl.arange(0, BLOCK), tl.sum(col, axis=1))
     tl.store(out_all, tl.sum(col))
+
+
+@triton.jit
+def literal_promotion(x_ptr, out_ptr, LIT: tl.constexpr, OP: tl.constexpr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    if OP == "add":
+        y = x + LIT
+    elif OP == "floordiv":
+        y = x // LIT
+    else:
+        y = tl.where(x > 0, x, LIT)
+    tl.store(out_ptr + offs, y)
