@@ -15,8 +15,8 @@ import yaml
 
 import mytriton
 from mytriton.aot import CompileFailed, build_packages, output
-from test_aot_support import (REPO, SMALL_MANIFEST, assert_no_traceback, env_with_repo, leftovers, run_cli,
-                              tree_bytes, write_project)
+from test_aot_support import (KERNELS, REPO, SMALL_MANIFEST, assert_no_traceback, env_with_repo, leftovers,
+                              run_cli, tree_bytes, write_project)
 
 TWO_TARGETS = SMALL_MANIFEST.replace("targets: [sm_90]", "targets: [sm_90, sm_80]")
 BROKEN = "tl.store(out_ptr + offs, no_such_function(x + y), mask=mask)"
@@ -127,6 +127,44 @@ def test_only_what_changed_is_recompiled(tmp_path, compile_calls):
     del compile_calls[:]
     build(manifest, tmp_path / "out")
     assert len(compile_calls) == 12
+
+
+CONSTANT_KERNELS = KERNELS + """
+
+SCALE = 2.0
+
+
+@triton.jit
+def scale_by_constant(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * SCALE, mask=mask)
+"""
+CONSTANT_MANIFEST = SMALL_MANIFEST + """\
+  - kernel: kernels/k.py:scale_by_constant
+    signature: {x_ptr: "*fp32:16", out_ptr: "*fp32:16", n: i32}
+    constexprs:
+      BLOCK: [64, 128]
+"""
+
+
+def test_editing_a_module_constant_recompiles_the_kernels_that_read_it(tmp_path, compile_calls):
+    manifest = write_project(tmp_path, CONSTANT_MANIFEST, kernels=CONSTANT_KERNELS)
+    build(manifest, tmp_path / "out")
+    assert len(compile_calls) == 4
+    sources = tmp_path / "out" / "small" / "kernels" / "scale_by_constant"
+    assert "2.0f" in (sources / "BLOCK64_w4.cu").read_text()
+
+    kernel = tmp_path / "kernels" / "k.py"
+    kernel.write_text(kernel.read_text().replace("SCALE = 2.0", "SCALE = 3.0"))
+    del compile_calls[:]
+    lines = build(manifest, tmp_path / "out")
+    assert sorted(compile_calls) == [("scale_by_constant", (("BLOCK", 64),), 4, "sm_90"),
+                                     ("scale_by_constant", (("BLOCK", 128),), 4, "sm_90")]
+    assert "2 compiled, 2 cached" in lines[-1], lines
+    for spec in ("BLOCK64_w4", "BLOCK128_w4"):
+        cu = (sources / f"{spec}.cu").read_text()
+        assert "3.0f" in cu and "2.0f" not in cu, cu
 
 
 def test_a_damaged_artifact_is_rebuilt(tmp_path, compile_calls):

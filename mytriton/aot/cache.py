@@ -1,7 +1,8 @@
 """What must be rebuilt: a content hash per compile, matched against the previous build's manifest.json.
 
 The key covers everything a cubin depends on: the kernel source (``jit_fn.cache_key``, which also
-covers the @jit functions it calls), signature, constexprs, num_warps, target, whether PTX is
+covers the @jit functions it reaches and the constants it reads from globals, modules and
+closures), signature, constexprs, num_warps, target, whether PTX is
 shipped, the mytriton and NVRTC versions, and a hash of the compiler's own sources (so a compiler
 edit without a version bump still rebuilds). The previous build folder is the cache: artifacts
 whose key matches and whose sha256 still checks out are copied instead of recompiled.

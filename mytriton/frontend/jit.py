@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import ast
+import builtins
+import enum
 import hashlib
 import inspect
+import numbers
 import os
 import textwrap
 import threading
+import types
 
 from .codegen import SourceInfo
 
@@ -21,6 +25,76 @@ def _is_constexpr_annotation(ann) -> bool:
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         return ann.value.split(".")[-1] == "constexpr"
     return False
+
+
+_MISSING = object()
+_SIMPLE = (bool, int, float, str, bytes, type(None))
+
+
+def _references(fn_def: ast.FunctionDef) -> tuple[tuple[str, ...], ...]:
+    """The names and attribute chains (``SCALE``, ``helpers.twice``, ``tl.float32.bits``) the
+    function reads, sorted; its own parameters are left out (they always shadow a global)."""
+    args = fn_def.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    chains = set()
+    for node in ast.walk(fn_def):
+        if isinstance(node, ast.Attribute):
+            attrs = []
+            base = node
+            while isinstance(base, ast.Attribute):
+                attrs.append(base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id not in params:
+                chains.add((base.id, *reversed(attrs)))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in params:
+            chains.add((node.id,))
+    return tuple(sorted(chains))
+
+
+def _literal(value, depth: int = 0) -> str | None:
+    """A deterministic text for a constant of simple type (bool, int, float, str, bytes, None, and
+    tuples/lists/sets/dicts of those), the type included (``2`` and ``2.0`` differ); else None."""
+    if isinstance(value, _SIMPLE):
+        return f"{type(value).__name__} {value!r}"
+    if depth > 8 or not isinstance(value, (tuple, list, set, frozenset, dict)):
+        return None
+    if isinstance(value, dict):
+        items = [(_literal(k, depth + 1), _literal(v, depth + 1)) for k, v in value.items()]
+        parts = [f"{k}: {v}" for k, v in items if k is not None and v is not None]
+    else:
+        parts = [_literal(v, depth + 1) for v in value]
+    if len(parts) != len(value) or None in parts:
+        return None
+    if isinstance(value, (set, frozenset, dict)):
+        parts.sort()                    # hash order differs between processes
+    return f"{type(value).__name__} ({', '.join(parts)})"
+
+
+def _describe(value) -> str:
+    """What a resolved name contributes to the cache key: deterministic (no addresses, no hash order)."""
+    if isinstance(value, JITFunction):
+        return f"@jit {value.__qualname__}"           # its source and references are hashed apart
+    literal = _literal(value)
+    if literal is not None:
+        return literal
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, type):
+        return f"class {value.__module__}.{value.__qualname__}"
+    if isinstance(value, (types.BuiltinFunctionType, types.FunctionType, types.MethodType)):
+        return f"function {getattr(value, '__module__', None)}.{getattr(value, '__qualname__', '?')}"
+    cls = type(value)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    # Numbers (numpy scalars), enum members and the compiler's own values (dtypes such as
+    # tl.float16) have a value repr; anything else contributes its type only.
+    if isinstance(value, (numbers.Number, enum.Enum)) or cls.__module__.split(".")[0] == "mytriton":
+        try:
+            text = repr(value)
+        except Exception:   # noqa: BLE001 - a broken repr: the type alone
+            text = " at 0x"
+        if " at 0x" not in text:
+            return f"{name} {text}"
+    return f"object of {name}"
 
 
 class JITFunction:
@@ -48,7 +122,7 @@ class JITFunction:
         self.constexpr_names = [a.arg for a in fn_def.args.args if _is_constexpr_annotation(a.annotation)]
         self._lock = threading.Lock()
         self._cache: dict = {}
-        self._cache_key = None
+        self._references = None         # _references(parse()), computed on first use
         self._binder = None             # frontend/launch.py's argument binder, made on first launch
 
     def parse(self) -> ast.FunctionDef:
@@ -69,31 +143,77 @@ class JITFunction:
                 pass
         return out
 
-    def callees(self) -> list["JITFunction"]:
-        """@jit functions this kernel refers to by a global or closure name (transitively)."""
-        seen: dict[int, JITFunction] = {}
+    def _resolved(self) -> list[tuple[tuple[str, ...], object]]:
+        """``(chain, value)`` for every name and attribute chain this function's source reads that
+        resolves, as codegen's ``lookup`` and ``visit_Attribute`` would resolve it: closure, then
+        globals, then builtins, then ``getattr`` along the chain."""
+        if self._references is None:
+            self._references = _references(self.parse())
+        closure, globals_ = self.closure_vars(), self.fn.__globals__
+        resolved = []
+        for chain in self._references:
+            name = chain[0]
+            if name in closure:
+                value = closure[name]
+            elif name in globals_:
+                value = globals_[name]
+            else:
+                value = getattr(builtins, name, _MISSING)
+            for attr in chain[1:]:
+                if value is _MISSING:
+                    break
+                try:
+                    value = getattr(value, attr)
+                except Exception:   # noqa: BLE001 - codegen reports it if the kernel really reads it
+                    value = _MISSING
+            if value is not _MISSING:
+                resolved.append((chain, value))
+        return resolved
 
-        def visit(f: JITFunction):
-            names = {n.id for n in ast.walk(f.parse()) if isinstance(n, ast.Name)}
-            scope = {**f.fn.__globals__, **f.closure_vars()}
-            for n in sorted(names):
-                g = scope.get(n)
-                if isinstance(g, JITFunction) and id(g) not in seen:
-                    seen[id(g)] = g
-                    visit(g)
-        visit(self)
+    def callees(self) -> list["JITFunction"]:
+        """@jit functions this kernel reaches through a global or closure name or an attribute chain
+        (``helpers.twice``), transitively; itself only if it is reached again (recursion)."""
+        seen: dict[int, JITFunction] = {}
+        todo = [self]
+        while todo:
+            for _, value in todo.pop()._resolved():
+                if isinstance(value, JITFunction) and id(value) not in seen:
+                    seen[id(value)] = value
+                    todo.append(value)
         return list(seen.values())
 
     @property
     def cache_key(self) -> str:
-        """Digest over this kernel's source, the @jit functions it calls, and the compiler version."""
-        if self._cache_key is None:
-            from .. import __version__
-            h = hashlib.sha256(f"mytriton {__version__}\n".encode())
-            for f in [self, *sorted(self.callees(), key=lambda g: (g.file, g.__qualname__))]:
-                h.update(f"{f.__qualname__}\n{f.src}\n".encode())
-            self._cache_key = h.hexdigest()
-        return self._cache_key
+        """Digest over everything the kernel source resolves at compile time, and the compiler version.
+
+        Covered: the source of this function and of every @jit function it reaches (by name or
+        attribute chain such as ``helpers.twice``, recursively), and for every name and attribute
+        chain each of them reads (``SCALE``, ``cfg.BLOCK``, closure variables), what it resolves to
+        now: the type and repr of simple constants (bool, int, float, str, bytes, None and
+        containers of those), the name of modules, classes and functions (``tl.*`` is part of the
+        compiler version and hash already); see ``_describe``. Paths are not part of it. Only the
+        parsed references are cached per function: the values are looked up on every call, so
+        that a changed global (an edited module constant, a monkeypatch) gives a new key.
+        """
+        from .. import __version__
+        blocks: dict[int, str] = {}
+        todo = [self]
+        while todo:
+            f = todo.pop()
+            if id(f) in blocks:
+                continue
+            lines = []
+            for chain, value in f._resolved():
+                lines.append(f"{'.'.join(chain)} = {_describe(value)}")
+                if isinstance(value, JITFunction) and id(value) not in blocks:
+                    todo.append(value)
+            blocks[id(f)] = f"{f.__qualname__}\n{f.src}\n" + "\n".join(lines) + "\n"
+        own = blocks.pop(id(self))
+        h = hashlib.sha256(f"mytriton {__version__}\n".encode())
+        h.update(own.encode())
+        for block in sorted(blocks.values()):       # a set: the order of discovery does not matter
+            h.update(b"\0" + block.encode())
+        return h.hexdigest()
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self.__name__} is a @mytriton.jit kernel: launch it as {self.__name__}[grid](...)")
