@@ -169,3 +169,49 @@ def test_pip_wheel_ships_the_kernels(out, tmp_path):
         print(json.dumps(kern.__file__))
     """, site)
     assert info == str(site / "kern" / "__init__.py")
+
+
+CLAMP_KERNEL = """\
+import mytriton as triton
+import mytriton.language as tl
+
+
+@triton.jit
+def clamp_kernel(x_ptr, out_ptr, n, BOUND: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.minimum(tl.load(x_ptr + offs, mask=mask), BOUND), mask=mask)
+"""
+
+CLAMP_MANIFEST = """\
+package: clamp
+targets: [sm_90]
+kernels:
+  - kernel: kernels/k.py:clamp_kernel
+    signature: {x_ptr: "*fp32:16", out_ptr: "*fp32:16", n: i32}
+    constexprs:
+      BOUND: [.inf, -.inf, .nan, 1.5]
+      BLOCK: [64]
+"""
+
+
+def test_non_finite_float_constexprs_render_as_python(tmp_path):
+    manifest = write_project(tmp_path, CLAMP_MANIFEST, kernels=CLAMP_KERNEL)
+    build_packages([str(manifest)], out_dir=str(tmp_path / "out"), jobs=1, echo=lambda line: None)
+    info = run_python("""
+        import math
+        import clamp
+        specs = clamp.clamp_kernel.specializations
+        print(json.dumps({
+            "specs": [[s["id"], repr(s["constexprs"]["BOUND"])] for s in specs],
+            "inf": clamp.clamp_kernel.select({"BOUND": math.inf, "BLOCK": 64})["id"],
+            "minus_inf": clamp.clamp_kernel.select({"BOUND": -math.inf, "BLOCK": 64})["id"],
+        }))
+    """, tmp_path / "out")
+    assert info["specs"] == [["BOUNDinf_BLOCK64_w4", "inf"], ["BOUNDminf_BLOCK64_w4", "-inf"],
+                             ["BOUNDnan_BLOCK64_w4", "nan"], ["BOUND1p5_BLOCK64_w4", "1.5"]]
+    assert info["inf"] == "BOUNDinf_BLOCK64_w4" and info["minus_inf"] == "BOUNDminf_BLOCK64_w4"
+    source = (tmp_path / "out" / "clamp" / "__init__.py").read_text()
+    assert "float('inf')" in source and "float('-inf')" in source and "float('nan')" in source
+    for spec_id, _ in info["specs"]:
+        assert (tmp_path / "out" / "clamp" / "kernels" / "clamp_kernel" / f"{spec_id}.sm_90.cubin").is_file()

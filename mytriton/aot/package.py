@@ -14,6 +14,7 @@ builds of the same manifest are byte-identical.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,5 +174,20 @@ def _render(name: str, context: dict) -> str:
         _environment = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(templates_dir())), undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
-        _environment.filters["py"] = repr       # Python literals: str, int, float, bool, list, dict
+        _environment.filters["py"] = py_literal
     return _environment.get_template(name).render(context)
+
+
+def py_literal(value) -> str:
+    """Python source for *value* (str, int, float, bool, None, and lists, tuples and dicts of those):
+    ``repr``, except that non-finite floats, whose repr (``inf``, ``nan``) is no Python expression,
+    become ``float('inf')``, ``float('-inf')`` and ``float('nan')``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({repr(value)!r})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(py_literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
