@@ -60,8 +60,9 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
     """Build every manifest into ``out_dir/<package>/``; see DESIGN.md §3–4.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
-    With ``jobs > 1`` compiles run in worker processes; with ``jobs=1`` they run in this process,
-    whose working directory is ``/`` during each compile (see ``jobs._fixed_working_directory``).
+    With ``jobs > 1`` compiles run in worker processes; with ``jobs=1`` (or a single compile) they
+    run in this process, which keeps its working directory: the output does not depend on it, as
+    NVRTC is given the absolute source name ``/mytriton/<kernel>.cu`` (see ``mytriton.compiler``).
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
