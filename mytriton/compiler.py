@@ -20,17 +20,10 @@ from .ir.printer import print_function
 from .ir.ssa import Function, Param
 from .ir.types import parse_type
 from .ir.verifier import verify
-from .passes.layout import assign_layouts
+from .passes.layout import assign_layouts, verify_layouts
 from .passes.lower import lower
 from .passes.pipeline import optimize
 from .passes.typeinfer import check_tree
-
-
-@dataclass(frozen=True)
-class Options:
-    """Compile options; frozen so they can key caches."""
-    target: str = "sm_90"
-    num_warps: int = 4
 
 
 class _Asm(dict):
@@ -145,7 +138,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
     func = build_ssa(fn, signature, constexprs, num_warps)
     ssa_text = print_function(func)
     assign_layouts(func)
-    verify(func)
+    verify_layouts(verify(func))
     stages = {"ssa": ssa_text, "ssa_layout": print_function(func, layouts=True)}
     if backend == "mlir":
         from .backends.mlir import emit_mlir

@@ -116,3 +116,22 @@ def test_sum_ownership_counts_each_element_once(shape, warps, axis):
         for a in range(shape[axis]):
             coords = rest[:axis] + (a,) + rest[axis:]
             assert counts.get((group, coords)) == 1, (group, coords, counts.get((group, coords)))
+
+
+def test_layout_verifier_catches_mismatched_operands():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
+    import matmul
+    from mytriton.compiler import build_ssa
+    from mytriton.ir.verifier import VerificationError
+    from mytriton.passes.layout import assign_layouts, verify_layouts
+    from mytriton.ir.ssa import walk
+
+    fn = build_ssa(matmul.matmul_kernel, {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32",
+                                          "K": "i32"}, {"BM": 32, "BN": 32})
+    verify_layouts(assign_layouts(fn))                  # the pass's own output is consistent
+    mul = next(op for op in walk(fn.body) if op.name == "mul" and getattr(op.result.type, "shape", ()) == (32, 32))
+    mul.result.layout = default_layout((32, 32), 8)     # break it
+    with pytest.raises(VerificationError, match="elementwise operand: layout"):
+        verify_layouts(fn)

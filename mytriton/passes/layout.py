@@ -184,3 +184,50 @@ def assign_layouts(fn: Function) -> Function:
     assert not la.requests, "layout requests left for values defined nowhere"
     la.apply_inserts()
     return fn
+
+
+def verify_layouts(fn: Function) -> Function:
+    """What the backends rely on after this pass: every block value has a layout of its rank;
+    elementwise operands share their result's layout (size-1 dims broadcast in place);
+    ``expand_dims`` reads a slice of its result's layout and a reduction yields a slice of its
+    input's; a loop-carried lane keeps one layout through its initial value, argument, yield and
+    result. Raises VerificationError."""
+    from ..ir.ops import OPS
+    from ..ir.verifier import VerificationError
+
+    def check(v: Value, where: Op):
+        if isinstance(v.type, BlockType) and (v.layout is None or v.layout.rank != v.type.rank):
+            raise VerificationError(f"value of type {v.type} has layout {v.layout}", where)
+
+    def same(a: Value, b: Value, where: Op, what: str):
+        if isinstance(a.type, BlockType) and isinstance(b.type, BlockType) and a.layout != b.layout:
+            raise VerificationError(f"{what}: layout {a.layout} differs from {b.layout}", where)
+
+    def region(r: Region):
+        for a in r.args:
+            check(a, r.parent)
+        for op in r.ops:
+            for v in op.results:
+                check(v, op)
+            if op.name == "for":
+                body = op.regions[0]
+                for lane, (init, arg, res) in enumerate(zip(op.operands[3:], body.args[1:], op.results)):
+                    same(init, res, op, f"carried lane {lane} (initial value)")
+                    same(arg, res, op, f"carried lane {lane} (argument)")
+                    same(body.ops[-1].operands[lane], res, op, f"carried lane {lane} (yield)")
+                region(body)
+            elif op.name == "expand_dims":
+                want = SliceLayout(op.attrs["axis"], op.result.layout)
+                if op.operands[0].layout != want:
+                    raise VerificationError(f"expand_dims operand has layout {op.operands[0].layout}, expected {want}", op)
+            elif op.name in REDUCE_KINDS and isinstance(op.result.type, BlockType):
+                lay = op.result.layout
+                if not (isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"] and lay.parent == op.operands[0].layout):
+                    raise VerificationError(f"reduction result layout {lay} is not a slice of its input's "
+                                            f"{op.operands[0].layout} along axis {op.attrs['axis']}", op)
+            elif OPS[op.name].elementwise or op.name == "broadcast":
+                anchor = op.results[0] if op.results else op.operands[0]
+                for v in op.operands:
+                    same(v, anchor, op, "elementwise operand")
+    region(fn.body)
+    return fn
