@@ -17,11 +17,8 @@ from .errors import CompilationError, NVRTCError  # noqa: E402
 from .frontend.jit import JITFunction, jit  # noqa: E402
 from .compiler import CompiledKernel, compile  # noqa: E402,A004
 from . import language  # noqa: E402
+from .language import cdiv  # noqa: E402  (one definition, for constexprs and run-time values)
 
-
-def cdiv(x, y):
-    """Ceiling division."""
-    return (x + y - 1) // y
 
 
 def next_power_of_2(n: int) -> int:

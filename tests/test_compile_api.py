@@ -55,3 +55,17 @@ def test_integer_division_compiles_for_every_integer_type():
         for op in ("floordiv", "mod"):
             ck = mytriton.compile(basic.op_kernel, signature=sig, constexprs={"OP": op, "BLOCK": 64})
             assert ck.asm["cubin"][:4] == b"\x7fELF"
+
+
+def test_nvrtc_errors_name_the_kernel_line_they_came_from():
+    from mytriton.backends.cuda import nvrtc
+    src = ('extern "C" __global__ void k(float* x) {\n'
+           "  // kern.py:12: y = tl.load(x + offs)\n"
+           "  float v1 = undefined_thing;\n"
+           "}\n")
+    import pytest
+    with pytest.raises(mytriton.NVRTCError) as info:
+        nvrtc.compile_cubin(src, "/mytriton/k.cu", "sm_90")
+    text = str(info.value)
+    assert 'identifier "undefined_thing" is undefined' in text
+    assert "(generated from kern.py:12: y = tl.load(x + offs))" in text

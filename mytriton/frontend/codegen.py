@@ -251,7 +251,7 @@ class CodeGenerator(ast.NodeVisitor):
                                         "use range(...) for a run-time loop")
         if type(r.step) is not int or r.step <= 0:
             raise self.error(node.iter, f"the loop step must be a positive compile-time integer, got {r.step!r}")
-        self.check_loop_body(node)
+        assigned = self.check_loop_body(node)
         if constant and (static or len(range(*bounds)) <= UNROLL_LIMIT):
             for v in range(*bounds):
                 # tl.static_range gives a constexpr index; a `range` index is a run-time i32 in
@@ -259,9 +259,10 @@ class CodeGenerator(ast.NodeVisitor):
                 self.env[node.target.id] = v if static else to_tensor(v)
                 self.visit_block(node.body)
             return
-        self.runtime_loop(node, r)
+        self.runtime_loop(node, r, assigned)
 
-    def check_loop_body(self, node: ast.For):
+    def check_loop_body(self, node: ast.For) -> list[str]:
+        """Reject break/continue and assignments to the loop variable; the names the body assigns."""
         for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
             if isinstance(sub, ast.Break):
                 raise self.error(sub, "`break` is not supported in kernel loops")
@@ -276,18 +277,16 @@ class CodeGenerator(ast.NodeVisitor):
                 for t in targets:
                     if isinstance(t, ast.Name) and t.id == node.target.id:
                         raise self.error(t, f"cannot assign to the loop variable '{node.target.id}'")
+        return assigned.names
 
-    def runtime_loop(self, node: ast.For, r):
+    def runtime_loop(self, node: ast.For, r, assigned_names: list[str]):
         b = self.builder
         start, stop = (to_tensor(x) for x in (r.start, r.stop))
         for name, v in (("start", start), ("stop", stop)):
             if v.type != I32:
                 raise self.error(node.iter, f"run-time loop bounds must be int32 scalars; the {name} is {v.type}")
         step = to_tensor(r.step)
-        assigned = AssignedNames()
-        for s in node.body:
-            assigned.visit(s)
-        carried = [n for n in assigned.names if n in self.env and n != node.target.id]
+        carried = [n for n in assigned_names if n in self.env and n != node.target.id]
         inputs = []
         for name in carried:
             v = self.env[name]

@@ -53,7 +53,7 @@ class AxisInfo:
         return AxisInfo(tuple(contig), tuple(div), tuple(const))
 
 
-def _elem_bytes(ty) -> int:
+def _pointee_bytes(ty) -> int:
     e = ty.scalar
     if isinstance(e, PointerType):
         return max(1, e.pointee.bits // 8)
@@ -72,9 +72,9 @@ class AxisAnalysis:
             return AxisInfo.scalar(_pow2_divisor(v.value) if isinstance(v.value, int) and not isinstance(v.value, bool) else 1)
         if isinstance(v, Param):
             if isinstance(v.type, PointerType):
-                return AxisInfo.scalar(max(v.align, _elem_bytes(v.type)))
+                return AxisInfo.scalar(max(v.align, _pointee_bytes(v.type)))
             return AxisInfo.scalar(1)
-        eb = _elem_bytes(v.type)
+        eb = _pointee_bytes(v.type)
         return AxisInfo.unknown(shape_of(v.type), eb or 1) if shape_of(v.type) else AxisInfo.scalar(eb or 1)
 
     def region(self, region: Region):
@@ -151,7 +151,7 @@ class AxisAnalysis:
         return self._add_like(op, subtract=True)
 
     def rule_addptr(self, op):
-        return self._add_like(op, scale=_elem_bytes(op.result.type))
+        return self._add_like(op, scale=_pointee_bytes(op.result.type))
 
     def rule_mul(self, op: Op):
         if not isinstance(op.result.type, BlockType):

@@ -31,7 +31,26 @@ def check_target(target: str) -> tuple[int, str]:
     return int(m.group(1)), m.group(2)
 
 
-def _check(result, what: str, log: str = "", source_name: str = ""):
+_LOG_LINE = re.compile(r"\((\d+)\): (?:error|catastrophic error)")
+_ORIGIN = re.compile(r"^\s*// (\S+:\d+): (.*)$")
+
+
+def _origins(log: str, source: str) -> list[str]:
+    """The kernel source lines that the generated code NVRTC complains about came from (the code
+    generator writes a ``// file.py:LINE: source`` comment before each line's code)."""
+    lines = source.splitlines()
+    out = []
+    for m in _LOG_LINE.finditer(log):
+        for i in range(min(int(m.group(1)), len(lines)) - 1, -1, -1):
+            if (origin := _ORIGIN.match(lines[i])):
+                text = f"{origin.group(1)}: {origin.group(2).strip()}"
+                if text not in out:
+                    out.append(text)
+                break
+    return out
+
+
+def _check(result, what: str, log: str = "", source_name: str = "", source: str = ""):
     err = result[0] if isinstance(result, tuple) else result
     if int(err) != 0:
         nvrtc = _nvrtc()
@@ -39,6 +58,9 @@ def _check(result, what: str, log: str = "", source_name: str = ""):
         text = f"NVRTC {what} failed for {source_name}: {msg.decode() if isinstance(msg, bytes) else msg}"
         if log.strip():
             text += "\n" + log.strip()
+        origins = _origins(log, source)
+        if origins:
+            text += "\n(generated from " + "; ".join(origins) + ")"
         raise NVRTCError(text)
     return result[1:] if isinstance(result, tuple) and len(result) > 1 else None
 
@@ -56,7 +78,7 @@ def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
         buf = bytearray(size)         # mutable: NVRTC writes into it (never into a shared bytes object)
         nvrtc.nvrtcGetProgramLog(prog, buf)
         log = bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
-        _check(res, "compilation", log, source_name)
+        _check(res, "compilation", log, source_name, source)
         return nvrtc, prog, log
     except Exception:
         nvrtc.nvrtcDestroyProgram(prog)
