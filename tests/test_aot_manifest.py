@@ -48,15 +48,15 @@ CASES = {
                                "'BLOCK' is a tl.constexpr parameter of add_kernel"),
     "unknown type": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
                             '      x_ptr: "*f32"  #<\n',
-                     "parameter 'x_ptr': unknown type '*f32' (expected one of i1 i8 i16 i32 i64 u8 u16 u32 "
+                     "parameter 'x_ptr': unknown type '*f32': expected one of i1 i8 i16 i32 i64 u8 u16 u32 "
                      "u64 fp16 bf16 fp32 fp64"),
-    "alignment on a scalar": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
-                                     '      x_ptr: "*fp32"\n      y_ptr: "*fp32"\n      out_ptr: "*fp32"\n'
-                                     '      n: "i32:16"  #<\n',
-                              "only pointers take an alignment suffix"),
+    "suffix on a float": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
+                                 '      x_ptr: "*fp32"\n      y_ptr: "*fp32"\n      out_ptr: "*fp32"\n'
+                                 '      n: "fp32:16"  #<\n',
+                          "':16' applies only to pointers and integer scalars"),
     "odd alignment": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
-                             '      x_ptr: "*fp32:8"  #<\n',
-                      "the only alignment suffix is ':16'"),
+                             '      x_ptr: "*fp32:24"  #<\n',
+                      "alignment must be a power of two, got 24"),
     "type not a string": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
                                  "      x_ptr: 16  #<\n",
                           "the type of 'x_ptr' must be a type string"),

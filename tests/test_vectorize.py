@@ -62,3 +62,13 @@ def test_axis_info_does_not_overclaim_after_multiplication():
     ptr = info.get(store.operands[0])
     assert ptr.contiguity == (1, 64)
     assert ptr.divisibility[1] == 4                # (offs_m * N + offs_n): N is unknown, so only 4-byte aligned
+
+
+def test_integer_divisibility_promise_proves_alignment():
+    """`n_cols: i32:16` (checked by the loader at launch) makes row * n_cols a multiple of 16, so
+    the row pointers are provably 16-byte aligned and need no run-time check."""
+    def checks(n_cols_type):
+        cu = mytriton.compile(softmax.softmax_kernel, signature={"x": "*fp32:16", "y": "*fp32:16", "n_cols": n_cols_type},
+                              constexprs={"BLOCK": 1024}).asm["cu"]
+        return cu.split('extern "C"')[1].count("mt_aligned(")
+    assert checks("i32") == 2 and checks("i32:16") == 0

@@ -8,21 +8,17 @@ SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp1
 # Compute capabilities NVIDIA has shipped; NVRTC may support only a subset (checked at build time).
 KNOWN_ARCHS = (70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
 
-_TYPE_RE = re.compile(r"(?P<ptr>\*)?(?P<base>[a-z0-9]+)(?::(?P<align>\d+))?")
 _TARGET_RE = re.compile(r"sm_(?P<arch>\d+)")
 
 
 def type_error(text: str) -> str | None:
-    """Why *text* is not a valid type string, or None when it is."""
-    match = _TYPE_RE.fullmatch(text)
-    if not match or match["base"] not in SCALAR_TYPES:
-        return (f"unknown type '{text}' (expected one of {' '.join(SCALAR_TYPES)}, "
-                f"a pointer '*T', or an aligned pointer '*T:16')")
-    if match["align"] is not None:
-        if not match["ptr"]:
-            return f"type '{text}': only pointers take an alignment suffix ('*{match['base']}:16')"
-        if match["align"] != "16":
-            return f"type '{text}': the only alignment suffix is ':16'"
+    """Why *text* is not a valid type string, or None when it is (the runtime's grammar: the
+    loader checks the same ``:N`` promises at launch)."""
+    from ..runtime.driver import parse_type
+    try:
+        parse_type(text)
+    except ValueError as e:
+        return str(e)
     return None
 
 

@@ -154,24 +154,13 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] 
 
 
 def parse_type(text: str) -> tuple[Type, int]:
-    """A Triton AOT type string (``*fp32:16``, ``i32``) → (type, promised alignment in bytes)."""
-    s = text.strip()
-    align = 0
-    if ":" in s:
-        s, _, a = s.partition(":")
-        if not a.isdigit() or int(a) <= 0 or int(a) & (int(a) - 1):
-            raise ValueError(f"bad alignment in type {text!r} (a power of 2 in bytes, such as 16)")
-        align = int(a)
-    if s.startswith("*"):
-        inner = SCALARS.get(s[1:])
-        if inner is None:
-            raise ValueError(f"unknown pointer type {text!r}")
-        return PointerType(inner), align
-    if align:
-        raise ValueError(f"an alignment suffix applies to pointers only: {text!r}")
-    if s not in SCALARS:
-        raise ValueError(f"unknown type {text!r} (expected one of {', '.join(SCALARS)} or a pointer *T)")
-    return SCALARS[s], 0
+    """A Triton AOT type string (``*fp32:16``, ``i32``, ``i32:16``) → (type, ``N`` of its ``:N``
+    suffix or 0): for a pointer the promised alignment in bytes, for an integer a divisor of its
+    value. The grammar is the runtime's, which checks the same promises at launch."""
+    from ..runtime.driver import parse_type as parse_type_string
+    t = parse_type_string(text)
+    scalar = SCALARS[t.dtype]
+    return (PointerType(scalar) if t.is_pointer else scalar), (t.align if t.align > 1 else 0)
 
 
 # --- promotion (Triton's rules, restricted to what we support) -----------------------------------

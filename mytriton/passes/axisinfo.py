@@ -73,7 +73,7 @@ class AxisAnalysis:
         if isinstance(v, Param):
             if isinstance(v.type, PointerType):
                 return AxisInfo.scalar(max(v.align, _pointee_bytes(v.type)))
-            return AxisInfo.scalar(1)
+            return AxisInfo.scalar(max(v.align, 1))          # `n: i32:16` promises 16 divides n
         eb = _pointee_bytes(v.type)
         return AxisInfo.unknown(shape_of(v.type), eb or 1) if shape_of(v.type) else AxisInfo.scalar(eb or 1)
 
