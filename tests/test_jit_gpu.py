@@ -234,3 +234,15 @@ def test_sum_over_a_size_one_axis_counts_once(block, warps):
     lang.sum_size_one_axis[(1,)](dev(x), rows, total, BLOCK=block, num_warps=warps)
     assert_same(host(rows), x)
     assert_same(host(total), np.array([x.astype(np.float64).sum()], np.float32), rtol=1e-5, atol=1e-5)
+
+
+def test_integers_divisible_by_16_get_their_own_specialization():
+    x = rand(1024, 20)
+    out = torch.empty(1024, device="cuda")
+    k16 = ew.add_kernel[(4,)](dev(x), dev(x), out, 1024, BLOCK=256)
+    assert_same(host(out), x + x)
+    out.zero_()
+    k = ew.add_kernel[(4,)](dev(x), dev(x), out, 1000, BLOCK=256)
+    got = host(out)
+    assert_same(got[:1000], (x + x)[:1000]) and not got[1000:].any()
+    assert k is not k16 and [t for _, t in k16.params][-1].align == 16

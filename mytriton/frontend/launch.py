@@ -71,7 +71,13 @@ def launch(jit_fn, grid, args, kwargs):
             ty, address = driver.describe_argument(value)
         except TypeError as e:
             raise TypeError(f"{jit_fn.__name__}: parameter '{name}': {e}") from None
-        signature.append(ty + ":16" if address is not None and address % 16 == 0 else ty)
+        # as Triton does, specialize on 16-byte alignment of pointers and divisibility by 16 of
+        # integers (the runtime checks both promises at every launch of that specialization)
+        if address is not None:
+            aligned = address % 16 == 0
+        else:
+            aligned = ty in ("i32", "i64") and value % 16 == 0
+        signature.append(ty + ":16" if aligned else ty)
     values = constexprs.values()
     try:      # types too: BLOCK=2 and BLOCK=2.0 (or 1 and True) compare equal but compile differently
         key = (*signature, num_warps, *values, *map(type, values))
