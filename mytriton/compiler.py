@@ -107,6 +107,7 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     ssa_params = [Param(n, t, a) for n, t, a in params]
     func = lower(root, fn.__name__, ssa_params, values, num_warps,
                  loc=fn.source_info.loc(fn.parse()))
+    func.globals_read = tuple(builder.globals_read.values())
     verify(func)
     return optimize(func) if optimized else func
 

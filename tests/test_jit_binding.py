@@ -53,3 +53,27 @@ def test_constexpr_values_of_different_types_are_different_specializations():
     lang.scaled[(1,)](x, out, S=2)
     lang.scaled[(1,)](x, out, S=2.5)
     assert np.array_equal(out, x * np.float32(2.5))
+
+
+def test_cached_compiles_notice_a_changed_module_constant():
+    from tests.kernels import globals_kernel as gk
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    try:
+        gk.scale_kernel[(1,)](x, out)
+        assert np.array_equal(out, 2 * x)
+        gk.SCALE = 3.0
+        gk.scale_kernel[(1,)](x, out)
+        assert np.array_equal(out, 3 * x)
+        gk.SCALE = 3                                 # same value, other type: compiles differently
+        gk.scale_kernel[(1,)](x, out)
+        assert np.array_equal(out, 3 * x)
+    finally:
+        gk.SCALE = 2.0
+
+
+def test_globals_read_are_recorded():
+    from mytriton.compiler import build_ssa
+    from tests.kernels import globals_kernel as gk
+    fn = build_ssa(gk.scale_kernel, {"x": "*fp32", "out": "*fp32"})
+    assert [(name, value) for _, name, value in fn.globals_read] == [("SCALE", 2.0)]

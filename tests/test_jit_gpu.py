@@ -246,3 +246,17 @@ def test_integers_divisible_by_16_get_their_own_specialization():
     got = host(out)
     assert_same(got[:1000], (x + x)[:1000]) and not got[1000:].any()
     assert k is not k16 and [t for _, t in k16.params][-1].align == 16
+
+
+def test_jit_recompiles_when_a_module_constant_changes():
+    from tests.kernels import globals_kernel as gk
+    x = rand(16, 21)
+    out = torch.empty(16, device="cuda")
+    try:
+        gk.scale_kernel[(1,)](dev(x), out)
+        assert_same(host(out), x * np.float32(2.0))
+        gk.SCALE = 3.0
+        gk.scale_kernel[(1,)](dev(x), out)
+        assert_same(host(out), x * np.float32(3.0))
+    finally:
+        gk.SCALE = 2.0

@@ -211,3 +211,11 @@ def test_tool_search_order(monkeypatch, tmp_path):
     fake.chmod(0o755)
     monkeypatch.setenv("MYTRITON_LLVM_BIN", str(tmp_path))
     assert tools.find_tool("mlir-opt") == str(fake)
+
+
+def test_kernels_reading_module_constants_emit():
+    """emit_mlir copies the function; the module namespaces it read are shared, not copied."""
+    from mytriton.compiler import build_ssa
+    from tests.kernels import globals_kernel as gk
+    fn = build_ssa(gk.scale_kernel, {"x": "*fp32", "out": "*fp32"})
+    assert "arith.constant 2.0 : f32" in emit_mlir(fn)

@@ -23,12 +23,24 @@ def normalize_constant(value, ty: ScalarType):
     return v
 
 
+_CONSTANT_TYPES = (bool, int, float, str, bytes, type(None), tuple)
+
+
 class Builder:
     def __init__(self, kernel_name: str):
         self.kernel_name = kernel_name
         self.root = Scope()
         self.scope = self.root
         self.loc: Loc | None = None
+        self.globals_read: dict[tuple[int, str], tuple[dict, str, object]] = {}
+
+    def read_global(self, namespace: dict, name: str):
+        """``namespace[name]``, remembered when it is a constant the compiled code bakes in, so
+        that a cached compile can be checked against the module's current value."""
+        value = namespace[name]
+        if isinstance(value, _CONSTANT_TYPES):
+            self.globals_read[(id(namespace), name)] = (namespace, name, value)
+        return value
 
     def const(self, value, ty: ScalarType) -> Node:
         return Node("const", (), {"value": normalize_constant(value, ty)}, self.loc, None, ty)

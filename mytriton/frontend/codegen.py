@@ -338,7 +338,7 @@ class CodeGenerator(ast.NodeVisitor):
         if name in self.closure:
             return self.closure[name]
         if name in self.globals:
-            return self.globals[name]
+            return self.builder.read_global(self.globals, name)
         if hasattr(builtins, name):
             return getattr(builtins, name)
         raise self.error(node, f"name '{name}' is not defined")
@@ -349,6 +349,8 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_Attribute(self, node):
         base = self.visit(node.value)
         try:
+            if type(base).__name__ == "module" and node.attr in vars(base):
+                return self.builder.read_global(vars(base), node.attr)      # e.g. config.SCALE
             return getattr(base, node.attr)
         except AttributeError:
             what = "module" if type(base).__name__ == "module" else type(base).__name__

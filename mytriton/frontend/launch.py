@@ -7,6 +7,7 @@ import os
 import sys
 
 from ..errors import CompilationError
+from ..ir.ssa import globals_changed
 
 _LAUNCH_OPTIONS = {"num_warps": 4, "stream": None, "num_stages": None, "num_ctas": None, "maxnreg": None}
 
@@ -85,10 +86,10 @@ def launch(jit_fn, grid, args, kwargs):
     except TypeError:                          # an unhashable constexpr value
         key = (*signature, num_warps, repr(constexprs))
         kernel = jit_fn._cache.get(key)
-    if kernel is None:
-        with jit_fn._lock:
+    if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
+        with jit_fn._lock:                     # (a module constant the kernel baked in changed: recompile)
             kernel = jit_fn._cache.get(key)
-            if kernel is None:
+            if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
                 kernel = _compile_for_device(jit_fn, names, signature, constexprs, num_warps, driver)
                 jit_fn._cache[key] = kernel
     kernel.launch(_grid(grid, constexprs, num_warps), runtime, stream=stream)
@@ -109,5 +110,7 @@ def _compile_for_device(jit_fn, names, signature, constexprs, num_warps, driver)
         cubin = ck.asm["cubin"]
     except CompilationError as e:
         raise e.with_traceback(None) from None
-    return driver.Kernel(ck.metadata["name"], list(zip(names, signature)), num_warps, ck.metadata["shared"],
-                         {target: cubin})
+    kernel = driver.Kernel(ck.metadata["name"], list(zip(names, signature)), num_warps, ck.metadata["shared"],
+                           {target: cubin})
+    kernel.globals_read = ck.function.globals_read
+    return kernel

@@ -105,6 +105,16 @@ class Function:
     constexprs: dict = field(default_factory=dict)
     num_warps: int = 4
     loc: Loc | None = None
+    globals_read: tuple = ()          # (namespace, name, value) of module constants the trace baked in
+
+    def __deepcopy__(self, memo):
+        """Copies the IR; ``globals_read`` refers to live module namespaces, which are shared."""
+        import copy
+        memo[id(self.globals_read)] = self.globals_read
+        clone = Function.__new__(Function)
+        for name, value in vars(self).items():
+            setattr(clone, name, copy.deepcopy(value, memo))
+        return clone
 
 
 def walk(region: Region) -> Iterator[Op]:
@@ -129,3 +139,15 @@ def use_counts(region: Region) -> dict[Value, int]:
         for v in op.operands:
             counts[v] = counts.get(v, 0) + 1
     return counts
+
+
+_MISSING = object()
+
+
+def globals_changed(globals_read) -> str | None:
+    """The first module constant that no longer has the value a compile baked in, as 'name'."""
+    for namespace, name, value in globals_read:
+        now = namespace.get(name, _MISSING)
+        if now is not value and not (type(now) is type(value) and now == value):
+            return name
+    return None

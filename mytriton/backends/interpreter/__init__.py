@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from ...errors import CompilationError
-from ...ir.ssa import Loc
+from ...ir.ssa import Loc, globals_changed
 from .executor import Executor, Program
 from .memory import Memory, OutOfBounds, ReadOnly
 
@@ -99,7 +99,7 @@ def _program(jit_fn, signature: dict, constexprs: dict, num_warps: int) -> Progr
     with _cache_lock:
         cache = jit_fn.__dict__.setdefault("_interpreter_programs", {})
         program = cache.get(key)
-        if program is None:
+        if program is None or globals_changed(program.fn.globals_read):   # a baked-in constant changed
             try:
                 program = Program(build_ssa(jit_fn, signature, constexprs, num_warps))
             except CompilationError as e:
