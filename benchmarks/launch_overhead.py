@@ -152,31 +152,25 @@ def steady_state(cubin, arch, launches, repeats):
     return measure(rows, launches, repeats)
 
 
+# The two runtime rows differ only in how the runtime is imported (from the package, or the
+# verbatim `_runtime.py` copy a built package ships); {{import}} is filled in per row.
+_RUNTIME_FIRST_LAUNCH = """
+        import time; t0 = time.perf_counter()
+        {{import}}
+        t_import = time.perf_counter()
+        k = rt.Kernel("tiny_add", {params!r}, 4, 0, {{{arch!r}: {path!r}}})
+        out = rt.DeviceArray({n}, "fp32")
+        k.launch(1, [out, out, out, {n}])
+        rt.synchronize()
+        t1 = time.perf_counter()
+        print(t_import - t0, t1 - t0)
+    """
+
 FIRST_LAUNCH = {
-    "mytriton Kernel (cubin file)": """
-        import time; t0 = time.perf_counter()
-        import sys; sys.path.insert(0, {root!r})
-        from mytriton.runtime import driver as rt
-        t_import = time.perf_counter()
-        k = rt.Kernel("tiny_add", {params!r}, 4, 0, {{{arch!r}: {path!r}}})
-        out = rt.DeviceArray({n}, "fp32")
-        k.launch(1, [out, out, out, {n}])
-        rt.synchronize()
-        t1 = time.perf_counter()
-        print(t_import - t0, t1 - t0)
-    """,
-    "standalone _runtime.py copy (cubin file)": """
-        import time; t0 = time.perf_counter()
-        import sys; sys.path.insert(0, {tmp!r})
-        import _runtime as rt
-        t_import = time.perf_counter()
-        k = rt.Kernel("tiny_add", {params!r}, 4, 0, {{{arch!r}: {path!r}}})
-        out = rt.DeviceArray({n}, "fp32")
-        k.launch(1, [out, out, out, {n}])
-        rt.synchronize()
-        t1 = time.perf_counter()
-        print(t_import - t0, t1 - t0)
-    """,
+    "mytriton Kernel (cubin file)": _RUNTIME_FIRST_LAUNCH.replace(
+        "{{import}}", "import sys; sys.path.insert(0, {root!r}); from mytriton.runtime import driver as rt"),
+    "standalone _runtime.py copy (cubin file)": _RUNTIME_FIRST_LAUNCH.replace(
+        "{{import}}", "import sys; sys.path.insert(0, {tmp!r}); import _runtime as rt"),
     "bare cuda-python (cubin file)": """
         import time; t0 = time.perf_counter()
         import ctypes

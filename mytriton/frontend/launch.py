@@ -37,7 +37,6 @@ def make_binder(jit_fn):
     return namespace[jit_fn.__name__], runtime
 
 
-_INTERPRET = "1"
 _driver = None
 
 
@@ -61,7 +60,7 @@ def launch(jit_fn, grid, args, kwargs):
         binder = jit_fn._binder = make_binder(jit_fn)
     bind, names = binder
     runtime, constexprs, num_warps, stream = bind(*args, **kwargs)
-    if _INTERPRET == os.environ.get("MYTRITON_INTERPRET") or any(_is_numpy(v) for v in runtime):
+    if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for v in runtime):
         from ..backends.interpreter import interpret
         return interpret(jit_fn, _grid(grid, constexprs, num_warps), list(zip(names, runtime)), constexprs,
                          num_warps)
