@@ -125,7 +125,8 @@ def steady_state(cubin, arch, launches, repeats):
         {"id": "BLOCK128_w4", "constexprs": {"BLOCK": 128}, "num_warps": 4, "shared": 0, "symbol": "tiny_add",
          "images": {arch: cubin}}])
     rows.append(("KernelFamily[grid](...) (DeviceArray)", lambda: fam[(1,)](x, y, out, N, BLOCK=128), sync))
-    rows.append(("KernelFamily[grid](...) (int addresses)", lambda: fam[(1,)](*ints, BLOCK=128), sync))
+    xp, yp, op = x.ptr, y.ptr, out.ptr
+    rows.append(("KernelFamily[grid](...) (int addresses)", lambda: fam[(1,)](xp, yp, op, N, BLOCK=128), sync))
     try:
         import torch
         if not torch.cuda.is_available():
@@ -136,6 +137,8 @@ def steady_state(cubin, arch, launches, repeats):
         tx, ty, tout = (torch.ones(N, device="cuda") for _ in range(3))
         targs = [tx, ty, tout, N]
         rows.append(("Kernel.launch (torch tensors)", lambda: launch(1, targs), torch.cuda.synchronize))
+        rows.append(("KernelFamily[grid](...) (torch tensors)", lambda: fam[(1,)](tx, ty, tout, N, BLOCK=128),
+                     torch.cuda.synchronize))
         try:
             import triton
             import triton.language as tl

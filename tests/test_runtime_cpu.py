@@ -765,17 +765,25 @@ def test_family_errors(family, no_driver):
     with pytest.raises(rt.SpecializationNotFoundError, match="several specializations were built for BLOCK=256 "
                                                              "\\(num_warps \\[4, 8\\]\\); pass num_warps="):
         family[1](*args, BLOCK=256)
-    with pytest.raises(TypeError, match="add_kernel: missing constexpr argument\\(s\\) BLOCK \\(constexprs: BLOCK\\)"):
+    # Python itself checks the call, as for the JIT: the launcher has the kernel's signature
+    with pytest.raises(TypeError, match="^add_kernel\\(\\) missing 1 required keyword-only argument: 'BLOCK'$"):
         family[1](*args)
-    with pytest.raises(TypeError, match="unexpected keyword argument\\(s\\) BLOK"):
-        family[1](*args, BLOK=64)
+    with pytest.raises(TypeError, match="^add_kernel\\(\\) got an unexpected keyword argument 'BLOK'$"):
+        family[1](*args, BLOCK=64, BLOK=64)
+    with pytest.raises(TypeError, match="^add_kernel\\(\\) got multiple values for argument 'x'$"):
+        family[1](*args, x=1, BLOCK=64)
+    # the general path (used directly, and for constexprs the launcher cannot take as keywords)
+    with pytest.raises(TypeError, match="add_kernel: missing constexpr argument\\(s\\) BLOCK \\(constexprs: BLOCK\\)"):
+        family.launch(1, args, {})
     with pytest.raises(TypeError, match="missing constexpr argument\\(s\\) BLOCK; unexpected keyword argument\\(s\\) X"):
-        family[1](*args, X=1)
+        family.launch(1, args, {"X": 1})
     with pytest.raises(rt.SpecializationNotFoundError, match="no specialization was built for BLOCK=\\[64\\]"):
         family[1](*args, BLOCK=[64])               # unhashable: certainly not built
-    with pytest.raises(TypeError, match="takes 4 runtime arguments"):
+    with pytest.raises(TypeError, match="^add_kernel\\(\\) missing 3 required positional arguments: 'y', 'out', and 'n'$"):
         family[1](0x1000, BLOCK=64)
-    with pytest.raises(ValueError, match="0x1004 is not 16-byte aligned"):
+    with pytest.raises(TypeError, match="^add_kernel\\(\\) takes 4 positional arguments but 5 were given$"):
+        family[1](*args, 64)
+    with pytest.raises(ValueError, match="parameter 'y' is declared \\*fp32:16 but address 0x1004 is not 16-byte aligned"):
         family[1](0x1000, 0x1004, 0x3000, 10, BLOCK=64)
     with pytest.raises(ValueError, match="grid dimension 0"):
         family[0](*args, BLOCK=64)
@@ -905,8 +913,94 @@ def test_family_fast_path_matches_the_general_path(family, fake):
         family[7](*args, BLOKC=64)
     with pytest.raises(ValueError, match="not 16-byte aligned"):
         family[7](0x1004, 0x2000, 0x3000, 10, BLOCK=64)
-    with pytest.raises(TypeError, match="takes 4 runtime arguments"):
+    with pytest.raises(TypeError, match="missing 2 required positional arguments: 'out' and 'n'"):
         family[7](0x1000, 0x2000, BLOCK=64)
     with pytest.raises(ValueError, match="grid dimension 1 must be in 1..65535"):
         family[(7, 0)](*args, BLOCK=64)
     assert len(fake.launches) == 4
+
+
+def test_family_launcher_takes_the_kernel_signature(family, fake):
+    """Runtime arguments by position or by name, like the JIT; parameter names that the generated
+    code uses itself are renamed there, constexpr names it cannot take fall back to the general path."""
+    fake.param_sizes = [8, 8, 8, 4]
+    family[3](0x1000, 0x2000, 0x3000, 10, BLOCK=64)
+    family[3](0x1000, 0x2000, n=10, out=0x3000, BLOCK=64)
+    assert fake.launches[0]["args"] == fake.launches[1]["args"]
+    assert "def run(x, y, out, n, *, BLOCK, stream=None, num_warps=None):" in family[3].launcher_source
+    odd = rt.KernelFamily("odd", [("stream", "*fp32:16"), ("_fn", "i32"), ("type", "i32"), ("x", "i32")],
+                          ["_self"], [{"id": "a", "constexprs": {"_self": 1}, "num_warps": 4, "symbol": "odd",
+                                       "images": {"sm_90": CUBIN}}])
+    fake.param_sizes = [8, 4, 4, 4]
+    odd[2](0x1000, 7, 8, 9, _self=1)             # '_self' cannot be a keyword of the generated code
+    plain = rt.KernelFamily("plain", odd.params, ["BLOCK"], [
+        {"id": "a", "constexprs": {"BLOCK": 1}, "num_warps": 4, "symbol": "odd", "images": {"sm_90": CUBIN}}])
+    plain[2](0x1000, 7, 8, 9, BLOCK=1)
+    plain[2](0x1000, 7, 8, 9, BLOCK=1)
+    assert "def run(_arg0, _arg1, _arg2, x, *, BLOCK, stream=None, num_warps=None):" in plain[2].launcher_source
+    assert [la["args"] for la in fake.launches[2:]] == [
+        [struct.pack("<Q", 0x1000), struct.pack("<i", 7), struct.pack("<i", 8), struct.pack("<i", 9)]] * 3
+    with pytest.raises(TypeError, match="^plain\\(\\) missing 1 required positional argument: 'x'$"):
+        plain[2](0x1000, 7, 8, BLOCK=1)
+
+
+def test_family_without_parameters_or_constexprs(fake):
+    fam = rt.KernelFamily("noop", [], [], [{"id": "a", "constexprs": {}, "num_warps": 1, "symbol": "noop",
+                                            "images": {"sm_90": CUBIN}}])
+    for _ in range(2):
+        fam[(2, 3)]()
+        fam[lambda meta: (meta["num_warps"],)]()
+    assert [la["grid"] for la in fake.launches] == [(2, 3, 1), (1, 1, 1)] * 2
+    with pytest.raises(TypeError, match="^noop\\(\\) takes 0 positional arguments but 1 was given$"):
+        fam[1](5)
+
+
+def test_family_callable_grid_checks_arguments_like_a_fixed_grid(family, fake):
+    grid = lambda meta: (meta["n"] // meta["BLOCK"],)   # noqa: E731
+    with pytest.raises(TypeError, match="^add_kernel\\(\\) missing 1 required positional argument: 'n'$"):
+        family[grid](0x1000, 0x2000, 0x3000, BLOCK=64)
+    with pytest.raises(ValueError, match="grid dimension 0 must be in 1..2147483647, got 0"):
+        family[grid](0x1000, 0x2000, 0x3000, 10, BLOCK=64)
+    for _ in range(2):                                  # general path, then the generated one
+        family[grid](0x1000, 0x2000, 0x3000, 1000, BLOCK=256, num_warps=8)
+    assert [la["grid"] for la in fake.launches] == [(3, 1, 1)] * 2
+
+
+def test_torch_tensors_take_the_inline_path(family, fake, monkeypatch):
+    """The first torch.Tensor the runtime sees teaches the launchers its class and dtype objects;
+    later launches read data_ptr() inline, with the same dtype, device and alignment checks."""
+    monkeypatch.setattr(rt, "_tensor_type", None)
+    monkeypatch.setattr(rt, "_tensor_dtypes", {})
+    fp32, fp16 = FakeTorchDtype("float32"), FakeTorchDtype("float16")
+    Tensor = type("Tensor", (FakeTensor,), {"__module__": "torch"})
+
+    def tensor(ptr, dtype=fp32, is_cuda=True):
+        t = Tensor(ptr, "float32", is_cuda)
+        t.dtype = dtype
+        return t
+    fake.param_sizes = [8, 8, 8, 4]
+    x, y, out = tensor(0x1000), tensor(0x2000), tensor(0x3000)
+    for _ in range(3):
+        family[4](x, y, out, 10, BLOCK=64)
+    assert rt._tensor_type is Tensor and rt._tensor_dtypes == {fp32: "fp32"}
+    assert {la["args"][0] for la in fake.launches} == {struct.pack("<Q", 0x1000)}
+    with pytest.raises(TypeError, match="parameter 'y' expects \\*fp32, got a float16 array"):
+        family[4](x, tensor(0x2000, fp16), out, 10, BLOCK=64)
+    with pytest.raises(TypeError, match="parameter 'y' .*got a tensor on cpu; it must be on a CUDA device"):
+        family[4](x, tensor(0x2000, is_cuda=False), out, 10, BLOCK=64)
+    with pytest.raises(ValueError, match="parameter 'out' is declared \\*fp32:16 but address 0x3004"):
+        family[4](x, y, tensor(0x3004), 10, BLOCK=64)
+    assert len(fake.launches) == 3
+
+
+def test_integer_divisibility_promise_inline(fake):
+    fam = rt.KernelFamily("k", [("x", "*fp32:16"), ("n", "i32:16")], [], [
+        {"id": "a", "constexprs": {}, "num_warps": 4, "symbol": "k", "images": {"sm_90": CUBIN}}])
+    fake.param_sizes = [8, 4]
+    fam[1](0x1000, 32)
+    fam[1](0x1000, np.int64(48))
+    with pytest.raises(ValueError, match="parameter 'n' is declared i32:16 but 40 is not divisible by 16"):
+        fam[1](0x1000, 40)
+    with pytest.raises(TypeError, match="parameter 'n' expects i32:16, got str '32'"):
+        fam[1](0x1000, "32")
+    assert [la["args"][1] for la in fake.launches] == [struct.pack("<i", 32), struct.pack("<i", 48)]

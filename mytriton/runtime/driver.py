@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
+import keyword
 import math
 import os
 import re
@@ -279,6 +281,10 @@ def _typestr_dtype(typestr):
 
 
 _dtype_cache = {}   # dtype object -> (dtype or None, description); torch dtypes are singletons
+# torch.Tensor and its dtype objects -> our dtypes, learnt from the first tensor _pointer_info
+# sees (torch is never imported here): the launchers' inline path for tensors.
+_tensor_type = None
+_tensor_dtypes = {}
 
 
 def _dtype_info(dt):
@@ -310,6 +316,9 @@ def _pointer_info(obj):
             raise TypeError(f"got a tensor on {getattr(obj, 'device', 'the host')}; it must be on a CUDA device")
         dt = getattr(obj, "dtype", None)
         dtype, desc = (None, None) if dt is None else _dtype_info(dt)
+        if dtype is not None and type(obj).__name__ == "Tensor" and type(obj).__module__ == "torch":
+            global _tensor_type
+            _tensor_type, _tensor_dtypes[dt] = type(obj), dtype
         return int(data_ptr()), dtype, desc
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
@@ -501,97 +510,135 @@ def _ptx_needs_driver(isa):
 
 # --------------------------------------------------------------------------- Kernel
 
-# The launch hot path is generated per kernel (as Triton does): at ~5 us per driver
-# launch every Python call and loop iteration shows.  Arguments are unpacked into locals,
-# int addresses skip all conversion, one Struct.pack_into writes every argument into a
-# per-thread buffer, and the CUfunction is cached per thread with the context it belongs
-# to.  Kernel.launcher_source shows the generated code.
-# The launch path, generated per signature (as Triton does) so that it is straight-line code.
-# One body serves Kernel.launch and KernelFamily[grid](...): the family's launcher selects the
-# specialization itself, so a loader launch is one Python call, like a Kernel launch.
+# The launch path is generated per signature (as Triton does), so that it is straight-line
+# code: a driver launch costs ~4 us and every Python call or dict around it shows.  Arguments
+# arrive as locals; int addresses skip all conversion, DeviceArrays and torch tensors take an
+# inline fast path; one Struct.pack_into writes every argument into a per-thread buffer (the
+# binding releases the GIL while the driver reads it), and the CUfunction is cached per thread
+# with the context it belongs to.  One body serves Kernel.launch and KernelFamily[grid](...);
+# the family's launcher selects the specialization itself, so a loader launch is one Python
+# call.  ``Kernel.launcher_source`` / ``KernelFamily.launcher_source(grid)`` show the code.
+_POINTER_CODE = """\
+        if type({a}) is not int:
+            if type({a}) is DeviceArray and {a}._dtype_str == {dtype!r}: {a} = {a}.ptr
+            elif type({a}) is _tensor_type and {a}.is_cuda and _tensor_dtypes.get({a}.dtype) == {dtype!r}:
+                {a} = {a}.data_ptr()
+            else: {a} = _c{i}({a})
+"""
+_ALIGN_CODE = "        if {a} & {mask}: raise _misaligned(*_params[{i}], {a})\n"
+_CONVERT_CODE = "        {a} = _c{i}({a})\n"
+_DIVISIBLE_CODE = "        if type({a}) is not int or {a} % {align}: {a} = _c{i}({a})\n"
+
 _LAUNCH_BODY = """\
-        try:
-            [{names}] = args
-        except (TypeError, ValueError):
-            raise self._count_error(args) from None
-{conversions}
+{conversions}\
         if stream is not None:
             stream = _stream_handle(stream)
         try:
-            slot = tls.slot
+            _slot = _tls.slot
         except AttributeError:
-            slot = tls.slot = self._new_slot()
+            _slot = _tls.slot = _self._new_slot()
         try:
-            pack_into(slot[3], 0, {names})
+            _pack_into(_slot[3], 0, {names})
         except (struct.error, OverflowError, TypeError):
-            raise _explain_pack_error(params, [{names}]) from None
-        fn = slot[1]
-        if fn is None:
-            fn = self._resolve(slot)
-        err, = _launch_kernel(fn, gx, gy, gz, {block}, 1, 1, {shared}, stream, slot[4], 0)
-        if err:
-            self._launch_failed(err, fn, slot, gx, gy, gz, stream)
+            raise _explain_pack_error(_params, [{names}]) from None
+        _fn = _slot[1]
+        if _fn is None:
+            _fn = _self._resolve(_slot)
+        _err, = _launch_kernel(_fn, _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
+        if _err:
+            _self._launch_failed(_err, _fn, _slot, _gx, _gy, _gz, stream)
 """
 
 _KERNEL_LAUNCHER = """\
-def make(self, tls, pack_into, params, {conv_params}):
+def make(_self, _tls, _pack_into, _params, {converters}):
     def launch(grid, args, stream=None):
         if type(grid) is int and 0 < grid <= 2147483647:
-            gx = grid; gy = gz = 1
+            _gx = grid; _gy = _gz = 1
         elif type(grid) is tuple and 0 < len(grid) <= 3:
-            gx, gy, gz = grid + _PAD[len(grid)]
-            if not (type(gx) is int and type(gy) is int and type(gz) is int
-                    and 0 < gx <= 2147483647 and 0 < gy <= 65535 and 0 < gz <= 65535):
-                gx, gy, gz = _grid3(grid)     # numpy ints, or the error naming the bad dimension
+            _gx, _gy, _gz = grid + _PAD[len(grid)]
+            if not (type(_gx) is int and type(_gy) is int and type(_gz) is int
+                    and 0 < _gx <= 2147483647 and 0 < _gy <= 65535 and 0 < _gz <= 65535):
+                _gx, _gy, _gz = _grid3(grid)     # numpy ints, or the error naming the bad dimension
         else:
-            gx, gy, gz = _grid3(grid)
+            _gx, _gy, _gz = _grid3(grid)
+        try:
+            [{names}] = args
+        except (TypeError, ValueError):
+            raise _self._count_error(args) from None
 {body}
     return launch
 """
 
+# The runtime arguments are the kernel's parameters by name and the constexprs required
+# keywords, so Python itself reports a wrong call as it does for the JIT
+# ("add_kernel() missing 1 required positional argument: 'n'").  ``_last`` remembers the
+# latest selection; identical constexpr objects (the usual case: the same call site) find
+# it with one ``is`` each, anything else looks it up in the family's table.
 _FAMILY_LAUNCHER = """\
-def make(fam, grid, grid3, fast, pack_into, params, {conv_params}):
-    def run(*args, {keywords}stream=None, num_warps=None, **extra):
-        try:
-            self, tls, block, shared = fast[({key}num_warps)]
-        except (KeyError, TypeError):
-            self = None
-        if self is None or extra:   # first use of this selection, or a wrong keyword: the general path
-            constexprs = {{k: v for k, v in {{{given}}}.items() if v is not _UNSET}}
-            return fam.launch(grid, args, {{**constexprs, **extra}}, num_warps, stream)
-        gx, gy, gz = grid3 or _grid3(grid)
-{body}
+def make(_fam, _grid, _gx, _gy, _gz, _fast, _pack_into, _params, {converters}):
+    _last = (_UNSET,) * {nkey}
+    def run({params}*, {keywords}stream=None, num_warps=None{grid_keyword}):
+        nonlocal _last
+        _sel = _last
+        if not ({hit}):
+            try:
+                _sel = _last = _fast[({key})]
+            except (KeyError, TypeError):
+                return _fam.launch(_grid, ({params}), {{{given}}}, num_warps, stream)
+        _self, _tls, _block, _shared = _sel[{nkey}]
+{grid_code}{body}
     return run
 """
+# How the family's launcher gets its grid: fixed when fam[grid] was made, called with meta,
+# or (a grid _grid3 refused) refused again at every call, naming the bad dimension.
+_GRID_CODE = {
+    "fixed": "",
+    "callable": "        _gx, _gy, _gz = _grid3(_grid({{{meta}'num_warps': _self.num_warps}}))\n",
+    "invalid": "        _gx, _gy, _gz = _grid3(_grid)\n",
+}
 
 
-def _argument_code(params):
-    """(conversion lines, converter functions, struct format) for a launcher of ``params``:
-    each argument gets an 8-byte slot (no parameter type is wider; the driver copies each from
-    its own address), so one Struct packs them all and range-checks the scalars."""
+def _identifiers(*templates) -> frozenset:
+    """The variable names a generated launcher uses (placeholders, strings, attributes and
+    comments left out); a kernel parameter spelt like one of them is renamed there."""
+    names = set()
+    for t in templates:
+        t = re.sub(r"#[^\n]*|\{[^{}]*\}|'[^']*'", " ", t)
+        names.update(re.findall(r"(?<![.\w])[A-Za-z_]\w*", t))
+    return frozenset(names)
+
+
+_FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIBLE_CODE, _LAUNCH_BODY, _FAMILY_LAUNCHER,
+                             *_GRID_CODE.values())
+
+def _argument_code(params, names):
+    """(conversion code, converter functions, struct format) for a launcher of ``params``
+    whose arguments are the locals ``names``: each argument gets an 8-byte slot (no parameter
+    type is wider; the driver copies each from its own address), so one Struct packs them all
+    and range-checks the scalars."""
     codes = ["Q" if t.is_pointer else _DTYPES[t.dtype][0] for _, t in params]
     fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
-    lines, converters = [], {}
-    for i, (pname, t) in enumerate(params):
+    code, converters = [], {}
+    for i, ((pname, t), a) in enumerate(zip(params, names)):
         if (conv := _make_converter(pname, t)) is not None:
-            converters[f"c{i}"] = conv
+            converters[f"_c{i}"] = conv
         if t.is_pointer:
-            lines.append(f"        if type(a{i}) is not int:")
-            lines.append(f"            if type(a{i}) is DeviceArray and a{i}._dtype_str == {t.dtype!r}: a{i} = a{i}.ptr")
-            lines.append(f"            else: a{i} = c{i}(a{i})")
+            code.append(_POINTER_CODE.format(a=a, i=i, dtype=t.dtype))
             if t.align > 1:
-                lines.append(f"        if a{i} & {t.align - 1}: raise _misaligned(*params[{i}], a{i})")
+                code.append(_ALIGN_CODE.format(a=a, i=i, mask=t.align - 1))
+        elif t.align > 1 and t.dtype in _INT_DTYPES:
+            code.append(_DIVISIBLE_CODE.format(a=a, i=i, align=t.align))
         elif conv is not None:
-            lines.append(f"        a{i} = c{i}(a{i})")
-    return "\n".join(lines) or "        pass", converters, fmt
+            code.append(_CONVERT_CODE.format(a=a, i=i))
+    return "".join(code), converters, fmt
 
 
-def _generate(template: str, label: str, params, block: str, shared: str, **fields):
+def _generate(template: str, label: str, params, names, block: str, shared: str, **fields):
     """Compile one launcher template; returns (its ``make`` function, source, converters, Struct)."""
-    conversions, converters, fmt = _argument_code(params)
-    names = ", ".join(f"a{i}" for i in range(len(params)))
-    body = _LAUNCH_BODY.format(names=names, conversions=conversions, block=block, shared=shared)
-    source = template.format(conv_params=", ".join(["_"] + list(converters)), body=body, **fields)
+    conversions, converters, fmt = _argument_code(params, names)
+    body = _LAUNCH_BODY.format(names=", ".join(names), conversions=conversions, block=block, shared=shared)
+    source = template.format(converters=", ".join(["_"] + list(converters)), names=", ".join(names),
+                             params="".join(f"{n}, " for n in names), body=body, **fields)
     namespace = {}
     exec(compile(source, f"<launcher of {label}>", "exec"), globals(), namespace)
     return namespace["make"], source, converters, struct.Struct(fmt)
@@ -624,14 +671,15 @@ class Kernel:
         self.sha256 = {k: v.lower() for k, v in (sha256 or {}).items()}
         if set(self.sha256) - set(self.images):
             raise ValueError(f"kernel {name}: sha256 for unknown images {sorted(set(self.sha256) - set(self.images))}")
-        self._tls = threading.local()   # per thread: [context, CUfunction, argv, arg buffer, &argv]
+        self._tls = threading.local()   # per thread: its slot (see _new_slot)
         self._loaded = {}               # int(context) -> (CUmodule, CUfunction, image key)
         self._bytes = {}                # image key -> verified bytes
         self.launch = self._make_launcher()
 
     def _make_launcher(self):
         make, self.launcher_source, converters, packer = _generate(
-            _KERNEL_LAUNCHER, self.name, self.params, str(32 * self.num_warps), str(self.shared))
+            _KERNEL_LAUNCHER, self.name, self.params, [f"a{i}" for i in range(len(self.params))],
+            str(32 * self.num_warps), str(self.shared))
         return make(self, self._tls, packer.pack_into, self.params, None, **converters)
 
     def _launch_failed(self, err, fn, slot, gx, gy, gz, stream):
@@ -785,10 +833,14 @@ class Kernel:
         return fn
 
     def _new_slot(self):
+        """A thread's launch state: [context, CUfunction, argv, argument bytes, &argv, view].
+        The arguments are packed into a bytearray (cheaper for pack_into than a ctypes
+        buffer); the ctypes view pins it, so its address stays valid for argv."""
         n = max(1, len(self.params))
-        buf = ctypes.create_string_buffer(8 * n)
-        argv = (ctypes.c_void_p * n)(*[ctypes.addressof(buf) + 8 * i for i in range(len(self.params))])
-        return [None, None, argv, buf, ctypes.addressof(argv)]
+        buf = bytearray(8 * n)
+        view = (ctypes.c_char * len(buf)).from_buffer(buf)
+        argv = (ctypes.c_void_p * n)(*[ctypes.addressof(view) + 8 * i for i in range(len(self.params))])
+        return [None, None, argv, buf, ctypes.addressof(argv), view]
 
 
 # --------------------------------------------------------------------------- KernelFamily
@@ -822,9 +874,11 @@ class KernelFamily:
             by_warps[spec["num_warps"]] = spec
             self._specs.append(spec)
         self._kernels = {}    # id(spec) -> Kernel
-        self._selected = {}   # (*constexpr values, num_warps) -> Kernel: launch()'s fast path
-        self._fast = {}       # the same keys -> (Kernel, its thread slots, block, shared): fam[grid]'s
+        # (*constexpr values, num_warps) -> (*the same, (Kernel, its thread slots, block, shared)):
+        # the selections launched so far, for launch() and the generated launchers
+        self._fast = {}
         self._runs = {}       # grid -> its launcher, for fam[grid](...)
+        self._callable_run = None   # the launcher for callable grids (generated once)
 
     @property
     def specializations(self) -> list[dict]:
@@ -883,7 +937,7 @@ class KernelFamily:
     def launch(self, grid, args, constexprs: dict, num_warps: int | None = None, stream=None) -> None:
         """Select the specialization and launch it (see the class docstring)."""
         try:   # fast path: the same selection as before
-            kernel = self._selected[(*map(constexprs.__getitem__, self.constexpr_names), num_warps)] \
+            kernel = self._fast[(*map(constexprs.__getitem__, self.constexpr_names), num_warps)][-1][0] \
                 if len(constexprs) == len(self.constexpr_names) else None
         except (KeyError, TypeError):
             kernel = None
@@ -891,8 +945,7 @@ class KernelFamily:
             kernel = self.kernel(self.select(constexprs, num_warps))
             try:
                 key = (*(constexprs[n] for n in self.constexpr_names), num_warps)
-                self._selected[key] = kernel
-                self._fast[key] = (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared)
+                self._fast[key] = (*key, (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared))
             except TypeError:   # unhashable constexpr value: no fast path
                 pass
         if callable(grid):
@@ -905,33 +958,49 @@ class KernelFamily:
         try:
             return self._runs[grid]       # apps launch with a few grids: reuse their launchers
         except (KeyError, TypeError):
-            run = self._runner(grid)
-        if not callable(grid):
-            try:
-                if len(self._runs) >= 64:
-                    self._runs.clear()
-                self._runs[grid] = run
-            except TypeError:             # an unhashable grid (a list): fine, just not cached
-                pass
+            pass
+        if callable(grid):
+            if self._callable_run is None:
+                self._callable_run = self._runner(None, "callable")
+            return functools.partial(self._callable_run, _grid=grid)
+        try:
+            _grid3(grid)
+            run = self._runner(grid, "fixed")
+        except (TypeError, ValueError):   # refused at the call, after the arguments were checked
+            run = self._runner(grid, "invalid")
+        try:
+            if len(self._runs) >= 64:
+                self._runs.clear()
+            self._runs[grid] = run
+        except TypeError:                 # an unhashable grid (a list): fine, just not cached
+            pass
         return run
 
-    def _runner(self, grid):
-        if callable(grid):
-            def run(*args, stream=None, num_warps=None, **constexprs):
-                self.launch(grid, args, constexprs, num_warps, stream)
+    def _runner(self, grid, grid_kind: str):
+        """The generated ``fam[grid]`` launcher (``launcher_source`` shows its code)."""
+        cx = self.constexpr_names
+        if any(n in _FAMILY_NAMES or n.startswith("_") for n in cx):   # cannot be keywords there
+            def run(*args, stream=None, num_warps=None, _grid=grid, **constexprs):
+                self.launch(_grid, args, constexprs, num_warps, stream)
             return run
-        # The constexprs arrive as plain keyword parameters (no **kwargs dict on the hot path).
-        names = self.constexpr_names
-        try:
-            grid3 = _grid3(grid)
-        except (TypeError, ValueError):
-            grid3 = None                  # raised at the call, where _grid3 runs again
         params = [(n, parse_type(t)) for n, t in self.params]
-        make, _, converters, packer = _generate(
-            _FAMILY_LAUNCHER, f"{self.name}[grid]", params, "block", "shared",
-            keywords="".join(f"{n}=_UNSET, " for n in names), key="".join(f"{n}, " for n in names),
-            given=", ".join(f"{n!r}: {n}" for n in names))
-        return make(self, grid, grid3, self._fast, packer.pack_into, params, None, **converters)
+        names = []   # the launcher's parameter names: the kernel's, unless the generated code needs one
+        for i, (n, _) in enumerate(params):
+            usable = n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_")
+            names.append(n if usable and n not in _FAMILY_NAMES and n not in names else f"_arg{i}")
+        meta = "".join(f"{n!r}: {a}, " for (n, _), a in zip(params, names)) + "".join(f"{n!r}: {n}, " for n in cx)
+        make, source, converters, packer = _generate(
+            _FAMILY_LAUNCHER, f"{self.name}[grid]", params, names, "_block", "_shared",
+            nkey=len(cx) + 1, keywords="".join(f"{n}, " for n in cx),
+            grid_keyword=", _grid" if grid_kind == "callable" else "",
+            hit=" and ".join([f"{n} is _sel[{i}]" for i, n in enumerate(cx)] + [f"num_warps is _sel[{len(cx)}]"]),
+            key="".join(f"{n}, " for n in cx) + "num_warps,", given=", ".join(f"{n!r}: {n}" for n in cx),
+            grid_code=_GRID_CODE[grid_kind].format(meta=meta))
+        gx, gy, gz = _grid3(grid) if grid_kind == "fixed" else (None, None, None)
+        run = make(self, grid, gx, gy, gz, self._fast, packer.pack_into, params, None, **converters)
+        run.__name__ = run.__qualname__ = self.name   # Python's own argument errors name the kernel
+        run.launcher_source = source
+        return run
 
 
 # --------------------------------------------------------------------------- DeviceArray
