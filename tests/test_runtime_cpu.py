@@ -970,7 +970,7 @@ def test_torch_tensors_take_the_inline_path(family, fake, monkeypatch):
     """The first torch.Tensor the runtime sees teaches the launchers its class and dtype objects;
     later launches read data_ptr() inline, with the same dtype, device and alignment checks."""
     monkeypatch.setattr(rt, "_tensor_type", None)
-    monkeypatch.setattr(rt, "_tensor_dtypes", {})
+    monkeypatch.setattr(rt, "_tensor_dtypes", rt._TensorDtypes())
     fp32, fp16 = FakeTorchDtype("float32"), FakeTorchDtype("float16")
     Tensor = type("Tensor", (FakeTensor,), {"__module__": "torch"})
 
@@ -1004,3 +1004,4 @@ def test_integer_divisibility_promise_inline(fake):
     with pytest.raises(TypeError, match="parameter 'n' expects i32:16, got str '32'"):
         fam[1](0x1000, "32")
     assert [la["args"][1] for la in fake.launches] == [struct.pack("<i", 32), struct.pack("<i", 48)]
+

@@ -283,8 +283,13 @@ def _typestr_dtype(typestr):
 _dtype_cache = {}   # dtype object -> (dtype or None, description); torch dtypes are singletons
 # torch.Tensor and its dtype objects -> our dtypes, learnt from the first tensor _pointer_info
 # sees (torch is never imported here): the launchers' inline path for tensors.
+class _TensorDtypes(dict):
+    def __missing__(self, key):
+        return None
+
+
 _tensor_type = None
-_tensor_dtypes = {}
+_tensor_dtypes = _TensorDtypes()
 
 
 def _dtype_info(dt):
@@ -421,9 +426,13 @@ def _make_converter(name: str, t: ParamType):
     return None
 
 
-def _misaligned(name: str, t: ParamType, addr: int) -> ValueError:
-    return ValueError(f"parameter '{name}' is declared {t} but address {addr:#x} is not "
-                      f"{t.align}-byte aligned")
+def _misaligned(params, values) -> ValueError:
+    """The error for the first pointer among ``values`` that breaks its alignment promise."""
+    for (name, t), addr in zip(params, values):
+        if t.is_pointer and addr % t.align:
+            return ValueError(f"parameter '{name}' is declared {t} but address {addr:#x} is not "
+                              f"{t.align}-byte aligned")
+    raise AssertionError("no misaligned pointer")  # pragma: no cover
 
 
 def _explain_pack_error(params, args) -> Exception:
@@ -519,13 +528,13 @@ def _ptx_needs_driver(isa):
 # the family's launcher selects the specialization itself, so a loader launch is one Python
 # call.  ``Kernel.launcher_source`` / ``KernelFamily.launcher_source(grid)`` show the code.
 _POINTER_CODE = """\
-        if type({a}) is not int:
-            if type({a}) is DeviceArray and {a}._dtype_str == {dtype!r}: {a} = {a}.ptr
-            elif type({a}) is _tensor_type and {a}.is_cuda and _tensor_dtypes.get({a}.dtype) == {dtype!r}:
-                {a} = {a}.data_ptr()
+        if (_t := type({a})) is not int:
+            if _t is DeviceArray and {a}._dtype_str == {dtype!r}: {a} = {a}.ptr
+            elif _t is _tensor_type and {a}.is_cuda and _tensor_dtypes[{a}.dtype] == {dtype!r}: {a} = {a}.data_ptr()
             else: {a} = _c{i}({a})
 """
-_ALIGN_CODE = "        if {a} & {mask}: raise _misaligned(*_params[{i}], {a})\n"
+# one test for all pointers promising the same alignment
+_ALIGN_CODE = "        if ({pointers}) & {mask}: raise _misaligned(_params, [{names}])\n"
 _CONVERT_CODE = "        {a} = _c{i}({a})\n"
 _DIVISIBLE_CODE = "        if type({a}) is not int or {a} % {align}: {a} = _c{i}({a})\n"
 
@@ -618,18 +627,20 @@ def _argument_code(params, names):
     and range-checks the scalars."""
     codes = ["Q" if t.is_pointer else _DTYPES[t.dtype][0] for _, t in params]
     fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
-    code, converters = [], {}
+    code, converters, aligned = [], {}, {}
     for i, ((pname, t), a) in enumerate(zip(params, names)):
         if (conv := _make_converter(pname, t)) is not None:
             converters[f"_c{i}"] = conv
         if t.is_pointer:
             code.append(_POINTER_CODE.format(a=a, i=i, dtype=t.dtype))
             if t.align > 1:
-                code.append(_ALIGN_CODE.format(a=a, i=i, mask=t.align - 1))
+                aligned.setdefault(t.align, []).append(a)
         elif t.align > 1 and t.dtype in _INT_DTYPES:
             code.append(_DIVISIBLE_CODE.format(a=a, i=i, align=t.align))
         elif conv is not None:
             code.append(_CONVERT_CODE.format(a=a, i=i))
+    for align, pointers in aligned.items():
+        code.append(_ALIGN_CODE.format(pointers=" | ".join(pointers), mask=align - 1, names=", ".join(names)))
     return "".join(code), converters, fmt
 
 
