@@ -12,7 +12,11 @@ batches of the host time per launch call, in microseconds (see ``measure``).  Ro
   bare cuLaunchKernel (tuple)     cuda-python's (values, ctypes types) form
   Kernel.launch (...)             mytriton.runtime.driver.Kernel with int addresses,
                                   DeviceArrays, torch tensors
-  KernelFamily[grid](...)         the AOT loader's dispatch (constexpr selection + launch)
+  KernelFamily[grid](...)         the AOT loader's dispatch (constexpr selection + launch), with the
+                                  native launch path a built package ships (_mtlaunch.abi3.so,
+                                  compiled here from mytriton/runtime/launcher.c)
+  ... pure Python                 the same with the pure-Python launchers (a second copy of the
+                                  runtime without the native library: where it cannot be built)
   triton JIT                      an equivalent @triton.jit kernel, if triton+torch import
 
 Then time-to-first-launch, each in a fresh interpreter: import + load + launch + sync.
@@ -31,6 +35,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from mytriton.runtime import driver as rt  # noqa: E402
+from mytriton.runtime import native  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void tiny_add(const float* x, const float* y, float* out, int n) {
@@ -85,6 +90,16 @@ def check(ret):
     return ret[1] if len(ret) == 2 else None
 
 
+def pure_python_runtime():
+    """A second copy of the runtime module that never loads the native launch library."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_pure_runtime", rt.__file__)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_pure_runtime"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def steady_state(cubin, arch, launches, repeats):
     from cuda.bindings import driver as cuda
     import numpy as np
@@ -121,12 +136,19 @@ def steady_state(cubin, arch, launches, repeats):
     arrays = [x, y, out, N]
     rows.append(("Kernel.launch (DeviceArray)", lambda: launch(1, arrays), sync))
     rows.append(("Kernel.launch (grid tuple)", lambda: launch((1,), ints), sync))
-    fam = rt.KernelFamily("tiny_add", PARAMS, ["BLOCK"], [
-        {"id": "BLOCK128_w4", "constexprs": {"BLOCK": 128}, "num_warps": 4, "shared": 0, "symbol": "tiny_add",
-         "images": {arch: cubin}}])
+    specs = [{"id": "BLOCK128_w4", "constexprs": {"BLOCK": 128}, "num_warps": 4, "shared": 0, "symbol": "tiny_add",
+              "images": {arch: cubin}}]
+    fam = rt.KernelFamily("tiny_add", PARAMS, ["BLOCK"], specs)
     rows.append(("KernelFamily[grid](...) (DeviceArray)", lambda: fam[(1,)](x, y, out, N, BLOCK=128), sync))
     xp, yp, op = x.ptr, y.ptr, out.ptr
     rows.append(("KernelFamily[grid](...) (int addresses)", lambda: fam[(1,)](xp, yp, op, N, BLOCK=128), sync))
+    pure = pure_python_runtime()
+    pfam = pure.KernelFamily("tiny_add", PARAMS, ["BLOCK"], specs)
+    px, py_, pout = (pure.DeviceArray.from_numpy(np.ones(N, np.float32)) for _ in range(3))
+    rows.append(("KernelFamily[grid](...) (DeviceArray) pure Python",
+                 lambda: pfam[(1,)](px, py_, pout, N, BLOCK=128), sync))
+    rows.append(("KernelFamily[grid](...) (int addresses) pure Python",
+                 lambda: pfam[(1,)](xp, yp, op, N, BLOCK=128), sync))
     try:
         import torch
         if not torch.cuda.is_available():
@@ -139,6 +161,8 @@ def steady_state(cubin, arch, launches, repeats):
         rows.append(("Kernel.launch (torch tensors)", lambda: launch(1, targs), torch.cuda.synchronize))
         rows.append(("KernelFamily[grid](...) (torch tensors)", lambda: fam[(1,)](tx, ty, tout, N, BLOCK=128),
                      torch.cuda.synchronize))
+        rows.append(("KernelFamily[grid](...) (torch tensors) pure Python",
+                     lambda: pfam[(1,)](tx, ty, tout, N, BLOCK=128), torch.cuda.synchronize))
         try:
             import triton
             import triton.language as tl
@@ -174,6 +198,9 @@ FIRST_LAUNCH = {
         "{{import}}", "import sys; sys.path.insert(0, {root!r}); from mytriton.runtime import driver as rt"),
     "standalone _runtime.py copy (cubin file)": _RUNTIME_FIRST_LAUNCH.replace(
         "{{import}}", "import sys; sys.path.insert(0, {tmp!r}); import _runtime as rt"),
+    "standalone _runtime.py + _mtlaunch.abi3.so": _RUNTIME_FIRST_LAUNCH.replace(
+        "{{import}}", "import sys; sys.path.insert(0, {tmp!r}); import _runtime as rt; "
+                      "rt.use_native_launcher({tmp!r} + '/_mtlaunch.abi3.so')"),
     "bare cuda-python (cubin file)": """
         import time; t0 = time.perf_counter()
         import ctypes
@@ -206,6 +233,8 @@ def first_launch(cubin, arch):
             f.write(cubin)
         with open(rt.__file__, "rb") as src, open(os.path.join(tmp, "_runtime.py"), "wb") as dst:
             dst.write(src.read())
+        with open(os.path.join(tmp, native.FILENAME), "wb") as dst:
+            dst.write(LIBRARY.data)
         for name, code in FIRST_LAUNCH.items():
             code = textwrap.dedent(code).format(root=root, tmp=tmp, params=PARAMS, arch=arch, path=path, n=N)
             times = []
@@ -229,12 +258,20 @@ def main():
     args = parser.parse_args()
     if not rt.driver_available():
         raise SystemExit(f"no usable CUDA driver/GPU: {rt._unavailable_reason}")
+    global LIBRARY
+    LIBRARY = native.build()
+    if LIBRARY.data is None:
+        raise SystemExit(f"cannot build the native launch library: {LIBRARY.reason}")
+    with tempfile.NamedTemporaryFile(suffix=native.FILENAME, delete=False) as f:
+        f.write(LIBRARY.data)
+    rt.use_native_launcher(f.name)     # as a built package's __init__ does; loaded at the first launch
     major, minor = rt.compute_capability()
     arch = f"sm_{major}{minor}"
     cubin = compile_cubin(arch)
     print(f"device sm_{major}{minor}, CUDA driver {'.'.join(map(str, rt._cuda_driver_version()))}, "
           f"Python {sys.version.split()[0]}; {args.launches} launches x {args.repeats} batches\n")
     rows = steady_state(cubin, arch, args.launches, args.repeats)
+    print(f"native launch path: {rt.native_launcher_status()}")
     bare = rows[0][1]
     print(f"{'launch path':44s} {'us/launch':>10s} {'vs bare':>9s}")
     for name, us in rows:

@@ -1,12 +1,14 @@
 """mytriton-build: output layout, caching, atomicity, determinism, locking, exit codes (CPU only)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import yaml
 
 import mytriton
 from mytriton.aot import CompileFailed, build_packages, output
+from mytriton.runtime import native
 from test_aot_support import (KERNELS, REPO, SMALL_MANIFEST, assert_no_traceback, env_with_repo, leftovers,
                               run_cli, tree_bytes, write_project)
 
@@ -51,7 +54,7 @@ def test_build_writes_the_documented_package(tmp_path):
     build(write_project(tmp_path, TWO_TARGETS), tmp_path / "out")
     pkg = tmp_path / "out" / "small"
     files = sorted(tree_bytes(pkg))
-    assert files == ["__init__.py", "_runtime.py",
+    assert files == ["__init__.py", "_mtlaunch.abi3.so", "_runtime.py",
                      "kernels/add_kernel/BLOCK256_w4.cu", "kernels/add_kernel/BLOCK256_w4.ptx",
                      "kernels/add_kernel/BLOCK256_w4.sm_80.cubin", "kernels/add_kernel/BLOCK256_w4.sm_90.cubin",
                      "kernels/add_kernel/BLOCK64_w4.cu", "kernels/add_kernel/BLOCK64_w4.ptx",
@@ -65,6 +68,12 @@ def test_build_writes_the_documented_package(tmp_path):
 
     info = json.loads((pkg / "manifest.json").read_text())
     assert info["mytriton_version"] == mytriton.__version__
+    library = (pkg / "_mtlaunch.abi3.so").read_bytes()
+    assert library[:4] == b"\x7fELF" and info["native_launcher"] == {
+        "file": "_mtlaunch.abi3.so", "sha256": hashlib.sha256(library).hexdigest(), "key": native.build_key()[0],
+        "compiler": native.build_key()[2], "platform": sysconfig.get_platform(), "abi": "abi3 (CPython >= 3.10)"}
+    assert ('_runtime.use_native_launcher(_path("_mtlaunch.abi3.so"), ' in (pkg / "__init__.py").read_text()
+            or "_runtime.use_native_launcher(_path('_mtlaunch.abi3.so'), " in (pkg / "__init__.py").read_text())
     from mytriton.backends.cuda.nvrtc import nvrtc_version
     assert info["nvrtc_version"] == nvrtc_version()
     assert info["targets"] == ["sm_80", "sm_90"] and info["ptx_target"] == "sm_80"

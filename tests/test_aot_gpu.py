@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -35,14 +36,14 @@ def out(tmp_path_factory) -> Path:
     return folder
 
 
-def run_on_device(code: str, package_dir: Path) -> dict:
+def run_on_device(code: str, package_dir: Path, **env) -> dict:
     """Run *code* in a fresh interpreter that imports the package from *package_dir* (and the
     numpy references from tests/); the code prints one JSON object."""
     prelude = (f"import sys, json\nsys.path[:0] = [{str(package_dir)!r}, {str(TESTS)!r}]\n"
                "import numpy as np\nimport elementwise as pkg\n"
                "from test_aot_support import elementwise_args, elementwise_case, elementwise_mismatch\n")
     result = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
-                            text=True, timeout=300, cwd=package_dir)
+                            text=True, timeout=300, cwd=package_dir, env={**os.environ, **env})
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -55,7 +56,7 @@ EVERY_SPECIALIZATION = """
         family = getattr(pkg, name)
         for spec in family.specializations:
             block = spec["constexprs"]["BLOCK"]
-            for n in (3 * block + 17, 5):               # not multiples of BLOCK: the masks matter
+            for n in (3 * block + 17, 2 * block + 1, 5):   # not multiples of BLOCK: the masks matter
                 arrays, expected = elementwise_case(name, n, rng, pad=64)
                 device = {key: to_device(value) for key, value in arrays.items()}
                 args = elementwise_args(family.params, device, n)
@@ -70,6 +71,7 @@ EVERY_SPECIALIZATION = """
             images[f"{name}/{spec['id']}"] = loaded() if callable(loaded) else loaded
     cc = pkg._runtime.compute_capability()
     print(json.dumps({"failures": failures, "launches": launches, "images": images, "cc": list(cc),
+                      "native": pkg._runtime.native_launcher_status(),
                       "heavy": sorted(m for m in sys.modules if m.split(".")[0] in ("mytriton", "jinja2", "yaml"))}))
 """
 
@@ -93,9 +95,10 @@ TORCH_TENSORS = """
 """
 
 
-def _check_every_specialization(info: dict, expected_image: str) -> None:
+def _check_every_specialization(info: dict, expected_image: str, native: str = "loaded ") -> None:
     assert info["failures"] == []
-    assert info["launches"] == 2 * 12
+    assert info["launches"] == 3 * 12
+    assert info["native"].startswith(native), info["native"]   # later launches of a kernel go through it
     assert info["heavy"] == []
     assert {tuple(keys) for keys in info["images"].values()} == {(expected_image,)}
 
@@ -104,6 +107,12 @@ def test_every_specialization_on_device_arrays(out):
     info = run_on_device(DEVICE_ARRAYS + EVERY_SPECIALIZATION, out / "build")
     cc = f"sm_{info['cc'][0]}{info['cc'][1]}"
     _check_every_specialization(info, cc if cc in ("sm_80", "sm_90") else "ptx")
+
+
+def test_every_specialization_in_pure_python(out):
+    info = run_on_device(DEVICE_ARRAYS + EVERY_SPECIALIZATION, out / "build", MYTRITON_NATIVE_LAUNCH="0")
+    cc = f"sm_{info['cc'][0]}{info['cc'][1]}"
+    _check_every_specialization(info, cc if cc in ("sm_80", "sm_90") else "ptx", native="disabled")
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="needs PyTorch")

@@ -194,7 +194,8 @@ def fake(monkeypatch):
     drv = FakeDriver()
     for name, value in [("_cuda", drv), ("_available", True), ("_get_ctx", rt._bootstrap_get_ctx),
                         ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}),
-                        ("_driver_version", None)]:
+                        ("_driver_version", None), ("_native", None), ("_native_file", None),
+                        ("_native_status", "none registered")]:
         monkeypatch.setattr(rt, name, value)
     return drv
 

@@ -16,6 +16,7 @@ from typing import Callable
 
 from . import output
 from .cache import PreviousBuild, Toolchain, compiler_hash, job_key
+from ..runtime import native
 from .errors import CompileFailed, ManifestError, UsageError
 from .jobs import Artifacts, CompileJob, Failure, default_workers, run_jobs
 from .manifest import KernelEntry, Manifest, Specialization, load_manifest
@@ -76,7 +77,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
             output.check_replaceable(plan.dest)
         units = [unit for plan in plans for unit in _units(plan, toolchain)]
         results = _compile(units, jobs or default_workers(), echo)
-        reports = [_finish(plan, toolchain, [u for u in units if u.plan is plan], results, echo, start)
+        launcher = _native_launcher(plans, echo)
+        reports = [_finish(plan, toolchain, [u for u in units if u.plan is plan], results, echo, start, launcher)
                    for plan in plans]
     failures = _failures(units, results)
     if failures:
@@ -180,8 +182,21 @@ def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | F
     return results
 
 
+def _native_launcher(plans: list[PackagePlan], echo) -> native.NativeBuild:
+    """The native launch library for every package of this build: the previous build's copy when
+    nothing it depends on changed, else compiled (~0.3 s); where it cannot be built, say why."""
+    previous = [PreviousBuild(plan.dest) for plan in plans]
+
+    def reuse(key: str) -> bytes | None:
+        return next((data for p in previous if (data := p.native(key)) is not None), None)
+    launcher = native.build(reuse)
+    if launcher.data is None:
+        echo(f"native launcher not built: {launcher.reason}; the packages launch through pure Python")
+    return launcher
+
+
 def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results, echo,
-            start: float) -> PackageReport:
+            start: float, launcher: native.NativeBuild) -> PackageReport:
     """Write the package if all its compiles succeeded, and print its summary line."""
     mine = [results[plan.dest, unit.ident] for unit in units]
     failed = sum(isinstance(r, Failure) for r in mine)
@@ -196,7 +211,7 @@ def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results,
         artifacts = {unit.ident: results[plan.dest, unit.ident] for unit in units}
         keys = {unit.ident: unit.key for unit in units}
         with output.staging(plan.dest) as staged:
-            write_package(staged, plan, toolchain, artifacts, keys)
+            write_package(staged, plan, toolchain, artifacts, keys, launcher)
             if not output.same_tree(staged, plan.dest):
                 output.swap_in(staged, plan.dest)
                 written = True

@@ -73,10 +73,12 @@ class PreviousBuild:
     def __init__(self, folder: Path):
         self.folder = folder
         self.by_key: dict[str, dict] = {}
+        self.native_launcher = None    # the previous build's record of its native launch library
         try:
             data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
             if data.get("generator") == GENERATOR and data.get("cache_format") == CACHE_FORMAT:
                 self._index(data)
+                self.native_launcher = data.get("native_launcher")
         except (OSError, ValueError, AttributeError, KeyError, TypeError):
             self.by_key = {}    # no usable previous build: everything is compiled afresh
 
@@ -110,6 +112,16 @@ class PreviousBuild:
             return None
         return Artifacts(cubin=cubin, ptx=ptx, cu=cu, shared=entry["shared"], symbol=entry["symbol"],
                          cached=True)
+
+    def native(self, key: str) -> bytes | None:
+        """The previous build's native launch library, if it was built with *key* and is intact."""
+        record = self.native_launcher
+        if not isinstance(record, dict) or record.get("key") != key:
+            return None
+        try:
+            return self._read(record["file"], record["sha256"])
+        except (KeyError, TypeError):
+            return None
 
     def _read(self, relative: str, sha256: str) -> bytes | None:
         path = self.folder / relative

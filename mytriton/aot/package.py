@@ -4,6 +4,7 @@
 
     <package>/__init__.py      loader, rendered from templates/loader/__init__.py.j2
     <package>/_runtime.py      mytriton/runtime/driver.py, verbatim
+    <package>/_mtlaunch.abi3.so  the native launch path (mytriton/runtime/launcher.c), where it could be built
     <package>/kernels/<kernel>/<spec-id>.<target>.cubin, <spec-id>.ptx, <spec-id>.cu
     <package>/manifest.json    what was built, with per-artifact sha256 and the cache keys
     <package>/pyproject.toml   so that `pip install` / `pip wheel` ship the kernels
@@ -23,6 +24,7 @@ from .cache import CACHE_FORMAT, GENERATOR, Toolchain, sha256_bytes
 from .errors import AotError
 from .jobs import Artifacts
 from .manifest import KernelEntry, Manifest, Specialization
+from ..runtime import native
 
 from .._paths import templates_dir as _templates_dir  # noqa: E402
 
@@ -53,20 +55,27 @@ class PackagePlan:
 
 def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
                   artifacts: dict[tuple[str, str, str], Artifacts],
-                  keys: dict[tuple[str, str, str], str]) -> None:
-    """Write the whole package into *folder*; *artifacts*/*keys* by (kernel, spec id, target)."""
+                  keys: dict[tuple[str, str, str], str], launcher: native.NativeBuild | None = None) -> None:
+    """Write the whole package into *folder*; *artifacts*/*keys* by (kernel, spec id, target);
+    *launcher* is the native launch library, when one was built."""
     kernels = []
     for entry in plan.manifest.kernels:
         specs = [_write_spec(folder, plan, entry, spec, artifacts, keys) for spec in entry.specializations]
         kernels.append((entry, specs))
+    library = None
+    if launcher is not None and launcher.data is not None:
+        library = {"file": native.FILENAME, "sha256": _write(folder / native.FILENAME, launcher.data),
+                   "key": launcher.key, "compiler": launcher.compiler, "platform": launcher.platform,
+                   "abi": "abi3 (CPython >= 3.10)"}
     context = _template_context(plan, toolchain, kernels)
+    context["native"] = library
     _write(folder / "__init__.py", _render("loader/__init__.py.j2", context).encode())
     _write(folder / "pyproject.toml", _render("loader/pyproject.toml.j2", context).encode())
     try:
         _write(folder / "_runtime.py", RUNTIME_SOURCE.read_bytes())
     except OSError as exc:
         raise AotError(f"cannot copy the runtime {RUNTIME_SOURCE}: {exc.strerror}") from None
-    _write(folder / "manifest.json", _manifest_json(plan, toolchain, kernels).encode())
+    _write(folder / "manifest.json", _manifest_json(plan, toolchain, kernels, library).encode())
 
 
 def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifacts, keys) -> dict:
@@ -107,8 +116,9 @@ def _write(path: Path, data: bytes) -> str:
     return sha256_bytes(data)
 
 
-def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels) -> str:
+def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels, library: dict | None) -> str:
     data = {
+        "native_launcher": library,
         "generator": GENERATOR,
         "cache_format": CACHE_FORMAT,
         "package": plan.manifest.package,

@@ -23,7 +23,8 @@ __all__ = [
     "ParamType", "parse_type", "pointer_info", "infer_type", "describe_argument", "CudaError",
     "KernelLoadError",
     "SpecializationNotFoundError", "driver_available", "current_device", "compute_capability",
-    "synchronize", "Stream", "DeviceArray", "Kernel", "KernelFamily",
+    "synchronize", "Stream", "DeviceArray", "Kernel", "KernelFamily", "use_native_launcher",
+    "native_launcher_status",
 ]
 
 # --------------------------------------------------------------------------- types
@@ -158,6 +159,8 @@ def _init():
     if not (_available or driver_available()):
         raise CudaError("cuInit", message=f"no usable CUDA driver ({_unavailable_reason})")
     _get_ctx, _launch_kernel = _cuda.cuCtxGetCurrent, _cuda.cuLaunchKernel
+    if _native_file is not None and _native is None and _native_status == "not loaded yet":
+        _load_native()
 
 
 def _bootstrap_get_ctx():
@@ -290,6 +293,7 @@ class _TensorDtypes(dict):
 
 _tensor_type = None
 _tensor_dtypes = _TensorDtypes()
+_TENSOR_INFO = [None, _tensor_dtypes]
 
 
 def _dtype_info(dt):
@@ -324,6 +328,7 @@ def _pointer_info(obj):
         if dtype is not None and type(obj).__name__ == "Tensor" and type(obj).__module__ == "torch":
             global _tensor_type
             _tensor_type, _tensor_dtypes[dt] = type(obj), dtype
+            _TENSOR_INFO[:] = [_tensor_type, _tensor_dtypes]     # what the native launcher reads
         return int(data_ptr()), dtype, desc
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
@@ -517,6 +522,87 @@ def _ptx_needs_driver(isa):
     return (11, minor) if major == 7 else (10, 0)
 
 
+# --------------------------------------------------------------------------- native launch path
+
+# A built package ships _mtlaunch.abi3.so, compiled from launcher.c next to this file: the common
+# case of the generated launchers in one C call (see that file).  Registered at import (no GPU
+# work), loaded with the driver at the first launch; where it is missing, does not load or is
+# disabled (MYTRITON_NATIVE_LAUNCH=0) the launchers run in pure Python, with the same checks.
+_native = None              # the loaded library's launch(), or None: pure-Python launches
+_native_file = None         # (path, sha256 or None) registered by use_native_launcher()
+_native_status = "none registered"
+
+
+def use_native_launcher(path, sha256: str | None = None) -> None:
+    """Register the native launch library at ``path`` (checked against ``sha256`` when given);
+    it is loaded together with the driver, at the first launch."""
+    global _native_file, _native_status
+    with _LOCK:
+        if os.environ.get("MYTRITON_NATIVE_LAUNCH", "1") == "0":
+            _native_status = "disabled by MYTRITON_NATIVE_LAUNCH=0"
+        elif _native is None:
+            _native_file, _native_status = (os.fspath(path), sha256 and sha256.lower()), "not loaded yet"
+
+
+def native_launcher_status() -> str:
+    """``"loaded <path>"``, or why launches run in pure Python."""
+    return _native_status
+
+
+def _load_native() -> None:
+    """Load the registered library and give it cuLaunchKernel; any failure leaves pure Python."""
+    global _native, _native_status
+    path, digest = _native_file
+    with _LOCK:
+        if _native is not None or _native_status != "not loaded yet":
+            return
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            _native_status = f"cannot read {path}: {e.strerror}"
+            return
+        import hashlib
+        if digest and hashlib.sha256(data).hexdigest() != digest:
+            _native_status = f"refused {path}: sha256 mismatch"
+            raise KernelLoadError(f"sha256 mismatch for {path} (the native launch library): "
+                                  f"expected {digest}, got {hashlib.sha256(data).hexdigest()}")
+        try:
+            import importlib.machinery
+            import importlib.util
+            loader = importlib.machinery.ExtensionFileLoader("_mtlaunch", path)
+            module = importlib.util.module_from_spec(importlib.util.spec_from_loader("_mtlaunch", loader))
+            loader.exec_module(module)
+            # the same cuLaunchKernel cuda.bindings calls: legacy default stream, unless cuda-python
+            # was told to use per-thread default streams
+            ptds = os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "0") not in ("", "0")
+            ret = _cuda.cuGetProcAddress(b"cuLaunchKernel", 12000, 2 if ptds else 1)
+            if int(ret[0]) or not int(ret[1]):
+                raise OSError(f"cuGetProcAddress(cuLaunchKernel) failed: {ret[0]}")
+            module.configure(int(ret[1]), DeviceArray, _TENSOR_INFO)
+        except Exception as e:   # another platform or Python build, an old driver: pure Python
+            _native_status = f"not used ({type(e).__name__}: {e})"
+            return
+        _native, _native_status = module.launch, f"loaded {path}"
+
+
+def _native_spec(params, block: int, shared: int) -> tuple:
+    """What the native launcher needs of a kernel: (block, shared, kinds, pointer dtypes); see
+    launcher.c.  Kinds it does not read (fp16, bf16, alignments over 255) take the Python path."""
+    kinds = bytearray()
+    for _, t in params:
+        if t.is_pointer:
+            code = "P"
+        elif t.dtype == "i1":
+            code = "?"
+        elif t.dtype in ("fp16", "bf16"):
+            code = "X"
+        else:
+            code = _DTYPES[t.dtype][0]
+        kinds += (code if t.align <= 255 else "X").encode() + bytes([t.align if t.align <= 255 else 0])
+    return block, shared, bytes(kinds), tuple(t.dtype if t.is_pointer else None for _, t in params)
+
+
 # --------------------------------------------------------------------------- Kernel
 
 # The launch path is generated per signature (as Triton does), so that it is straight-line
@@ -539,13 +625,16 @@ _CONVERT_CODE = "        {a} = _c{i}({a})\n"
 _DIVISIBLE_CODE = "        if type({a}) is not int or {a} % {align}: {a} = _c{i}({a})\n"
 
 _LAUNCH_BODY = """\
-{conversions}\
-        if stream is not None:
-            stream = _stream_handle(stream)
         try:
             _slot = _tls.slot
         except AttributeError:
             _slot = _tls.slot = _self._new_slot()
+        if _native is not None and _slot[6] and not _native(
+                _spec, _slot[6], _gx, _gy, _gz, 0 if stream is None else _stream_handle(stream), {names}):
+            return
+{conversions}\
+        if stream is not None:
+            stream = _stream_handle(stream)
         try:
             _pack_into(_slot[3], 0, {names})
         except (struct.error, OverflowError, TypeError):
@@ -559,7 +648,7 @@ _LAUNCH_BODY = """\
 """
 
 _KERNEL_LAUNCHER = """\
-def make(_self, _tls, _pack_into, _params, {converters}):
+def make(_self, _tls, _pack_into, _params, _spec, {converters}):
     def launch(grid, args, stream=None):
         if type(grid) is int and 0 < grid <= 2147483647:
             _gx = grid; _gy = _gz = 1
@@ -594,7 +683,7 @@ def make(_fam, _grid, _gx, _gy, _gz, _fast, _pack_into, _params, {converters}):
                 _sel = _last = _fast[({key})]
             except (KeyError, TypeError):
                 return _fam.launch(_grid, ({params}), {{{given}}}, num_warps, stream)
-        _self, _tls, _block, _shared = _sel[{nkey}]
+        _self, _tls, _block, _shared, _spec = _sel[{nkey}]
 {grid_code}{body}
     return run
 """
@@ -691,7 +780,8 @@ class Kernel:
         make, self.launcher_source, converters, packer = _generate(
             _KERNEL_LAUNCHER, self.name, self.params, [f"a{i}" for i in range(len(self.params))],
             str(32 * self.num_warps), str(self.shared))
-        return make(self, self._tls, packer.pack_into, self.params, None, **converters)
+        self._spec = _native_spec(self.params, 32 * self.num_warps, self.shared)
+        return make(self, self._tls, packer.pack_into, self.params, self._spec, None, **converters)
 
     def _launch_failed(self, err, fn, slot, gx, gy, gz, stream):
         """A launch the driver refused: retried once if the current context changed since this
@@ -840,18 +930,18 @@ class Kernel:
             if int(ctx) not in self._loaded:
                 self._loaded[int(ctx)] = self._load(device)
             fn = self._loaded[int(ctx)][1]
-        slot[0], slot[1] = ctx, fn
+        slot[0], slot[1], slot[6] = ctx, fn, int(fn)
         return fn
 
     def _new_slot(self):
-        """A thread's launch state: [context, CUfunction, argv, argument bytes, &argv, view].
+        """A thread's launch state: [context, CUfunction, argv, argument bytes, &argv, view, int(CUfunction)].
         The arguments are packed into a bytearray (cheaper for pack_into than a ctypes
         buffer); the ctypes view pins it, so its address stays valid for argv."""
         n = max(1, len(self.params))
         buf = bytearray(8 * n)
         view = (ctypes.c_char * len(buf)).from_buffer(buf)
         argv = (ctypes.c_void_p * n)(*[ctypes.addressof(view) + 8 * i for i in range(len(self.params))])
-        return [None, None, argv, buf, ctypes.addressof(argv), view]
+        return [None, None, argv, buf, ctypes.addressof(argv), view, 0]
 
 
 # --------------------------------------------------------------------------- KernelFamily
@@ -956,7 +1046,7 @@ class KernelFamily:
             kernel = self.kernel(self.select(constexprs, num_warps))
             try:
                 key = (*(constexprs[n] for n in self.constexpr_names), num_warps)
-                self._fast[key] = (*key, (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared))
+                self._fast[key] = (*key, (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec))
             except TypeError:   # unhashable constexpr value: no fast path
                 pass
         if callable(grid):

@@ -1,0 +1,248 @@
+/* mytriton's native launch path: the hot half of the runtime's generated launchers, in C.
+ *
+ * The pure-Python launchers of runtime/driver.py cost ~0.5-1 us of Python per launch on top of a
+ * ~4-5 us driver call.  This module does their common case in one call: read each argument
+ * (int addresses, DeviceArray, torch.Tensor, Python ints / floats / bools), check it exactly as
+ * the Python path does, pack it on the C stack and call cuLaunchKernel with the GIL released.
+ * Anything else -- an argument kind it does not read, a value the Python path would reject, a
+ * failed launch -- returns -1 before or instead of launching, and the Python path then checks,
+ * explains and launches.  So the two paths accept the same calls and pass the same bytes
+ * (tests/test_native_launcher.py compares them), and every error message comes from Python.
+ *
+ * Built by mytriton-build against the stable ABI (Py_LIMITED_API, CPython >= 3.10) and shipped
+ * in the generated package as _mtlaunch.abi3.so; it links against nothing but libc and gets
+ * cuLaunchKernel's address from the runtime.
+ *
+ *   configure(entry, device_array_type, tensor_info) -> None
+ *       entry: address of cuLaunchKernel; tensor_info: [torch.Tensor or None, {torch dtype: "fp32"}]
+ *       (a list the runtime fills in when it first sees a tensor).
+ *   launch(spec, fn, gx, gy, gz, stream, *args) -> int
+ *       spec: (block threads, dynamic shared bytes, kinds, dtypes) of one kernel: kinds holds two
+ *       bytes per parameter (a struct code, or 'P' for a pointer, then the promised alignment or
+ *       divisor, 0 for none), dtypes the dtype string of each pointer parameter.
+ *       Returns the CUresult of the launch, or -1: "use the Python path".
+ */
+#define Py_LIMITED_API 0x030A0000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                         unsigned shared, void *stream, void **params, void **extra);
+
+#define MAX_PARAMS 64
+#define PYTHON_PATH (-1)
+
+static launch_fn entry = NULL;
+static PyObject *device_array_type = NULL;   /* strong references, set by configure() */
+static PyObject *tensor_info = NULL;
+static PyObject *s_ptr, *s_dtype_str, *s_is_cuda, *s_dtype, *s_data_ptr;
+
+static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3 || !PyList_Check(args[2]) || PyList_Size(args[2]) != 2) {
+        PyErr_SetString(PyExc_TypeError, "configure(entry, device_array_type, [tensor_type, tensor_dtypes])");
+        return NULL;
+    }
+    void *address = PyLong_AsVoidPtr(args[0]);
+    if (address == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "configure: null cuLaunchKernel address");
+        return NULL;
+    }
+    entry = (launch_fn)address;
+    PyObject *old_type = device_array_type, *old_info = tensor_info;
+    Py_INCREF(args[1]);
+    Py_INCREF(args[2]);
+    device_array_type = args[1];
+    tensor_info = args[2];
+    Py_XDECREF(old_type);
+    Py_XDECREF(old_info);
+    Py_RETURN_NONE;
+}
+
+/* An exact int as uint64 into *out; 0 when it is not one or does not fit. */
+static int exact_u64(PyObject *v, uint64_t *out) {
+    if (!PyLong_CheckExact(v))
+        return 0;
+    *out = PyLong_AsUnsignedLongLong(v);
+    if (*out == (uint64_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+/* The address of a pointer argument whose dtype is `want`, or 0 when the Python path must look. */
+static int read_pointer(PyObject *v, PyObject *want, uint64_t *out) {
+    if (PyLong_CheckExact(v))
+        return exact_u64(v, out);
+    PyObject *type = (PyObject *)Py_TYPE(v);
+    PyObject *dtype = NULL;
+    int ok = 0;
+    if (type == device_array_type) {
+        dtype = PyObject_GetAttr(v, s_dtype_str);
+        if (dtype != NULL && (dtype == want || PyObject_RichCompareBool(dtype, want, Py_EQ) == 1)) {
+            PyObject *ptr = PyObject_GetAttr(v, s_ptr);
+            ok = ptr != NULL && exact_u64(ptr, out);
+            Py_XDECREF(ptr);
+        }
+    } else if (type == PyList_GetItem(tensor_info, 0)) {
+        PyObject *is_cuda = PyObject_GetAttr(v, s_is_cuda);
+        if (is_cuda == Py_True) {
+            PyObject *torch_dtype = PyObject_GetAttr(v, s_dtype);
+            PyObject *ours = NULL;
+            if (torch_dtype != NULL) {
+                ours = PyDict_GetItemWithError(PyList_GetItem(tensor_info, 1), torch_dtype);   /* borrowed */
+                Py_DECREF(torch_dtype);
+            }
+            if (ours != NULL && (ours == want || PyObject_RichCompareBool(ours, want, Py_EQ) == 1)) {
+                PyObject *ptr = PyObject_CallMethodObjArgs(v, s_data_ptr, NULL);
+                ok = ptr != NULL && exact_u64(ptr, out);
+                Py_XDECREF(ptr);
+            }
+        }
+        Py_XDECREF(is_cuda);
+    }
+    Py_XDECREF(dtype);
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    return ok;
+}
+
+/* One scalar argument by its struct code, with struct's range rules; 0 when the Python path must look. */
+static int read_scalar(PyObject *v, char code, unsigned divisor, uint64_t *slot) {
+    if (code == '?') {                       /* i1: a bool (the Python path also takes 0 / 1) */
+        if (v != Py_True && v != Py_False)
+            return 0;
+        unsigned char b = v == Py_True;
+        memcpy(slot, &b, 1);
+        return 1;
+    }
+    if (code == 'f' || code == 'd') {        /* struct takes floats and ints */
+        double x;
+        if (PyFloat_CheckExact(v))
+            x = PyFloat_AsDouble(v);
+        else if (PyLong_CheckExact(v)) {
+            x = PyLong_AsDouble(v);
+            if (x == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return 0;
+            }
+        } else
+            return 0;
+        if (code == 'd') {
+            memcpy(slot, &x, 8);
+            return 1;
+        }
+        float y = (float)x;
+        if (isinf(y) && !isinf(x))           /* struct raises OverflowError */
+            return 0;
+        memcpy(slot, &y, 4);
+        return 1;
+    }
+    if (!PyLong_CheckExact(v))               /* bools, numpy ints, ...: the Python path */
+        return 0;
+    int overflow = 0;
+    if (code == 'Q') {
+        uint64_t u;
+        if (!exact_u64(v, &u) || (divisor > 1 && u % divisor))
+            return 0;
+        memcpy(slot, &u, 8);
+        return 1;
+    }
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (divisor > 1 && x % (long long)divisor)
+        return 0;
+    switch (code) {
+    case 'b': if (x < INT8_MIN || x > INT8_MAX) return 0; { int8_t t = (int8_t)x; memcpy(slot, &t, 1); } return 1;
+    case 'B': if (x < 0 || x > UINT8_MAX) return 0; { uint8_t t = (uint8_t)x; memcpy(slot, &t, 1); } return 1;
+    case 'h': if (x < INT16_MIN || x > INT16_MAX) return 0; { int16_t t = (int16_t)x; memcpy(slot, &t, 2); } return 1;
+    case 'H': if (x < 0 || x > UINT16_MAX) return 0; { uint16_t t = (uint16_t)x; memcpy(slot, &t, 2); } return 1;
+    case 'i': if (x < INT32_MIN || x > INT32_MAX) return 0; { int32_t t = (int32_t)x; memcpy(slot, &t, 4); } return 1;
+    case 'I': if (x < 0 || x > UINT32_MAX) return 0; { uint32_t t = (uint32_t)x; memcpy(slot, &t, 4); } return 1;
+    case 'q': memcpy(slot, &x, 8); return 1;
+    default: return 0;                       /* fp16, bf16, ...: the Python path */
+    }
+}
+
+static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs < 6 || entry == NULL || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4)
+        return PyLong_FromLong(PYTHON_PATH);
+    PyObject *spec = args[0];
+    char *kinds;
+    Py_ssize_t nkinds;
+    if (PyBytes_AsStringAndSize(PyTuple_GetItem(spec, 2), &kinds, &nkinds) < 0) {
+        PyErr_Clear();
+        return PyLong_FromLong(PYTHON_PATH);
+    }
+    Py_ssize_t n = nkinds / 2;
+    PyObject *dtypes = PyTuple_GetItem(spec, 3);
+    if (nargs != 6 + n || n > MAX_PARAMS || dtypes == NULL || !PyTuple_Check(dtypes) || PyTuple_Size(dtypes) != n) {
+        PyErr_Clear();
+        return PyLong_FromLong(PYTHON_PATH);
+    }
+    unsigned long block = PyLong_AsUnsignedLong(PyTuple_GetItem(spec, 0));
+    unsigned long shared = PyLong_AsUnsignedLong(PyTuple_GetItem(spec, 1));
+    unsigned long gx = PyLong_AsUnsignedLong(args[2]), gy = PyLong_AsUnsignedLong(args[3]);
+    unsigned long gz = PyLong_AsUnsignedLong(args[4]);
+    void *fn = PyLong_AsVoidPtr(args[1]);
+    void *stream = PyLong_AsVoidPtr(args[5]);
+    if (PyErr_Occurred() || fn == NULL || block > UINT32_MAX || shared > UINT32_MAX || gx > UINT32_MAX ||
+        gy > UINT32_MAX || gz > UINT32_MAX) {
+        PyErr_Clear();
+        return PyLong_FromLong(PYTHON_PATH);
+    }
+    uint64_t slots[MAX_PARAMS];
+    void *argv[MAX_PARAMS];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = args[6 + i];
+        char code = kinds[2 * i];
+        unsigned aux = (unsigned char)kinds[2 * i + 1];
+        slots[i] = 0;
+        argv[i] = &slots[i];
+        if (code == 'P') {
+            if (!read_pointer(v, PyTuple_GetItem(dtypes, i), &slots[i]) || (aux > 1 && slots[i] % aux))
+                return PyLong_FromLong(PYTHON_PATH);
+        } else if (!read_scalar(v, code, aux, &slots[i]))
+            return PyLong_FromLong(PYTHON_PATH);
+    }
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = entry(fn, (unsigned)gx, (unsigned)gy, (unsigned)gz, (unsigned)block, 1, 1, (unsigned)shared, stream,
+                argv, NULL);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(err);
+}
+
+static PyMethodDef methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL, "Set cuLaunchKernel and the array types."},
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL, "Launch, or return -1 for the Python path."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_mtlaunch", "mytriton's native launch path", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__mtlaunch(void) {
+    if (!(s_ptr = PyUnicode_InternFromString("ptr")) || !(s_dtype_str = PyUnicode_InternFromString("_dtype_str")) ||
+        !(s_is_cuda = PyUnicode_InternFromString("is_cuda")) || !(s_dtype = PyUnicode_InternFromString("dtype")) ||
+        !(s_data_ptr = PyUnicode_InternFromString("data_ptr")))
+        return NULL;
+    tensor_info = PyList_New(2);
+    if (tensor_info == NULL)
+        return NULL;
+    Py_INCREF(Py_None);
+    PyList_SetItem(tensor_info, 0, Py_None);
+    PyList_SetItem(tensor_info, 1, PyDict_New());
+    return PyModule_Create(&module);
+}

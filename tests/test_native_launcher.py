@@ -1,0 +1,199 @@
+"""The native launch path (mytriton/runtime/launcher.c) against the pure-Python launchers, on CPU.
+
+The library is compiled here as mytriton-build compiles it, loaded through the runtime, and handed
+a C callback in place of cuLaunchKernel that records what it was given.  Every call goes through
+both paths: the native one must launch exactly the bytes the Python path packs, and hand every
+call it does not launch to the Python path, which then raises the same error or launches."""
+from __future__ import annotations
+
+import ctypes
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from mytriton.runtime import driver as rt
+from mytriton.runtime import native
+from test_runtime_cpu import CUBIN, FakeDriver, FakeTensor, FakeTorchDtype, Handle
+
+PARAMS = [("p", "*fp32:16"), ("q", "*i32"), ("a", "i1"), ("b", "i8"), ("c", "u8"), ("d", "i16"), ("e", "u16"),
+          ("f", "i32"), ("g", "u32"), ("h", "i64"), ("i", "u64"), ("j", "fp32"), ("k", "fp64"), ("r", "i32:16"),
+          ("s", "u64:8")]
+SIZES = [8, 8, 1, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 4, 8]
+LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p,
+                          ctypes.c_void_p, ctypes.c_void_p)
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    built = native.build()
+    if built.data is None and built.reason.startswith(("no C compiler", "no Python headers")):
+        pytest.skip(built.reason)                    # .ci/run installs both; a failed compile fails here
+    assert built.data is not None, built.reason
+    assert native.build().data == built.data         # deterministic
+    path = tmp_path_factory.mktemp("native") / native.FILENAME
+    path.write_bytes(built.data)
+    return path
+
+
+class NativeFake(FakeDriver):
+    """FakeDriver whose cuGetProcAddress hands out a recording C callback as cuLaunchKernel."""
+
+    def __init__(self, sizes):
+        super().__init__()
+        self.param_sizes, self.native_launches, self.result = sizes, [], 0
+
+        def launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+            argv = (ctypes.c_void_p * max(1, len(self.param_sizes))).from_address(params)
+            self.native_launches.append(dict(f=f, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared,
+                                             stream=stream or None, extra=extra,
+                                             args=[ctypes.string_at(argv[i], n) for i, n in enumerate(self.param_sizes)]))
+            return self.result
+        self.callback = LAUNCH(launch)
+
+    def cuGetProcAddress(self, name, version, flags):
+        assert name == b"cuLaunchKernel" and flags == 1
+        return self._r("cuGetProcAddress", ctypes.cast(self.callback, ctypes.c_void_p).value, 0)
+
+
+@pytest.fixture
+def drv(monkeypatch, library):
+    fake = NativeFake(SIZES)
+    for name, value in [("_cuda", fake), ("_available", True), ("_get_ctx", rt._bootstrap_get_ctx),
+                        ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}), ("_driver_version", None),
+                        ("_native", None), ("_native_file", None), ("_native_status", "none registered"),
+                        ("_tensor_type", None), ("_tensor_dtypes", rt._TensorDtypes()), ("_TENSOR_INFO", [None, {}])]:
+        monkeypatch.setattr(rt, name, value)
+    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
+    rt.use_native_launcher(library)
+    return fake
+
+
+FP32 = FakeTorchDtype("float32")
+Tensor = type("Tensor", (FakeTensor,), {"__module__": "torch"})
+
+
+def tensor(ptr, dtype=FP32, is_cuda=True):
+    t = Tensor(ptr, "float32", is_cuda)
+    t.dtype = dtype
+    return t
+
+
+def variants(memory):
+    """(parameter index, value) pairs: accepted values of every kind, and ones the Python path refuses."""
+    fp32, i32 = memory
+    return [(0, v) for v in (0x1000, 0, 0x1004, -16, 2**64, True, fp32, fp32.view_offset(4), i32,
+                             tensor(0x2000), tensor(0x2004), tensor(0x2000, FakeTorchDtype("float16")),
+                             tensor(0x2000, is_cuda=False), np.uint64(0x3000), 1.5)] + \
+        [(1, v) for v in (0x1004, i32, fp32, i32.view_offset(4))] + \
+        [(2, v) for v in (True, False, 1, 0, 2, 1.0, np.bool_(True))] + \
+        [(3, v) for v in (-128, 127, 128, -129)] + [(4, v) for v in (0, 255, 256, -1)] + \
+        [(5, v) for v in (-32768, 32767, 32768)] + [(6, v) for v in (65535, 65536, -1)] + \
+        [(7, v) for v in (-2**31, 2**31 - 1, 2**31, True, np.int32(-5), 1.0, "7")] + \
+        [(8, v) for v in (2**32 - 1, 2**32, -1)] + [(9, v) for v in (-2**63, 2**63 - 1, 2**63)] + \
+        [(10, v) for v in (2**64 - 1, 2**64, -1, np.uint64(5))] + \
+        [(11, v) for v in (1.5, -0.0, math.inf, math.nan, 3, 3.4028235e38, 3.4028236e38, 1e39, 2**1000, 2**128,
+                           np.float32(2.5), "1")] + \
+        [(12, v) for v in (1e300, -math.inf, 2**2000, 7)] + [(13, v) for v in (32, -48, 33, 2**31 - 1)] + \
+        [(14, v) for v in (2**64 - 8, 12, 2**64)]
+
+
+def native_reads(ptype, value) -> bool:
+    """Whether launcher.c reads this argument itself (else it hands the call to the Python path)."""
+    if ptype.startswith("*"):
+        return type(value) in (int, rt.DeviceArray, Tensor)
+    if ptype == "i1":
+        return type(value) is bool
+    return type(value) in ((int, float) if ptype.startswith("fp") else (int,))
+
+
+def outcome(fam, args, fake):
+    """What one launch did: ("native" | "python", the argument bytes) or the error it raised."""
+    n_native, n_python = len(fake.native_launches), len(fake.launches)
+    try:
+        fam[(3, 2)](*args, BLOCK=4)
+    except Exception as exc:   # noqa: BLE001 - compared below
+        assert len(fake.native_launches) == n_native and len(fake.launches) == n_python
+        return "error", type(exc).__name__, str(exc)
+    if len(fake.native_launches) > n_native:
+        assert len(fake.launches) == n_python
+        return "native", fake.native_launches[-1]["args"]
+    return "python", fake.launches[-1]["args"]
+
+
+def test_native_and_python_paths_agree_on_every_argument_kind(drv, monkeypatch):
+    fam = rt.KernelFamily("many", PARAMS, ["BLOCK"], [
+        {"id": "a", "constexprs": {"BLOCK": 4}, "num_warps": 2, "shared": 0, "symbol": "many",
+         "images": {"sm_90": CUBIN}}])
+    memory = (rt.DeviceArray(64, "fp32"), rt.DeviceArray(64, "i32"))
+    base = [0x1000, memory[1], True, -3, 200, -300, 60000, -123456, 2**32 - 1, -2**40, 2**64 - 2, 0.25, 1e300,
+            64, 16]
+    rt._pointer_info(tensor(0x2000))                       # the runtime learns torch.Tensor
+    assert outcome(fam, base, drv)[0] == "python"          # the first launch resolves the function
+    assert rt.native_launcher_status().startswith("loaded ")
+    kinds = {"native": 0, "python": 0, "error": 0}
+    for index, value in variants(memory):
+        args = list(base)
+        args[index] = value
+        got = outcome(fam, args, drv)
+        with monkeypatch.context() as m:
+            m.setattr(rt, "_native", None)
+            want = outcome(fam, args, drv)
+        assert want[0] != "native"
+        assert got[1:] == want[1:], (PARAMS[index], value, got, want)
+        kinds[got[0]] += 1
+        if got[0] == "python":   # only what the C code does not read may take the Python path
+            assert not native_reads(PARAMS[index][1], value), (PARAMS[index], value)
+    assert kinds == {"native": 34, "python": 8, "error": 38}
+    launch = drv.native_launches[0]
+    assert launch["grid"] == (3, 2, 1) and launch["block"] == (64, 1, 1) and launch["shared"] == 0
+    assert launch["f"] == 1001 and launch["stream"] is None and launch["extra"] is None
+
+
+def test_half_precision_scalars_take_the_python_path(drv):
+    drv.param_sizes = [2, 2]
+    k = rt.Kernel("half", [("m", "fp16"), ("n", "bf16")], 1, 0, {"sm_90": CUBIN})
+    for _ in range(2):
+        k.launch(1, [0.5, -2.0])
+    assert drv.native_launches == [] and [la["args"] for la in drv.launches] == [
+        [struct.pack("<e", 0.5), b"\x00\xc0"]] * 2
+
+
+def test_native_launch_streams_failures_and_the_kernel_api(drv):
+    drv.param_sizes = [8, 4]
+    k = rt.Kernel("add_kernel", [("x", "*fp32:16"), ("n", "i32")], 4, 1024, {"sm_90": CUBIN})
+    k.launch(1, [0x1000, 5])
+    k.launch((2, 3), [0x1000, 6], stream=Handle(77))
+    assert [(la["grid"], la["block"], la["shared"], la["stream"], la["args"]) for la in drv.native_launches] == [
+        ((2, 3, 1), (128, 1, 1), 1024, 77, [struct.pack("<Q", 0x1000), struct.pack("<i", 6)])]
+    drv.result = 400                 # the native launch fails: the Python path launches (and reports) instead
+    k.launch(4, [0x1000, 7])
+    assert len(drv.native_launches) == 2 and drv.launches[-1]["grid"] == (4, 1, 1)
+    with pytest.raises(TypeError, match="stream must be None"):
+        k.launch(4, [0x1000, 7], stream="s")
+    assert len(drv.native_launches) == 2
+
+
+def test_native_library_sha256_and_opt_out(drv, library, monkeypatch):
+    monkeypatch.setattr(rt, "_native_status", "none registered")
+    rt.use_native_launcher(library, "0" * 64)
+    k = rt.Kernel("k", [], 4, 0, {"sm_90": CUBIN})
+    with pytest.raises(rt.KernelLoadError, match="sha256 mismatch for .*_mtlaunch.abi3.so"):
+        k.launch(1, [])
+    monkeypatch.setattr(rt, "_native_status", "none registered")
+    monkeypatch.setenv("MYTRITON_NATIVE_LAUNCH", "0")
+    rt.use_native_launcher(library)
+    assert rt.native_launcher_status() == "disabled by MYTRITON_NATIVE_LAUNCH=0"
+
+
+def test_a_library_that_does_not_load_leaves_pure_python(drv, tmp_path, monkeypatch):
+    monkeypatch.setattr(rt, "_native_status", "none registered")
+    junk = tmp_path / native.FILENAME
+    junk.write_bytes(b"not a shared object")
+    rt.use_native_launcher(junk)
+    drv.param_sizes = [4]
+    k = rt.Kernel("k", [("n", "i32")], 4, 0, {"sm_90": CUBIN})
+    k.launch(1, [1])
+    k.launch(1, [2])
+    assert rt.native_launcher_status().startswith("not used (ImportError") and len(drv.launches) == 2
