@@ -186,8 +186,10 @@ _RUNTIME_FIRST_LAUNCH = """
         {{import}}
         t_import = time.perf_counter()
         k = rt.Kernel("tiny_add", {params!r}, 4, 0, {{{arch!r}: {path!r}}})
-        out = rt.DeviceArray({n}, "fp32")
-        k.launch(1, [out, out, out, {n}])
+        rt.current_device()                    # the primary context, as the bare script retains it
+        from cuda.bindings import driver       # an int address: DeviceArray would also import numpy
+        err, ptr = driver.cuMemAlloc({n} * 4)
+        k.launch(1, [int(ptr)] * 3 + [{n}])
         rt.synchronize()
         t1 = time.perf_counter()
         print(t_import - t0, t1 - t0)
