@@ -108,6 +108,28 @@ def test_second_build_compiles_nothing_and_touches_nothing(tmp_path, compile_cal
     assert {p: p.stat().st_mtime_ns for p in pkg.rglob("*")} == before
 
 
+def test_native_launcher_is_reused_and_optional(tmp_path, monkeypatch):
+    """A no-op build reuses the previous build's native library (no C compile); without a C
+    compiler the package is built without it, says so, and its loader does not ask for it."""
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    build(manifest, tmp_path / "out")
+    pkg = tmp_path / "out" / "small"
+    library = (pkg / native.FILENAME).read_bytes()
+    commands = []
+    real_run = subprocess.run
+    monkeypatch.setattr(native.subprocess, "run", lambda cmd, **kw: commands.append(cmd) or real_run(cmd, **kw))
+    build(manifest, tmp_path / "out")
+    assert commands and not any("-shared" in command for command in commands)
+    assert (pkg / native.FILENAME).read_bytes() == library
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    lines = build(manifest, tmp_path / "out")
+    assert "native launcher not built: no C compiler found (set CC, or install gcc); the packages launch " \
+           "through pure Python" in lines
+    assert not (pkg / native.FILENAME).exists() and "use_native_launcher" not in (pkg / "__init__.py").read_text()
+    assert json.loads((pkg / "manifest.json").read_text())["native_launcher"] is None
+    assert native.FILENAME not in (pkg / "pyproject.toml").read_text()
+
+
 def test_only_what_changed_is_recompiled(tmp_path, compile_calls):
     manifest = write_project(tmp_path, SMALL_MANIFEST.replace("targets: [sm_90]", "targets: [sm_80]"))
     build(manifest, tmp_path / "out")

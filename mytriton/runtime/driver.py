@@ -612,7 +612,8 @@ def _native_spec(params, block: int, shared: int) -> tuple:
 # binding releases the GIL while the driver reads it), and the CUfunction is cached per thread
 # with the context it belongs to.  One body serves Kernel.launch and KernelFamily[grid](...);
 # the family's launcher selects the specialization itself, so a loader launch is one Python
-# call.  ``Kernel.launcher_source`` / ``KernelFamily.launcher_source(grid)`` show the code.
+# call.  ``Kernel.launcher_source`` and ``fam[grid].launcher_source`` show the code.  Where the
+# native launch path is loaded, it takes the common case first (see _native).
 _POINTER_CODE = """\
         if (_t := type({a})) is not int:
             if _t is DeviceArray and {a}._dtype_str == {dtype!r}: {a} = {a}.ptr
@@ -706,8 +707,9 @@ def _identifiers(*templates) -> frozenset:
     return frozenset(names)
 
 
-_FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIBLE_CODE, _LAUNCH_BODY, _FAMILY_LAUNCHER,
-                             *_GRID_CODE.values())
+_FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIBLE_CODE, _LAUNCH_BODY,
+                             _FAMILY_LAUNCHER, *_GRID_CODE.values())
+
 
 def _argument_code(params, names):
     """(conversion code, converter functions, struct format) for a launcher of ``params``
@@ -934,9 +936,9 @@ class Kernel:
         return fn
 
     def _new_slot(self):
-        """A thread's launch state: [context, CUfunction, argv, argument bytes, &argv, view, int(CUfunction)].
-        The arguments are packed into a bytearray (cheaper for pack_into than a ctypes
-        buffer); the ctypes view pins it, so its address stays valid for argv."""
+        """A thread's launch state: [context, CUfunction, argv, argument bytes, &argv, view,
+        int(CUfunction) or 0].  The arguments are packed into a bytearray (cheaper for pack_into
+        than a ctypes buffer); the ctypes view pins it, so its address stays valid for argv."""
         n = max(1, len(self.params))
         buf = bytearray(8 * n)
         view = (ctypes.c_char * len(buf)).from_buffer(buf)
@@ -975,7 +977,7 @@ class KernelFamily:
             by_warps[spec["num_warps"]] = spec
             self._specs.append(spec)
         self._kernels = {}    # id(spec) -> Kernel
-        # (*constexpr values, num_warps) -> (*the same, (Kernel, its thread slots, block, shared)):
+        # (*constexpr values, num_warps) -> (*the same, (Kernel, its thread slots, block, shared, native spec)):
         # the selections launched so far, for launch() and the generated launchers
         self._fast = {}
         self._runs = {}       # grid -> its launcher, for fam[grid](...)
