@@ -40,7 +40,9 @@ def compile_calls(monkeypatch):
 
 
 def build(manifest: Path, out: Path, jobs: int = 1, **options) -> list[str]:
+    """The progress and summary lines of one build (remarks go to ``notify``, by default nowhere)."""
     lines: list[str] = []
+    options.setdefault("notify", lambda remark: None)
     build_packages([str(manifest)], out_dir=str(out), jobs=jobs, echo=lines.append, **options)
     return lines
 
@@ -50,11 +52,19 @@ def break_kernel(folder: Path) -> None:
     (folder / "kernels" / "k.py").write_text(source.replace("tl.store(out_ptr + offs, x + y, mask=mask)", BROKEN))
 
 
+def native_buildable() -> bool:
+    """Whether this machine can build the native launch library (.ci/run installs cc and the headers)."""
+    reason = native.build().reason
+    assert reason == "" or reason.startswith(("no C compiler", "no Python headers")), reason
+    return not reason
+
+
 def test_build_writes_the_documented_package(tmp_path):
     build(write_project(tmp_path, TWO_TARGETS), tmp_path / "out")
     pkg = tmp_path / "out" / "small"
     files = sorted(tree_bytes(pkg))
-    assert files == ["__init__.py", "_mtlaunch.abi3.so", "_runtime.py",
+    library = ["_mtlaunch.abi3.so"] if native_buildable() else []
+    assert files == ["__init__.py", *library, "_runtime.py",
                      "kernels/add_kernel/BLOCK256_w4.cu", "kernels/add_kernel/BLOCK256_w4.ptx",
                      "kernels/add_kernel/BLOCK256_w4.sm_80.cubin", "kernels/add_kernel/BLOCK256_w4.sm_90.cubin",
                      "kernels/add_kernel/BLOCK64_w4.cu", "kernels/add_kernel/BLOCK64_w4.ptx",
@@ -68,12 +78,12 @@ def test_build_writes_the_documented_package(tmp_path):
 
     info = json.loads((pkg / "manifest.json").read_text())
     assert info["mytriton_version"] == mytriton.__version__
-    library = (pkg / "_mtlaunch.abi3.so").read_bytes()
-    assert library[:4] == b"\x7fELF" and info["native_launcher"] == {
+    library = (pkg / "_mtlaunch.abi3.so").read_bytes() if native_buildable() else None
+    assert library is None or library[:4] == b"\x7fELF" and info["native_launcher"] == {
         "file": "_mtlaunch.abi3.so", "sha256": hashlib.sha256(library).hexdigest(), "key": native.build_key()[0],
         "compiler": native.build_key()[2], "platform": sysconfig.get_platform(), "abi": "abi3 (CPython >= 3.10)"}
-    assert ('_runtime.use_native_launcher(_path("_mtlaunch.abi3.so"), ' in (pkg / "__init__.py").read_text()
-            or "_runtime.use_native_launcher(_path('_mtlaunch.abi3.so'), " in (pkg / "__init__.py").read_text())
+    assert library is None or "_runtime.use_native_launcher(_path('_mtlaunch.abi3.so'), " in (
+        pkg / "__init__.py").read_text()
     from mytriton.backends.cuda.nvrtc import nvrtc_version
     assert info["nvrtc_version"] == nvrtc_version()
     assert info["targets"] == ["sm_80", "sm_90"] and info["ptx_target"] == "sm_80"
@@ -111,6 +121,8 @@ def test_second_build_compiles_nothing_and_touches_nothing(tmp_path, compile_cal
 def test_native_launcher_is_reused_and_optional(tmp_path, monkeypatch):
     """A no-op build reuses the previous build's native library (no C compile); without a C
     compiler the package is built without it, says so, and its loader does not ask for it."""
+    if not native_buildable():
+        pytest.skip(f"cannot build the native library here: {native.build().reason}")
     manifest = write_project(tmp_path, SMALL_MANIFEST)
     build(manifest, tmp_path / "out")
     pkg = tmp_path / "out" / "small"
@@ -122,9 +134,10 @@ def test_native_launcher_is_reused_and_optional(tmp_path, monkeypatch):
     assert commands and not any("-shared" in command for command in commands)
     assert (pkg / native.FILENAME).read_bytes() == library
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
-    lines = build(manifest, tmp_path / "out")
-    assert "native launcher not built: no C compiler found (set CC, or install gcc); the packages launch " \
-           "through pure Python" in lines
+    remarks = []
+    build(manifest, tmp_path / "out", notify=remarks.append)
+    assert remarks == ["native launcher not built: no C compiler found (set CC, or install gcc); the packages "
+                       "launch through pure Python"]
     assert not (pkg / native.FILENAME).exists() and "use_native_launcher" not in (pkg / "__init__.py").read_text()
     assert json.loads((pkg / "manifest.json").read_text())["native_launcher"] is None
     assert native.FILENAME not in (pkg / "pyproject.toml").read_text()
@@ -261,7 +274,8 @@ def test_builds_are_deterministic(tmp_path):
 def test_cli_prints_one_line_per_compile_and_a_summary(tmp_path):
     write_project(tmp_path, SMALL_MANIFEST)
     result = run_cli(["m.yaml", "--out", "out", "-j", "1"], cwd=tmp_path)
-    assert result.returncode == 0 and result.stderr == ""
+    assert result.returncode == 0
+    assert result.stderr == "" if native_buildable() else result.stderr.startswith("native launcher not built: ")
     lines = [re.sub(r"\d+\.\d\d s$", "T", line) for line in result.stdout.splitlines()]
     assert lines[:2] == ["[1/2] add_kernel BLOCK=64 w4 sm_90   T", "[2/2] add_kernel BLOCK=256 w4 sm_90  T"]
     assert re.fullmatch(r"small: 2 specializations for sm_90: 2 compiled, 0 cached in \d+\.\d s -> out/small",

@@ -77,7 +77,7 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
             output.check_replaceable(plan.dest)
         units = [unit for plan in plans for unit in _units(plan, toolchain)]
         results = _compile(units, jobs or default_workers(), echo)
-        launcher = _native_launcher(plans, echo)
+        launcher = _native_launcher(plans, notify or echo)
         reports = [_finish(plan, toolchain, [u for u in units if u.plan is plan], results, echo, start, launcher)
                    for plan in plans]
     failures = _failures(units, results)
@@ -182,16 +182,16 @@ def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | F
     return results
 
 
-def _native_launcher(plans: list[PackagePlan], echo) -> native.NativeBuild:
+def _native_launcher(plans: list[PackagePlan], remark) -> native.NativeBuild:
     """The native launch library for every package of this build: the previous build's copy when
-    nothing it depends on changed, else compiled (~0.3 s); where it cannot be built, say why."""
+    nothing it depends on changed, else compiled (~0.3 s); where it cannot be built, *remark* why."""
     previous = [PreviousBuild(plan.dest) for plan in plans]
 
     def reuse(key: str) -> bytes | None:
         return next((data for p in previous if (data := p.native(key)) is not None), None)
     launcher = native.build(reuse)
     if launcher.data is None:
-        echo(f"native launcher not built: {launcher.reason}; the packages launch through pure Python")
+        remark(f"native launcher not built: {launcher.reason}; the packages launch through pure Python")
     return launcher
 
 
