@@ -23,6 +23,7 @@ Then time-to-first-launch, each in a fresh interpreter: import + load + launch +
 Needs an NVIDIA GPU; NVRTC (cuda-bindings + nvidia-cuda-nvrtc) compiles the kernel.
 """
 import argparse
+import atexit
 import ctypes
 import os
 import statistics
@@ -266,6 +267,7 @@ def main():
         raise SystemExit(f"cannot build the native launch library: {LIBRARY.reason}")
     with tempfile.NamedTemporaryFile(suffix=native.FILENAME, delete=False) as f:
         f.write(LIBRARY.data)
+    atexit.register(os.unlink, f.name)   # (a loaded library may be unlinked)
     rt.use_native_launcher(f.name)     # as a built package's __init__ does; loaded at the first launch
     major, minor = rt.compute_capability()
     arch = f"sm_{major}{minor}"

@@ -15,7 +15,7 @@ import pytest
 
 from mytriton.runtime import driver as rt
 from mytriton.runtime import native
-from test_runtime_cpu import CUBIN, FakeDriver, FakeTensor, FakeTorchDtype, Handle
+from test_runtime_cpu import CUBIN, FakeDriver, FakeTensor, FakeTorchDtype, Handle, install_fake_driver
 
 PARAMS = [("p", "*fp32:16"), ("q", "*i32"), ("a", "i1"), ("b", "i8"), ("c", "u8"), ("d", "i16"), ("e", "u16"),
           ("f", "i32"), ("g", "u32"), ("h", "i64"), ("i", "u64"), ("j", "fp32"), ("k", "fp64"), ("r", "i32:16"),
@@ -59,12 +59,7 @@ class NativeFake(FakeDriver):
 
 @pytest.fixture
 def drv(monkeypatch, library):
-    fake = NativeFake(SIZES)
-    for name, value in [("_cuda", fake), ("_available", True), ("_get_ctx", rt._bootstrap_get_ctx),
-                        ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}), ("_driver_version", None),
-                        ("_native", None), ("_native_file", None), ("_native_status", "none registered"),
-                        ("_tensor_type", None), ("_tensor_dtypes", rt._TensorDtypes()), ("_TENSOR_INFO", [None, {}])]:
-        monkeypatch.setattr(rt, name, value)
+    fake = install_fake_driver(monkeypatch, NativeFake(SIZES))
     monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
     rt.use_native_launcher(library)
     return fake

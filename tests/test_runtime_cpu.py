@@ -188,16 +188,21 @@ class FakeDriver:
         return self._r("cuMemcpyDtoH")
 
 
-@pytest.fixture
-def fake(monkeypatch):
-    """Install a FakeDriver as the runtime's driver (fresh caches)."""
-    drv = FakeDriver()
+def install_fake_driver(monkeypatch, drv):
+    """Make *drv* the runtime's driver, with fresh caches and no native launcher or torch state."""
     for name, value in [("_cuda", drv), ("_available", True), ("_get_ctx", rt._bootstrap_get_ctx),
                         ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}),
                         ("_driver_version", None), ("_native", None), ("_native_file", None),
-                        ("_native_status", "none registered")]:
+                        ("_native_status", "none registered"), ("_tensor_type", None),
+                        ("_tensor_dtypes", rt._TensorDtypes()), ("_TENSOR_INFO", [None, {}])]:
         monkeypatch.setattr(rt, name, value)
     return drv
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """Install a FakeDriver as the runtime's driver (fresh caches)."""
+    return install_fake_driver(monkeypatch, FakeDriver())
 
 
 CUBIN = b"\x7fELF fake cubin"
