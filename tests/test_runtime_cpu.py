@@ -62,6 +62,10 @@ class CUfunction_attribute(enum.IntEnum):
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
+class CUpointer_attribute(enum.IntEnum):
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+
+
 class Handle:
     """Stands in for CUcontext / CUfunction / CUstream: an int-like opaque handle."""
 
@@ -80,11 +84,20 @@ class Handle:
 
 class FakeDriver:
     """Just enough of cuda.bindings.driver for the runtime's loading and launching code.
-    Records every call; reads the kernel parameters of each launch out of memory."""
+    Records every call; reads the kernel parameters of each launch out of memory.
+
+    ``devices`` devices, each with a primary context (``primary_of(d)``); other contexts
+    (``Handle(0x2000)``, ...) are on device 0 unless ``ctx_device`` says otherwise.  Streams made
+    by cuStreamCreate or listed in ``stream_ctx`` belong to a context; as the real driver does, a
+    launch on a stream of another context than the current one is refused."""
     CUresult, CUdevice_attribute, CUfunction_attribute = CUresult, CUdevice_attribute, CUfunction_attribute
+    CUpointer_attribute = CUpointer_attribute
     CUstream = Handle
 
-    def __init__(self, cc=(9, 0), version=13000, optin=232448, max_threads=1024, static_shared=0):
+    def __init__(self, cc=(9, 0), version=13000, optin=232448, max_threads=1024, static_shared=0, devices=1):
+        self.devices, self.ctx_device, self.stream_ctx, self.pointer_device = devices, {}, {}, {}
+        for d in range(devices):
+            self.ctx_device[int(self.primary_of(d))] = d
         self.cc, self.version, self.optin = cc, version, optin
         self.max_threads, self.static_shared = max_threads, static_shared
         self.calls, self.launches, self.modules, self.func_attrs = [], [], [], {}
@@ -104,7 +117,11 @@ class FakeDriver:
         return self._r("cuInit")
 
     def cuDeviceGetCount(self):
-        return self._r("cuDeviceGetCount", 1)
+        return self._r("cuDeviceGetCount", self.devices)
+
+    @staticmethod
+    def primary_of(device):
+        return Handle(0x1000 + (device << 20))
 
     def cuDriverGetVersion(self):
         return self._r("cuDriverGetVersion", self.version)
@@ -117,13 +134,42 @@ class FakeDriver:
         return self._r("cuCtxSetCurrent")
 
     def cuCtxGetDevice(self):
-        return self._r("cuCtxGetDevice", 0)
+        ctx = int(getattr(self.tls, "ctx", Handle(0)))
+        if not ctx:
+            return (CUresult.CUDA_ERROR_INVALID_CONTEXT, None)
+        return self._r("cuCtxGetDevice", self.ctx_device.get(ctx, 0))
+
+    def cuCtxPushCurrent(self, ctx):
+        self.tls.stack = getattr(self.tls, "stack", []) + [getattr(self.tls, "ctx", Handle(0))]
+        self.tls.ctx = ctx
+        return self._r("cuCtxPushCurrent")
+
+    def cuCtxPopCurrent(self):
+        self.tls.ctx = self.tls.stack.pop()
+        return self._r("cuCtxPopCurrent", Handle(0))
 
     def cuDeviceGet(self, ordinal):
         return self._r("cuDeviceGet", ordinal)
 
     def cuDevicePrimaryCtxRetain(self, dev):
-        return self._r("cuDevicePrimaryCtxRetain", self.primary)
+        return self._r("cuDevicePrimaryCtxRetain", self.primary_of(int(dev)))
+
+    def cuStreamCreate(self, flags):
+        handle = 0x5000 + len(self.stream_ctx)
+        self.stream_ctx[handle] = self.tls.ctx
+        return self._r("cuStreamCreate", Handle(handle))
+
+    def cuStreamGetCtx(self, stream):
+        if int(stream) not in self.stream_ctx:
+            return (CUresult.CUDA_ERROR_INVALID_HANDLE, None)
+        return self._r("cuStreamGetCtx", self.stream_ctx[int(stream)])
+
+    def cuPointerGetAttribute(self, attr, ptr):
+        assert attr == CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        for (lo, hi), device in self.pointer_device.items():
+            if lo <= ptr < hi:
+                return self._r("cuPointerGetAttribute", device)
+        return (CUresult.CUDA_ERROR_INVALID_VALUE, None)
 
     def cuDeviceGetAttribute(self, attr, dev):
         values = {75: self.cc[0], 76: self.cc[1], 97: self.optin}
@@ -151,12 +197,15 @@ class FakeDriver:
         if f is None or self.module_ctx.get(int(f) - 1000) != int(self.tls.ctx):
             # as the real driver does (seen on the H200): a function only runs in its module's context
             return (CUresult.CUDA_ERROR_INVALID_HANDLE,)
+        if stream is not None and int(stream) in self.stream_ctx and int(self.stream_ctx[int(stream)]) != int(self.tls.ctx):
+            return (CUresult.CUDA_ERROR_INVALID_HANDLE,)     # a stream of another context
         args = None
         if self.param_sizes is not None:   # read the arguments back through the void** array
             argv = (ctypes.c_void_p * max(1, len(self.param_sizes))).from_address(params)
             args = [ctypes.string_at(argv[i], n) for i, n in enumerate(self.param_sizes)]
         self.launches.append(dict(f=f, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared,
-                                  stream=stream, args=args, ctx=self.tls.ctx))
+                                  stream=stream, args=args, ctx=self.tls.ctx,
+                                  device=self.ctx_device.get(int(self.tls.ctx), 0)))
         return self._r("cuLaunchKernel")
 
     def cuGetErrorName(self, err):
@@ -173,6 +222,7 @@ class FakeDriver:
         buf = ctypes.create_string_buffer(n + 256)
         addr = (ctypes.addressof(buf) + 255) // 256 * 256   # like cuMemAlloc: 256-byte aligned
         self.memory[addr] = buf
+        self.pointer_device[(addr, addr + n)] = self.ctx_device.get(int(self.tls.ctx), 0)
         return self._r("cuMemAlloc", addr)
 
     def cuMemFree(self, ptr):
@@ -231,12 +281,16 @@ class FakeTorchDtype:
 
 
 class FakeTensor:
-    def __init__(self, ptr, dtype, is_cuda=True):
+    def __init__(self, ptr, dtype, is_cuda=True, device=0):
         self._ptr, self.dtype, self.is_cuda, self.device = ptr, FakeTorchDtype(dtype), is_cuda, \
-            "cuda:0" if is_cuda else "cpu"
+            f"cuda:{device}" if is_cuda else "cpu"
+        self._device = device if is_cuda else -1
 
     def data_ptr(self):
         return self._ptr
+
+    def get_device(self):
+        return self._device
 
 
 # --------------------------------------------------------------------------- types

@@ -17,11 +17,14 @@ import math
 import os
 import re
 import struct
+import sys
 import threading
+import weakref
 
 __all__ = [
-    "ParamType", "parse_type", "pointer_info", "infer_type", "describe_argument", "CudaError",
-    "KernelLoadError",
+    "ParamType", "parse_type", "pointer_info", "infer_type", "describe_argument", "argument_device",
+    "CudaError",
+    "KernelLoadError", "ForkedProcessError",
     "SpecializationNotFoundError", "driver_available", "current_device", "compute_capability",
     "synchronize", "Stream", "DeviceArray", "Kernel", "KernelFamily", "use_native_launcher",
     "native_launcher_status",
@@ -99,6 +102,11 @@ class SpecializationNotFoundError(LookupError):
     """No built specialization matches the constexpr / num_warps values of a launch."""
 
 
+class ForkedProcessError(RuntimeError):
+    """This process was forked after CUDA was initialised in its parent: CUDA cannot be used in it
+    (the driver's state does not survive a fork).  Start workers with the 'spawn' method instead."""
+
+
 def _cuda_error(result, call: str) -> CudaError:
     name, message = getattr(result, "name", None) or f"CUresult {int(result)}", ""
     try:  # cuGetErrorName/String need a loaded driver; the enum name is the fallback
@@ -156,6 +164,8 @@ def driver_available() -> bool:
 def _init():
     """Make sure the driver is usable, and bind the launch hot path's entry points."""
     global _get_ctx, _launch_kernel
+    if _forked:
+        _refuse_forked()
     if not (_available or driver_available()):
         raise CudaError("cuInit", message=f"no usable CUDA driver ({_unavailable_reason})")
     _get_ctx, _launch_kernel = _cuda.cuCtxGetCurrent, _cuda.cuLaunchKernel
@@ -168,12 +178,38 @@ def _bootstrap_get_ctx():
     return _get_ctx()
 
 
+# A forked child inherits the parent's CUDA state, which the driver does not support: a call can
+# fail or hang.  Where the parent had initialised CUDA, the child's first launch (or any other
+# driver call through this module) raises ForkedProcessError instead, at no cost to launches.
+_forked = None              # the parent's pid, in a child forked after cuInit
+
+
+def _refuse_forked(*_):
+    raise ForkedProcessError(
+        f"CUDA was initialised in process {_forked}, which then forked this process ({os.getpid()}); "
+        "a forked child cannot use CUDA. Start worker processes with the 'spawn' method "
+        "(multiprocessing.set_start_method('spawn') or get_context('spawn')), or fork before "
+        "the parent's first launch")
+
+
+def _after_fork_in_child(parent: int) -> None:
+    global _forked, _get_ctx, _launch_kernel, _native, _LOCK
+    _LOCK = threading.RLock()    # another thread of the parent may have held it
+    if _available:
+        _forked, _native = parent, None
+        _get_ctx = _launch_kernel = _refuse_forked
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _after_fork_in_child(os.getppid()))
+
+
 _get_ctx = _bootstrap_get_ctx   # rebound to cuCtxGetCurrent / cuLaunchKernel by _init()
 _launch_kernel = None
 # A launch does not query the current context (that costs as much as the rest of the launch
 # path): a function runs only in the context that loaded it, and the driver refuses it in
-# another with one of these, after which the launcher looks the context up and retries once.
-_CONTEXT_ERRORS = frozenset((400, 201))   # CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT
+# another (CUDA_ERROR_INVALID_HANDLE), after which the launcher looks the context up and
+# launches again (Kernel._launch_slow).  The driver likewise refuses a stream of another context.
 _PAD = {1: (1, 1), 2: (1,), 3: ()}         # a 1-3 dimensional grid tuple padded to three
 
 
@@ -184,13 +220,50 @@ def _current_context():
     _init()
     ctx = _check(_cuda.cuCtxGetCurrent(), "cuCtxGetCurrent")
     if int(ctx) == 0:
-        with _LOCK:
-            if 0 not in _primary:
-                dev = _check(_cuda.cuDeviceGet(0), "cuDeviceGet(0)")
-                _primary[0] = _check(_cuda.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-            ctx = _primary[0]
+        ctx = _primary_context(0)
         _check(_cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        return ctx, 0
     return ctx, int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
+
+
+def _primary_context(device: int):
+    """Device ``device``'s primary context (the one PyTorch and CuPy use), retained once."""
+    try:
+        return _primary[device]
+    except KeyError:
+        pass
+    _init()
+    with _LOCK:
+        if device not in _primary:
+            count = _check(_cuda.cuDeviceGetCount(), "cuDeviceGetCount")
+            if not 0 <= device < count:
+                raise ValueError(f"no CUDA device {device} (this machine has {count})")
+            dev = _check(_cuda.cuDeviceGet(device), f"cuDeviceGet({device})")
+            _primary[device] = _check(_cuda.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+        return _primary[device]
+
+
+class _OnDevice:
+    """``with _OnDevice(device):`` runs the block in the device's primary context, pushed only
+    when the current context is on another device (or none is current); None: the current context."""
+
+    def __init__(self, device):
+        self.device, self.pushed = device, False
+
+    def __enter__(self):
+        ctx, current = _current_context() if self.device is None else (None, None)
+        if self.device is not None:
+            ctx = _check(_get_ctx(), "cuCtxGetCurrent")
+            if int(ctx) == 0 or int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice")) != self.device:
+                ctx = _primary_context(self.device)
+                _check(_cuda.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+                self.pushed = True
+            current = self.device
+        return ctx, current
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            _check(_cuda.cuCtxPopCurrent(), "cuCtxPopCurrent")
 
 
 def _device(ordinal: int):
@@ -215,7 +288,8 @@ def _cuda_driver_version():
 
 
 def current_device() -> int:
-    """Ordinal of the calling thread's device (making device 0 current if none is)."""
+    """Ordinal of the calling thread's device (making device 0 current if none is): the device
+    of launches whose pointer arguments are all ``int`` addresses."""
     return _current_context()[1]
 
 
@@ -227,20 +301,23 @@ def compute_capability(device: int | None = None) -> tuple[int, int]:
     return _device(device)[:2]
 
 
-def synchronize() -> None:
-    """Wait for all work in the current context (``cuCtxSynchronize``)."""
-    _current_context()
-    _check(_cuda.cuCtxSynchronize(), "cuCtxSynchronize")
+def synchronize(device: int | None = None) -> None:
+    """Wait for all work in the current context, or in ``device``'s primary context
+    (``cuCtxSynchronize``)."""
+    with _OnDevice(device):
+        _check(_cuda.cuCtxSynchronize(), "cuCtxSynchronize")
 
 
 class Stream:
-    """A CUDA stream owned by the runtime, for apps without PyTorch or CuPy. Pass it as
-    ``stream=``; launching on it after :meth:`close` raises ``ValueError``. (A raw handle that was
-    destroyed elsewhere cannot be detected: the driver itself treats that as use-after-free.)"""
+    """A CUDA stream owned by the runtime, for apps without PyTorch or CuPy, created in the
+    current context or in ``device``'s primary context (``.device`` says which device). Pass it
+    as ``stream=`` to launches on that device; launching on it after :meth:`close` raises
+    ``ValueError``. (A raw handle that was destroyed elsewhere cannot be detected: the driver
+    itself treats that as use-after-free.)"""
 
-    def __init__(self, non_blocking: bool = True):
-        _current_context()
-        self._handle = _check(_cuda.cuStreamCreate(1 if non_blocking else 0), "cuStreamCreate")
+    def __init__(self, non_blocking: bool = True, device: int | None = None):
+        with _OnDevice(device) as (_, self.device):
+            self._handle = _check(_cuda.cuStreamCreate(1 if non_blocking else 0), "cuStreamCreate")
 
     @property
     def handle(self) -> int:
@@ -252,12 +329,14 @@ class Stream:
         return (0, self.handle)
 
     def synchronize(self) -> None:
-        _check(_cuda.cuStreamSynchronize(self.handle), "cuStreamSynchronize")
+        handle = self.handle
+        _init()
+        _check(_cuda.cuStreamSynchronize(handle), "cuStreamSynchronize")
 
     def close(self) -> None:
         """Wait for the stream's work, then destroy it (idempotent)."""
         handle, self._handle = getattr(self, "_handle", None), None
-        if handle is not None and _cuda is not None:
+        if handle is not None and _cuda is not None and not _forked:
             _cuda.cuStreamSynchronize(handle)
             _cuda.cuStreamDestroy(handle)
 
@@ -311,17 +390,22 @@ def _dtype_info(dt):
 
 
 def _pointer_info(obj):
-    """``(address, dtype or None, name of the carried dtype or None)``; TypeError for
-    objects that are not device pointers."""
+    """``(address, dtype or None, name of the carried dtype or None, device)``; TypeError for
+    objects that are not device pointers.  ``device`` is the ordinal of the device the memory
+    is on; -1 for "the current context's" (int addresses, and objects that do not say); None
+    for an ``__cuda_array_interface__`` object that does not say, which _address_device asks
+    the driver about (after the caller's dtype check)."""
     if type(obj) is int:
-        return obj, None, None
+        return obj, None, None, -1
     if isinstance(obj, DeviceArray):
-        return obj.ptr, obj._dtype_str, obj._dtype_desc
+        return obj.ptr, obj._dtype_str, obj._dtype_desc, obj._device
     data_ptr = getattr(obj, "data_ptr", None)
     if callable(data_ptr):
         # torch: data_ptr() rather than __cuda_array_interface__, which torch refuses for
-        # bf16 and for tensors that require grad
-        if getattr(obj, "is_cuda", True) is False:
+        # bf16 and for tensors that require grad; get_device() is -1 on the host
+        get_device = getattr(obj, "get_device", None)
+        device = get_device() if callable(get_device) else -1
+        if getattr(obj, "is_cuda", True) is False or (callable(get_device) and device < 0):
             raise TypeError(f"got a tensor on {getattr(obj, 'device', 'the host')}; it must be on a CUDA device")
         dt = getattr(obj, "dtype", None)
         dtype, desc = (None, None) if dt is None else _dtype_info(dt)
@@ -329,18 +413,47 @@ def _pointer_info(obj):
             global _tensor_type
             _tensor_type, _tensor_dtypes[dt] = type(obj), dtype
             _TENSOR_INFO[:] = [_tensor_type, _tensor_dtypes]     # what the native launcher reads
-        return int(data_ptr()), dtype, desc
+        return int(data_ptr()), dtype, desc, device
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
-        dtype = _typestr_dtype(cai.get("typestr"))
-        return int(cai["data"][0]), dtype, (_DTYPES[dtype][1] if dtype else str(cai.get("typestr")))
+        dtype, address = _typestr_dtype(cai.get("typestr")), int(cai["data"][0])
+        desc = _DTYPES[dtype][1] if dtype else str(cai.get("typestr"))
+        device = getattr(getattr(obj, "device", None), "id", None)     # CuPy: .device.id
+        return address, dtype, desc, device if type(device) is int else None
     if hasattr(obj, "__array_interface__") and getattr(obj, "ndim", 1) != 0:
         raise TypeError(f"got a host (CPU) array ({type(obj).__name__}); pass device memory "
                         "(DeviceArray.from_numpy, a CUDA tensor, a CuPy array) or an int address")
     if hasattr(obj, "__index__") and not isinstance(obj, bool):   # e.g. a numpy integer address
-        return obj.__index__(), None, None
+        return obj.__index__(), None, None, -1
     raise TypeError(f"expected a device pointer (int address, DeviceArray, object with "
                     f"__cuda_array_interface__ or data_ptr()), got {type(obj).__name__}")
+
+
+_address_devices = {}    # id(object) -> (weak reference to it, address, device): see _address_device
+
+
+def _address_device(obj, address: int, device=None) -> int:
+    """The device of an ``__cuda_array_interface__`` object that does not say (Numba, ...): asked
+    of the driver (``cuPointerGetAttribute``) once per object while it lives; -1 where the
+    driver cannot tell (or there is none) -- then the launch goes to the current context.
+    ``device``, when not None, is what _pointer_info found and is returned as it is."""
+    if device is not None:
+        return device
+    known = _address_devices.get(id(obj))
+    if known is not None and known[0]() is obj and known[1] == address:
+        return known[2]
+    device = -1
+    if address and not _forked and (_available or driver_available()):
+        err, value = _cuda.cuPointerGetAttribute(
+            _cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address)
+        if not err and int(value) >= 0:
+            device = int(value)
+    try:
+        ref = weakref.ref(obj, lambda _, key=id(obj): _address_devices.pop(key, None))
+    except TypeError:                     # not weakly referenceable: asked at every launch
+        return device
+    _address_devices[id(obj)] = (ref, address, device)
+    return device
 
 
 def pointer_info(obj) -> tuple[int, str | None]:
@@ -348,7 +461,7 @@ def pointer_info(obj) -> tuple[int, str | None]:
     a ``DeviceArray``, an object with ``data_ptr()`` (PyTorch; dtype from ``.dtype``) or
     with ``__cuda_array_interface__`` (CuPy, Numba; dtype from ``typestr``).  The dtype
     is None for int addresses and unknown dtypes."""
-    addr, dtype, _ = _pointer_info(obj)
+    addr, dtype, _, _ = _pointer_info(obj)
     return addr, dtype
 
 
@@ -376,11 +489,24 @@ def describe_argument(obj) -> tuple[str, int | None]:
         raise TypeError(f"integer argument {obj} does not fit in 64 bits")
     if isinstance(obj, float):
         return "fp32", None
-    addr, dtype, desc = _pointer_info(obj)
+    addr, dtype, desc, _ = _pointer_info(obj)
     if dtype is None:
         raise TypeError(f"cannot infer the element type of {type(obj).__name__} (dtype {desc}); "
                         f"supported: {' '.join(_DTYPES)}")
     return "*" + dtype, addr
+
+
+def argument_device(obj) -> int:
+    """The device ordinal a pointer argument's memory is on, or -1 for ``int`` addresses and
+    objects that do not tell (they mean the current context).  PyTorch tensors say it with
+    ``get_device()``, CuPy arrays with ``.device.id``, ``DeviceArray``s recorded it when they
+    were allocated; other ``__cuda_array_interface__`` objects are asked of the driver
+    (``cuPointerGetAttribute``, once per object).  Scalars: -1."""
+    try:
+        addr, _, _, device = _pointer_info(obj)
+    except TypeError:
+        return -1
+    return _address_device(obj, addr, device)
 
 
 def _bf16_bits(x: float) -> int:
@@ -394,19 +520,17 @@ def _bf16_bits(x: float) -> int:
 def _make_converter(name: str, t: ParamType):
     """A function turning one argument into what struct packs for it, or None where
     struct's own type/range checks suffice (int and float scalars).  For pointers it
-    only sees non-int arguments; the launcher checks alignment inline."""
+    only sees non-int arguments and returns ``(address, device or -1)``; the launcher
+    checks alignment inline."""
     if t.is_pointer:
         def convert_pointer(v):
-            if type(v) is DeviceArray:  # skip the dispatch in the common no-framework case
-                addr, dtype, desc = v.ptr, v._dtype_str, v._dtype_desc
-            else:
-                try:
-                    addr, dtype, desc = _pointer_info(v)
-                except TypeError as e:
-                    raise TypeError(f"parameter '{name}' ({t}): {e}") from None
+            try:
+                addr, dtype, desc, device = _pointer_info(v)
+            except TypeError as e:
+                raise TypeError(f"parameter '{name}' ({t}): {e}") from None
             if dtype != t.dtype and desc is not None:
                 raise TypeError(f"parameter '{name}' expects *{t.dtype}, got a {desc} array")
-            return addr
+            return addr, _address_device(v, addr, device)
         return convert_pointer
     if t.dtype == "i1":
         def convert_bool(v):
@@ -493,6 +617,29 @@ def _stream_handle(stream):
         raise TypeError(f"stream must be None, an int handle, a CUstream or an object with "
                         f".cuda_stream / .ptr / __cuda_stream__(), got {type(stream).__name__}")
     return int(stream)
+
+
+def _stream_device(stream):
+    """The device of a raw stream handle, or None for the default streams (those of whichever
+    context launches) and where the driver cannot say.  Asked only of refused launches."""
+    if stream is None or int(stream) in (0, 1, 2):    # NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
+        return None
+    err, ctx = _cuda.cuStreamGetCtx(stream)
+    if err or not int(ctx):
+        return None
+    if _cuda.cuCtxPushCurrent(ctx)[0]:
+        return None
+    try:
+        err, device = _cuda.cuCtxGetDevice()
+    finally:
+        _cuda.cuCtxPopCurrent()
+    return None if err else int(device)
+
+
+def _quote(names) -> str:
+    """``'x'``, ``'x' and 'y'``, ``'x', 'y' and 'z'``: parameter names for a message."""
+    names = [f"'{n}'" for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 # --------------------------------------------------------------------------- images
@@ -600,7 +747,7 @@ def _native_spec(params, block: int, shared: int) -> tuple:
         else:
             code = _DTYPES[t.dtype][0]
         kinds += (code if t.align <= 255 else "X").encode() + bytes([t.align if t.align <= 255 else 0])
-    return block, shared, bytes(kinds), tuple(t.dtype if t.is_pointer else None for _, t in params)
+    return block, shared, bytes(kinds), tuple(sys.intern(t.dtype) if t.is_pointer else None for _, t in params)
 
 
 # --------------------------------------------------------------------------- Kernel
@@ -610,15 +757,22 @@ def _native_spec(params, block: int, shared: int) -> tuple:
 # arrive as locals; int addresses skip all conversion, DeviceArrays and torch tensors take an
 # inline fast path; one Struct.pack_into writes every argument into a per-thread buffer (the
 # binding releases the GIL while the driver reads it), and the CUfunction is cached per thread
-# with the context it belongs to.  One body serves Kernel.launch and KernelFamily[grid](...);
-# the family's launcher selects the specialization itself, so a loader launch is one Python
-# call.  ``Kernel.launcher_source`` and ``fam[grid].launcher_source`` show the code.  Where the
-# native launch path is loaded, it takes the common case first (see _native).
+# with the context it belongs to and that context's device.  Each pointer argument that knows its
+# device (DeviceArray._device, a tensor's get_device()) is compared with that device: where one
+# differs, or the slot is not resolved yet, or the driver refuses the launch (the current context
+# changed, a stream of another device), Kernel._launch_slow works out the launch from the original
+# arguments.  One body serves Kernel.launch and KernelFamily[grid](...); the family's launcher
+# selects the specialization itself, so a loader launch is one Python call.
+# ``Kernel.launcher_source`` and ``fam[grid].launcher_source`` show the code.  Where the native
+# launch path is loaded, it takes the common case first (see _native).
 _POINTER_CODE = """\
-        if (_t := type({a})) is not int:
-            if _t is DeviceArray and {a}._dtype_str == {dtype!r}: {a} = {a}.ptr
-            elif _t is _tensor_type and {a}.is_cuda and _tensor_dtypes[{a}.dtype] == {dtype!r}: {a} = {a}.data_ptr()
-            else: {a} = _c{i}({a})
+        if (_t := type({a})) is int:
+            _p{i} = {a}
+        else:
+            if _t is DeviceArray and {a}._dtype_str == {dtype!r}: _p{i} = {a}.ptr; _d = {a}._device
+            elif _t is _tensor_type and (_d := {a}.get_device()) >= 0 and _tensor_dtypes[{a}.dtype] == {dtype!r}: _p{i} = {a}.data_ptr()
+            else: _p{i}, _d = _c{i}({a})
+            if _d != _dev and _d >= 0: _dev = -3
 """
 # one test for all pointers promising the same alignment
 _ALIGN_CODE = "        if ({pointers}) & {mask}: raise _misaligned(_params, [{names}])\n"
@@ -633,19 +787,21 @@ _LAUNCH_BODY = """\
         if _native is not None and _slot[6] and not _native(
                 _spec, _slot[6], _gx, _gy, _gz, 0 if stream is None else _stream_handle(stream), {names}):
             return
+        _dev = _slot[7]
 {conversions}\
         if stream is not None:
             stream = _stream_handle(stream)
         try:
-            _pack_into(_slot[3], 0, {names})
+            _pack_into(_slot[3], 0, {packed})
         except (struct.error, OverflowError, TypeError):
-            raise _explain_pack_error(_params, [{names}]) from None
-        _fn = _slot[1]
-        if _fn is None:
-            _fn = _self._resolve(_slot)
-        _err, = _launch_kernel(_fn, _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
-        if _err:
-            _self._launch_failed(_err, _fn, _slot, _gx, _gy, _gz, stream)
+            raise _explain_pack_error(_params, [{packed}]) from None
+        if _dev >= 0:
+            _err, = _launch_kernel(_slot[1], _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
+            if not _err:
+                return
+        else:
+            _err = 0
+        _self._launch_slow(_err, _slot, [{names}], _gx, _gy, _gz, stream)
 """
 
 _KERNEL_LAUNCHER = """\
@@ -712,33 +868,36 @@ _FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIB
 
 
 def _argument_code(params, names):
-    """(conversion code, converter functions, struct format) for a launcher of ``params``
-    whose arguments are the locals ``names``: each argument gets an 8-byte slot (no parameter
-    type is wider; the driver copies each from its own address), so one Struct packs them all
-    and range-checks the scalars."""
+    """(conversion code, converter functions, struct format, the packed locals) for a launcher
+    of ``params`` whose arguments are the locals ``names`` (pointers are converted into ``_p<i>``,
+    keeping the arguments themselves for the slow path): each argument gets an 8-byte slot (no
+    parameter type is wider; the driver copies each from its own address), so one Struct packs
+    them all and range-checks the scalars."""
     codes = ["Q" if t.is_pointer else _DTYPES[t.dtype][0] for _, t in params]
     fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
-    code, converters, aligned = [], {}, {}
+    code, converters, aligned, packed = [], {}, {}, []
     for i, ((pname, t), a) in enumerate(zip(params, names)):
         if (conv := _make_converter(pname, t)) is not None:
             converters[f"_c{i}"] = conv
+        packed.append(f"_p{i}" if t.is_pointer else a)
         if t.is_pointer:
             code.append(_POINTER_CODE.format(a=a, i=i, dtype=t.dtype))
             if t.align > 1:
-                aligned.setdefault(t.align, []).append(a)
+                aligned.setdefault(t.align, []).append(packed[-1])
         elif t.align > 1 and t.dtype in _INT_DTYPES:
             code.append(_DIVISIBLE_CODE.format(a=a, i=i, align=t.align))
         elif conv is not None:
             code.append(_CONVERT_CODE.format(a=a, i=i))
     for align, pointers in aligned.items():
-        code.append(_ALIGN_CODE.format(pointers=" | ".join(pointers), mask=align - 1, names=", ".join(names)))
-    return "".join(code), converters, fmt
+        code.append(_ALIGN_CODE.format(pointers=" | ".join(pointers), mask=align - 1, names=", ".join(packed)))
+    return "".join(code), converters, fmt, packed
 
 
 def _generate(template: str, label: str, params, names, block: str, shared: str, **fields):
     """Compile one launcher template; returns (its ``make`` function, source, converters, Struct)."""
-    conversions, converters, fmt = _argument_code(params, names)
-    body = _LAUNCH_BODY.format(names=", ".join(names), conversions=conversions, block=block, shared=shared)
+    conversions, converters, fmt, packed = _argument_code(params, names)
+    body = _LAUNCH_BODY.format(names=", ".join(names), packed=", ".join(packed), conversions=conversions,
+                               block=block, shared=shared)
     source = template.format(converters=", ".join(["_"] + list(converters)), names=", ".join(names),
                              params="".join(f"{n}, " for n in names), body=body, **fields)
     namespace = {}
@@ -784,15 +943,6 @@ class Kernel:
             str(32 * self.num_warps), str(self.shared))
         self._spec = _native_spec(self.params, 32 * self.num_warps, self.shared)
         return make(self, self._tls, packer.pack_into, self.params, self._spec, None, **converters)
-
-    def _launch_failed(self, err, fn, slot, gx, gy, gz, stream):
-        """A launch the driver refused: retried once if the current context changed since this
-        thread last launched (the function belongs to the old one), else raised as CudaError."""
-        block = 32 * self.num_warps
-        if int(err) in _CONTEXT_ERRORS and self._resolve(slot) is not fn:
-            err, = _launch_kernel(slot[1], gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
-        if err:
-            raise _cuda_error(err, f"cuLaunchKernel({self.name!r}, grid=({gx}, {gy}, {gz}), block={block})")
 
     def launch(self, grid, args, stream=None) -> None:
         """Launch on ``grid`` (an int or 1-3 positive ints) with ``args`` in parameter
@@ -913,37 +1063,102 @@ class Kernel:
                        f"cuFuncSetAttribute({self.name}, MAX_DYNAMIC_SHARED_SIZE_BYTES={self.shared})")
         return module, fn, key
 
-    def _resolve(self, slot):
-        """The CUfunction for the context current now (queried only off the hot path: on a
-        thread's first launch, and when a launch fails because the current context changed)."""
-        err, ctx = _get_ctx()
+    # -- the slow launch path ---------------------------------------------------
+    def _launch_slow(self, err, slot, args, gx, gy, gz, stream):
+        """The launches the hot path does not make (its arguments are already checked and packed
+        in the slot): a thread's first, one whose arguments are on another device than the
+        context it last launched in, one the driver refused with ``err`` (the current context
+        changed since, or a stream of another device).  The device comes from the arguments
+        themselves; the launch runs in the current context where that is on the device (and
+        the thread's slot remembers the function), else in the device's primary context,
+        pushed around the launch and popped again."""
+        device, devices = self._device_of(args)
+        block = 32 * self.num_warps
+        ctx = _check(_get_ctx(), "cuCtxGetCurrent")
+        if int(ctx) == 0 and device < 0:
+            ctx, current = _current_context()     # int addresses only: device 0, as the CUDA runtime
+        elif int(ctx) == 0:
+            current = -1
+        elif slot[0] is not None and int(ctx) == int(slot[0]):
+            current = slot[7] if slot[7] >= 0 else int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
+        else:
+            current = int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
+        if device < 0 or device == current:
+            fn = self._bind(slot, ctx, current)
+            err, = _launch_kernel(fn, gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
+            device = current
+        else:
+            current_ones = [name for name, d in devices.items() if d < 0]
+            if current_ones:
+                named = next(name for name, d in devices.items() if d >= 0)
+                now = f"cuda:{current}" if current >= 0 else "none is current, so cuda:0"
+                raise ValueError(
+                    f"{self.name}: parameter '{named}' is on cuda:{device} but {_quote(current_ones)} "
+                    f"{'is an int address' if len(current_ones) == 1 else 'are int addresses'}, which "
+                    f"means the current device ({now}); pass memory that knows its device (a tensor, "
+                    f"a DeviceArray) or make cuda:{device} current (e.g. with torch.cuda.device({device}))")
+            ctx = _primary_context(device)
+            _check(_cuda.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+            try:
+                fn = self._function(ctx, device)
+                err, = _launch_kernel(fn, gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
+            finally:
+                _check(_cuda.cuCtxPopCurrent(), "cuCtxPopCurrent")
         if err:
-            raise _cuda_error(err, "cuCtxGetCurrent")
-        return slot[1] if slot[1] is not None and ctx == slot[0] else self._function(ctx, slot)
+            raise self._launch_error(err, stream, device, devices, (gx, gy, gz))
 
-    def _function(self, ctx, slot):
-        """The CUfunction for the calling thread's context, loading the module once per
-        context; cached in the thread's slot together with that context."""
+    def _device_of(self, args):
+        """``(device, {pointer parameter: its device})`` of a launch's arguments (-1: the
+        current context's); ValueError when they are on two devices."""
+        devices = {name: argument_device(v) for (name, t), v in zip(self.params, args) if t.is_pointer}
+        found = sorted({d for d in devices.values() if d >= 0})
+        if len(found) > 1:
+            where = "; ".join(f"{_quote([n for n, d in devices.items() if d == dev])} on cuda:{dev}" for dev in found)
+            raise ValueError(f"{self.name}: the pointer arguments are on different devices ({where}); a launch "
+                             "runs on one device: move them to the same one")
+        return (found[0] if found else -1), devices
+
+    def _launch_error(self, err, stream, device, devices, grid) -> Exception:
+        """What a refused launch on ``device`` raises: ValueError for a stream of another
+        device, else CudaError."""
+        theirs = _stream_device(stream)
+        if theirs is not None and theirs != device:
+            named = [name for name, d in devices.items() if d == device]
+            where = (f"where {_quote(named)} {'is' if len(named) == 1 else 'are'}" if named
+                     else "the current device: the pointer arguments do not name one")
+            return ValueError(f"{self.name}: stream= is a stream of cuda:{theirs} but the launch runs on "
+                              f"cuda:{device} ({where}); pass a stream of cuda:{device}")
+        return _cuda_error(err, f"cuLaunchKernel({self.name!r}, grid={grid}, block={32 * self.num_warps})")
+
+    def _bind(self, slot, ctx, device: int):
+        """Make the current context ``ctx`` (on ``device``) the thread's: its function, loaded
+        there once, goes into the slot, for the hot path and the native one."""
+        fn = self._function(ctx, device)
+        slot[0], slot[1], slot[6], slot[7] = ctx, fn, (int(fn), device), device
+        return fn
+
+    def _function(self, ctx, device: int):
+        """The CUfunction in the current context ``ctx`` (on ``device``), loading the module
+        once per context."""
+        try:
+            return self._loaded[int(ctx)][1]
+        except KeyError:
+            pass
         with _LOCK:
-            if int(ctx) == 0:
-                ctx, device = _current_context()
-            else:
-                device = int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
             if int(ctx) not in self._loaded:
                 self._loaded[int(ctx)] = self._load(device)
-            fn = self._loaded[int(ctx)][1]
-        slot[0], slot[1], slot[6] = ctx, fn, int(fn)
-        return fn
+            return self._loaded[int(ctx)][1]
 
     def _new_slot(self):
         """A thread's launch state: [context, CUfunction, argv, argument bytes, &argv, view,
-        int(CUfunction) or 0].  The arguments are packed into a bytearray (cheaper for pack_into
-        than a ctypes buffer); the ctypes view pins it, so its address stays valid for argv."""
+        (int(CUfunction), device) for the native path or 0, device of the context or -2].  The
+        arguments are packed into a bytearray (cheaper for pack_into than a ctypes buffer); the
+        ctypes view pins it, so its address stays valid for argv."""
         n = max(1, len(self.params))
         buf = bytearray(8 * n)
         view = (ctypes.c_char * len(buf)).from_buffer(buf)
         argv = (ctypes.c_void_p * n)(*[ctypes.addressof(view) + 8 * i for i in range(len(self.params))])
-        return [None, None, argv, buf, ctypes.addressof(argv), view, 0]
+        return [None, None, argv, buf, ctypes.addressof(argv), view, 0, -2]
 
 
 # --------------------------------------------------------------------------- KernelFamily
@@ -1120,9 +1335,11 @@ class DeviceArray:
     """A minimal C-contiguous device buffer (cuMemAlloc) for apps with only numpy and
     cuda-python.  Accepted wherever a pointer argument is, and exposes
     ``__cuda_array_interface__`` (v3) to other libraries.  ``dtype`` is anything numpy
-    accepts, or one of our dtype strings (``"fp32"``)."""
+    accepts, or one of our dtype strings (``"fp32"``).  Allocated in the current context, or
+    in ``device``'s primary context; ``.device`` is the ordinal of the device it is on, and a
+    launch with it runs there."""
 
-    def __init__(self, shape, dtype="float32", *, _base=None, _ptr=None):
+    def __init__(self, shape, dtype="float32", *, device: int | None = None, _base=None, _ptr=None):
         np = _numpy()
         self.dtype = np.dtype(_DTYPES[dtype][1] if isinstance(dtype, str) and dtype in _DTYPES else dtype)
         self.shape = (shape.__index__(),) if hasattr(shape, "__index__") else tuple(int(s) for s in shape)
@@ -1130,18 +1347,26 @@ class DeviceArray:
         self.nbytes = self.size * self.dtype.itemsize
         self._dtype_str, self._dtype_desc = _typestr_dtype(self.dtype.str), str(self.dtype)
         self._base, self._ctx, self.ptr = _base, None, 0   # a view keeps its base alive
+        self._device = -1 if device is None else device     # -1 for an empty array: no memory
         if _ptr is not None:
-            self.ptr = _ptr
+            self.ptr, self._ctx, self._device = _ptr, _base._ctx, _base._device
         elif self.nbytes:   # cuMemAlloc(0) is an error; an empty array needs no memory
-            self._ctx = _current_context()[0]
-            self.ptr = int(_check(_cuda.cuMemAlloc(self.nbytes), f"cuMemAlloc({self.nbytes})"))
+            with _OnDevice(device) as (self._ctx, self._device):
+                self.ptr = int(_check(_cuda.cuMemAlloc(self.nbytes), f"cuMemAlloc({self.nbytes})"))
             self._driver = _cuda   # frees through the driver that allocated, even at shutdown
+        self._dtype_device = (self._dtype_str, self._device)   # what the native launcher reads
+
+    @property
+    def device(self) -> int:
+        """The ordinal of the device the memory is on (-1 for an empty array)."""
+        return self._device
 
     @classmethod
-    def from_numpy(cls, arr) -> "DeviceArray":
-        """A new device array holding a copy of a numpy array."""
+    def from_numpy(cls, arr, *, device: int | None = None) -> "DeviceArray":
+        """A new device array holding a copy of a numpy array (on ``device``, default: the
+        current one)."""
         arr = _numpy().asarray(arr)
-        out = cls(arr.shape, arr.dtype)
+        out = cls(arr.shape, arr.dtype, device=device)
         out.copy_from_host(arr)
         return out
 
@@ -1152,8 +1377,8 @@ class DeviceArray:
         if arr.size != self.size:
             raise ValueError(f"copy_from_host: host array has {arr.size} elements, device array {self.size}")
         if self.nbytes:
-            _current_context()
-            _check(_cuda.cuMemcpyHtoD(self.ptr, arr.ctypes.data, self.nbytes), "cuMemcpyHtoD")
+            with _OnDevice(self._device):
+                _check(_cuda.cuMemcpyHtoD(self.ptr, arr.ctypes.data, self.nbytes), "cuMemcpyHtoD")
 
     def copy_to_host(self, out=None):
         """Copy into ``out`` (or a new numpy array) and return it.  Synchronous with the
@@ -1163,8 +1388,8 @@ class DeviceArray:
         if not out.flags.c_contiguous or out.nbytes != self.nbytes:
             raise ValueError(f"copy_to_host: out must be C-contiguous with {self.nbytes} bytes")
         if self.nbytes:
-            _current_context()
-            _check(_cuda.cuMemcpyDtoH(out.ctypes.data, self.ptr, self.nbytes), "cuMemcpyDtoH")
+            with _OnDevice(self._device):
+                _check(_cuda.cuMemcpyDtoH(out.ctypes.data, self.ptr, self.nbytes), "cuMemcpyDtoH")
         return out
 
     to_numpy = copy_to_host
@@ -1189,12 +1414,12 @@ class DeviceArray:
         return self.shape[0] if self.shape else 0
 
     def __repr__(self):
-        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x})"
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self._device}, ptr={self.ptr:#x})"
 
     def free(self) -> None:
         """Release the memory now (idempotent; a view only drops its base)."""
         ptr, self.ptr = self.ptr, 0
-        if self._base is not None or not ptr:
+        if self._base is not None or not ptr or _forked:   # (a forked child must not touch the driver)
             self._base = None
             return
         # cuMemFree needs the owning context current, and a finalizer may run on any thread

@@ -4,9 +4,11 @@
  * ~4-5 us driver call.  This module does their common case in one call: read each argument
  * (int addresses, DeviceArray, torch.Tensor, Python ints / floats / bools), check it exactly as
  * the Python path does, pack it on the C stack and call cuLaunchKernel with the GIL released.
- * Anything else -- an argument kind it does not read, a value the Python path would reject, a
- * failed launch -- returns -1 before or instead of launching, and the Python path then checks,
- * explains and launches.  So the two paths accept the same calls and pass the same bytes
+ * A DeviceArray's or tensor's device must be the device of the context the thread launched in
+ * last (the function it is given belongs there); int addresses mean that context.
+ * Anything else -- an argument kind it does not read, memory on another device, a value the
+ * Python path would reject, a failed launch -- returns -1 before or instead of launching, and
+ * the Python path then checks, explains and launches (in the right context).  So the two paths accept the same calls and pass the same bytes
  * (tests/test_native_launcher.py compares them), and every error message comes from Python.
  *
  * Built by mytriton-build against the stable ABI (Py_LIMITED_API, CPython >= 3.10) and shipped
@@ -16,11 +18,15 @@
  *   configure(entry, device_array_type, tensor_info) -> None
  *       entry: address of cuLaunchKernel; tensor_info: [torch.Tensor or None, {torch dtype: "fp32"}]
  *       (a list the runtime fills in when it first sees a tensor).
- *   launch(spec, fn, gx, gy, gz, stream, *args) -> int
+ *   launch(spec, (fn, device), gx, gy, gz, stream, *args) -> int
  *       spec: (block threads, dynamic shared bytes, kinds, dtypes) of one kernel: kinds holds two
  *       bytes per parameter (a struct code, or 'P' for a pointer, then the promised alignment or
- *       divisor, 0 for none), dtypes the dtype string of each pointer parameter.
+ *       divisor, 0 for none), dtypes the dtype string of each pointer parameter.  fn: the
+ *       CUfunction's address, device: the ordinal of the device of its context.
  *       Returns the CUresult of the launch, or -1: "use the Python path".
+ *
+ * Per tensor it calls get_device() and data_ptr() through the method descriptors of torch.Tensor
+ * (looked up once per tensor class, no per-call attribute lookup) and reads .dtype.
  */
 #define Py_LIMITED_API 0x030A0000
 #define PY_SSIZE_T_CLEAN
@@ -39,7 +45,9 @@ typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigne
 static launch_fn entry = NULL;
 static PyObject *device_array_type = NULL;   /* strong references, set by configure() */
 static PyObject *tensor_info = NULL;
-static PyObject *s_ptr, *s_dtype_str, *s_is_cuda, *s_dtype, *s_data_ptr;
+static PyObject *s_ptr, *s_dtype_device, *s_get_device, *s_dtype, *s_data_ptr;
+/* torch.Tensor's get_device / data_ptr descriptors, for the class they were looked up in */
+static PyObject *described_type = NULL, *get_device_method = NULL, *data_ptr_method = NULL;
 
 static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -76,38 +84,69 @@ static int exact_u64(PyObject *v, uint64_t *out) {
     return 1;
 }
 
-/* The address of a pointer argument whose dtype is `want`, or 0 when the Python path must look. */
-static int read_pointer(PyObject *v, PyObject *want, uint64_t *out) {
+static int same_string(PyObject *a, PyObject *b) {
+    return a == b || PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+}
+
+/* An exact int equal to `device`. */
+static int is_device(PyObject *v, long device) {
+    if (v == NULL || !PyLong_CheckExact(v))
+        return 0;
+    long d = PyLong_AsLong(v);
+    return d == device && !(d == -1 && PyErr_Occurred());
+}
+
+/* Look up get_device / data_ptr on a new tensor class; 0 on failure. */
+static int describe_tensor_type(PyObject *type) {
+    PyObject *get_device = PyObject_GetAttr(type, s_get_device);
+    PyObject *data_ptr = get_device ? PyObject_GetAttr(type, s_data_ptr) : NULL;
+    if (data_ptr == NULL) {
+        Py_XDECREF(get_device);
+        return 0;
+    }
+    Py_XDECREF(get_device_method);
+    Py_XDECREF(data_ptr_method);
+    Py_XDECREF(described_type);
+    Py_INCREF(type);
+    described_type = type;
+    get_device_method = get_device;
+    data_ptr_method = data_ptr;
+    return 1;
+}
+
+/* The address of a pointer argument whose dtype is `want` and whose memory is on `device`
+ * (any for int addresses), or 0 when the Python path must look. */
+static int read_pointer(PyObject *v, PyObject *want, long device, uint64_t *out) {
     if (PyLong_CheckExact(v))
         return exact_u64(v, out);
     PyObject *type = (PyObject *)Py_TYPE(v);
-    PyObject *dtype = NULL;
     int ok = 0;
     if (type == device_array_type) {
-        dtype = PyObject_GetAttr(v, s_dtype_str);
-        if (dtype != NULL && (dtype == want || PyObject_RichCompareBool(dtype, want, Py_EQ) == 1)) {
+        PyObject *tag = PyObject_GetAttr(v, s_dtype_device);      /* (dtype string, device) */
+        if (tag != NULL && PyTuple_Check(tag) && PyTuple_Size(tag) == 2 &&
+            same_string(PyTuple_GetItem(tag, 0), want) && is_device(PyTuple_GetItem(tag, 1), device)) {
             PyObject *ptr = PyObject_GetAttr(v, s_ptr);
             ok = ptr != NULL && exact_u64(ptr, out);
             Py_XDECREF(ptr);
         }
-    } else if (type == PyList_GetItem(tensor_info, 0)) {
-        PyObject *is_cuda = PyObject_GetAttr(v, s_is_cuda);
-        if (is_cuda == Py_True) {
+        Py_XDECREF(tag);
+    } else if (type == PyList_GetItem(tensor_info, 0) && (type == described_type || describe_tensor_type(type))) {
+        PyObject *dev = PyObject_CallFunctionObjArgs(get_device_method, v, NULL);
+        if (is_device(dev, device)) {
             PyObject *torch_dtype = PyObject_GetAttr(v, s_dtype);
             PyObject *ours = NULL;
             if (torch_dtype != NULL) {
                 ours = PyDict_GetItemWithError(PyList_GetItem(tensor_info, 1), torch_dtype);   /* borrowed */
                 Py_DECREF(torch_dtype);
             }
-            if (ours != NULL && (ours == want || PyObject_RichCompareBool(ours, want, Py_EQ) == 1)) {
-                PyObject *ptr = PyObject_CallMethodObjArgs(v, s_data_ptr, NULL);
+            if (ours != NULL && same_string(ours, want)) {
+                PyObject *ptr = PyObject_CallFunctionObjArgs(data_ptr_method, v, NULL);
                 ok = ptr != NULL && exact_u64(ptr, out);
                 Py_XDECREF(ptr);
             }
         }
-        Py_XDECREF(is_cuda);
+        Py_XDECREF(dev);
     }
-    Py_XDECREF(dtype);
     if (PyErr_Occurred())
         PyErr_Clear();
     return ok;
@@ -194,7 +233,12 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     unsigned long shared = PyLong_AsUnsignedLong(PyTuple_GetItem(spec, 1));
     unsigned long gx = PyLong_AsUnsignedLong(args[2]), gy = PyLong_AsUnsignedLong(args[3]);
     unsigned long gz = PyLong_AsUnsignedLong(args[4]);
-    void *fn = PyLong_AsVoidPtr(args[1]);
+    if (!PyTuple_Check(args[1]) || PyTuple_Size(args[1]) != 2) {
+        PyErr_Clear();
+        return PyLong_FromLong(PYTHON_PATH);
+    }
+    void *fn = PyLong_AsVoidPtr(PyTuple_GetItem(args[1], 0));
+    long device = PyLong_AsLong(PyTuple_GetItem(args[1], 1));
     void *stream = PyLong_AsVoidPtr(args[5]);
     if (PyErr_Occurred() || fn == NULL || block > UINT32_MAX || shared > UINT32_MAX || gx > UINT32_MAX ||
         gy > UINT32_MAX || gz > UINT32_MAX) {
@@ -210,7 +254,7 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         slots[i] = 0;
         argv[i] = &slots[i];
         if (code == 'P') {
-            if (!read_pointer(v, PyTuple_GetItem(dtypes, i), &slots[i]) || (aux > 1 && slots[i] % aux))
+            if (!read_pointer(v, PyTuple_GetItem(dtypes, i), device, &slots[i]) || (aux > 1 && slots[i] % aux))
                 return PyLong_FromLong(PYTHON_PATH);
         } else if (!read_scalar(v, code, aux, &slots[i]))
             return PyLong_FromLong(PYTHON_PATH);
@@ -234,8 +278,9 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__mtlaunch(void) {
-    if (!(s_ptr = PyUnicode_InternFromString("ptr")) || !(s_dtype_str = PyUnicode_InternFromString("_dtype_str")) ||
-        !(s_is_cuda = PyUnicode_InternFromString("is_cuda")) || !(s_dtype = PyUnicode_InternFromString("dtype")) ||
+    if (!(s_ptr = PyUnicode_InternFromString("ptr")) ||
+        !(s_dtype_device = PyUnicode_InternFromString("_dtype_device")) ||
+        !(s_get_device = PyUnicode_InternFromString("get_device")) || !(s_dtype = PyUnicode_InternFromString("dtype")) ||
         !(s_data_ptr = PyUnicode_InternFromString("data_ptr")))
         return NULL;
     tensor_info = PyList_New(2);
