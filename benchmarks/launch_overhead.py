@@ -17,6 +17,8 @@ batches of the host time per launch call, in microseconds (see ``measure``).  Ro
                                   compiled here from mytriton/runtime/launcher.c)
   ... pure Python                 the same with the pure-Python launchers (a second copy of the
                                   runtime without the native library: where it cannot be built)
+  ... torch on cuda:1             (two GPUs) tensors on cuda:1 while cuda:0 is current: the launch
+                                  runs in cuda:1's primary context, pushed and popped around it
   triton JIT                      an equivalent @triton.jit kernel, if triton+torch import
 
 Then time-to-first-launch, each in a fresh interpreter: import + load + launch + sync.
@@ -164,6 +166,10 @@ def steady_state(cubin, arch, launches, repeats):
                      torch.cuda.synchronize))
         rows.append(("KernelFamily[grid](...) (torch tensors) pure Python",
                      lambda: pfam[(1,)](tx, ty, tout, N, BLOCK=128), torch.cuda.synchronize))
+        if torch.cuda.device_count() >= 2:      # the data's device is not the current one: push / pop
+            t1 = [torch.ones(N, device="cuda:1") for _ in range(3)]
+            rows.append(("KernelFamily[grid](...) (torch on cuda:1, cuda:0 current)",
+                         lambda: fam[(1,)](*t1, N, BLOCK=128), lambda: torch.cuda.synchronize(1)))
         try:
             import triton
             import triton.language as tl

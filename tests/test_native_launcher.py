@@ -40,8 +40,8 @@ def library(tmp_path_factory):
 class NativeFake(FakeDriver):
     """FakeDriver whose cuGetProcAddress hands out a recording C callback as cuLaunchKernel."""
 
-    def __init__(self, sizes):
-        super().__init__()
+    def __init__(self, sizes, devices=1):
+        super().__init__(devices=devices)
         self.param_sizes, self.native_launches, self.result = sizes, [], 0
 
         def launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
@@ -59,7 +59,7 @@ class NativeFake(FakeDriver):
 
 @pytest.fixture
 def drv(monkeypatch, library):
-    fake = install_fake_driver(monkeypatch, NativeFake(SIZES))
+    fake = install_fake_driver(monkeypatch, NativeFake(SIZES, devices=2))
     monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
     rt.use_native_launcher(library)
     return fake
@@ -69,8 +69,8 @@ FP32 = FakeTorchDtype("float32")
 Tensor = type("Tensor", (FakeTensor,), {"__module__": "torch"})
 
 
-def tensor(ptr, dtype=FP32, is_cuda=True):
-    t = Tensor(ptr, "float32", is_cuda)
+def tensor(ptr, dtype=FP32, is_cuda=True, device=0):
+    t = Tensor(ptr, "float32", is_cuda, device)
     t.dtype = dtype
     return t
 
@@ -97,7 +97,7 @@ def variants(memory):
 def native_reads(ptype, value) -> bool:
     """Whether launcher.c reads this argument itself (else it hands the call to the Python path)."""
     if ptype.startswith("*"):
-        return type(value) in (int, rt.DeviceArray, Tensor)
+        return type(value) is int or (type(value) in (rt.DeviceArray, Tensor) and rt.argument_device(value) == 0)
     if ptype == "i1":
         return type(value) is bool
     return type(value) in ((int, float) if ptype.startswith("fp") else (int,))
@@ -128,7 +128,9 @@ def test_native_and_python_paths_agree_on_every_argument_kind(drv, monkeypatch):
     assert outcome(fam, base, drv)[0] == "python"          # the first launch resolves the function
     assert rt.native_launcher_status().startswith("loaded ")
     kinds = {"native": 0, "python": 0, "error": 0}
-    for index, value in variants(memory):
+    # memory on the other device: beside q (device 0) two devices, and alone a launch there
+    others = [(0, tensor(0x2000, device=1)), (1, rt.DeviceArray(64, "i32", device=1))]
+    for index, value in variants(memory) + others:
         args = list(base)
         args[index] = value
         got = outcome(fam, args, drv)
@@ -140,7 +142,7 @@ def test_native_and_python_paths_agree_on_every_argument_kind(drv, monkeypatch):
         kinds[got[0]] += 1
         if got[0] == "python":   # only what the C code does not read may take the Python path
             assert not native_reads(PARAMS[index][1], value), (PARAMS[index], value)
-    assert kinds == {"native": 34, "python": 8, "error": 38}
+    assert kinds == {"native": 34, "python": 8, "error": 40}
     launch = drv.native_launches[0]
     assert launch["grid"] == (3, 2, 1) and launch["block"] == (64, 1, 1) and launch["shared"] == 0
     assert launch["f"] == 1001 and launch["stream"] is None and launch["extra"] is None
@@ -192,3 +194,31 @@ def test_a_library_that_does_not_load_leaves_pure_python(drv, tmp_path, monkeypa
     k.launch(1, [1])
     k.launch(1, [2])
     assert rt.native_launcher_status().startswith("not used (ImportError") and len(drv.launches) == 2
+
+
+def test_memory_on_another_device_takes_the_python_path(monkeypatch, library):
+    """launcher.c launches only what is on the device of the function it is given; the rest goes
+    to the Python path, which launches it in the other device's primary context."""
+    drv = install_fake_driver(monkeypatch, NativeFake([8, 8, 8, 4], devices=2))
+    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
+    rt.use_native_launcher(library)
+    drv.tls.ctx = drv.primary_of(0)
+    fam = rt.KernelFamily("add", [("x", "*fp32:16"), ("y", "*fp32:16"), ("out", "*fp32:16"), ("n", "i32")], [], [
+        {"id": "a", "constexprs": {}, "num_warps": 4, "shared": 0, "symbol": "add", "images": {"sm_90": CUBIN}}])
+    rt._pointer_info(tensor(0x2000))                       # the runtime learns torch.Tensor
+    on0 = [tensor(0x1000), rt.DeviceArray(64, "fp32"), 0x3000]
+    on1 = [tensor(0x1000, device=1), rt.DeviceArray(64, "fp32", device=1), tensor(0x3000, device=1)]
+    for _ in range(2):
+        fam[1](*on0, 5)
+        fam[1](*on1, 5)
+    assert len(drv.native_launches) == 1                   # the second launch on device 0
+    assert [la["device"] for la in drv.launches] == [0, 1, 1]
+    assert drv.launches[1]["args"] == drv.launches[2]["args"]
+    assert drv.native_launches[0]["args"][:1] == drv.launches[0]["args"][:1] == [struct.pack("<Q", 0x1000)]
+    with pytest.raises(ValueError, match="parameter 'x' is on cuda:1 but 'out' is an int address"):
+        fam[1](*on1[:2], 0x3000, 5)
+    drv.tls.ctx = drv.primary_of(1)                        # device 1 current: its launches go native
+    fam[1](*on1, 5)
+    fam[1](*on1, 5)
+    fam[1](on1[0], on1[1], 0x3000, 5)
+    assert len(drv.native_launches) == 3 and len(drv.launches) == 4

@@ -96,6 +96,7 @@ class FakeDriver:
 
     def __init__(self, cc=(9, 0), version=13000, optin=232448, max_threads=1024, static_shared=0, devices=1):
         self.devices, self.ctx_device, self.stream_ctx, self.pointer_device = devices, {}, {}, {}
+        self.cc_of = {}                  # device ordinal -> compute capability, where not cc
         for d in range(devices):
             self.ctx_device[int(self.primary_of(d))] = d
         self.cc, self.version, self.optin = cc, version, optin
@@ -172,7 +173,8 @@ class FakeDriver:
         return (CUresult.CUDA_ERROR_INVALID_VALUE, None)
 
     def cuDeviceGetAttribute(self, attr, dev):
-        values = {75: self.cc[0], 76: self.cc[1], 97: self.optin}
+        cc = self.cc_of.get(int(dev), self.cc)
+        values = {75: cc[0], 76: cc[1], 97: self.optin}
         return self._r("cuDeviceGetAttribute", values[int(attr)])
 
     def cuModuleLoadData(self, image):

@@ -65,7 +65,7 @@ def launch(jit_fn, grid, args, kwargs):
         return interpret(jit_fn, _grid(grid, constexprs, num_warps), list(zip(names, runtime)), constexprs,
                          num_warps)
     driver = _runtime()
-    signature = []
+    signature, devices = [], {}
     for name, value in zip(names, runtime):
         try:
             ty, address = driver.describe_argument(value)
@@ -75,21 +75,30 @@ def launch(jit_fn, grid, args, kwargs):
         # integers (the runtime checks both promises at every launch of that specialization)
         if address is not None:
             aligned = address % 16 == 0
+            devices[name] = driver.argument_device(value)
         else:
             aligned = ty in ("i32", "i64") and value % 16 == 0
         signature.append(ty + ":16" if aligned else ty)
+    # the device the launch runs on (-1: the current context's, for int addresses): its compute
+    # capability is the compile target
+    device = driver.launch_device(jit_fn.__name__, devices)
     values = constexprs.values()
     try:      # types too: BLOCK=2 and BLOCK=2.0 (or 1 and True) compare equal but compile differently
-        key = (*signature, num_warps, *values, *map(type, values))
+        key = (device, *signature, num_warps, *values, *map(type, values))
         kernel = jit_fn._cache.get(key)
     except TypeError:                          # an unhashable constexpr value
-        key = (*signature, num_warps, repr(constexprs))
+        key = (device, *signature, num_warps, repr(constexprs))
         kernel = jit_fn._cache.get(key)
     if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
         with jit_fn._lock:                     # (a module constant the kernel baked in changed: recompile)
             kernel = jit_fn._cache.get(key)
             if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
-                kernel = _compile_for_device(jit_fn, names, signature, constexprs, num_warps, driver)
+                # devices of one compute capability share the compiled kernel (it loads per device)
+                target = "sm_%d%d" % driver.compute_capability(None if device < 0 else device)
+                kernel = jit_fn._cache.get((target, *key[1:]))
+                if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
+                    kernel = _compile_for_target(jit_fn, names, signature, constexprs, num_warps, target, driver)
+                    jit_fn._cache[(target, *key[1:])] = kernel
                 jit_fn._cache[key] = kernel
     kernel.launch(_grid(grid, constexprs, num_warps), runtime, stream=stream)
     return kernel
@@ -99,10 +108,8 @@ def _grid(grid, constexprs, num_warps):
     return grid({**constexprs, "num_warps": num_warps}) if callable(grid) else grid
 
 
-def _compile_for_device(jit_fn, names, signature, constexprs, num_warps, driver):
+def _compile_for_target(jit_fn, names, signature, constexprs, num_warps, target, driver):
     from ..compiler import compile
-    major, minor = driver.compute_capability()
-    target = f"sm_{major}{minor}"
     try:
         ck = compile(jit_fn, signature=dict(zip(names, signature)), constexprs=constexprs, target=target,
                      num_warps=num_warps)

@@ -636,6 +636,18 @@ def _stream_device(stream):
     return None if err else int(device)
 
 
+def launch_device(kernel: str, devices: dict) -> int:
+    """The device a launch runs on, from ``{pointer parameter: argument_device(its argument)}``:
+    the one device named, or -1 (the current context) when none is; ValueError naming the
+    parameters and devices when they are on two or more."""
+    found = sorted({d for d in devices.values() if d >= 0})
+    if len(found) > 1:
+        where = "; ".join(f"{_quote([n for n, d in devices.items() if d == dev])} on cuda:{dev}" for dev in found)
+        raise ValueError(f"{kernel}: the pointer arguments are on different devices ({where}); a launch "
+                         "runs on one device: move them to the same one")
+    return found[0] if found else -1
+
+
 def _quote(names) -> str:
     """``'x'``, ``'x' and 'y'``, ``'x', 'y' and 'z'``: parameter names for a message."""
     names = [f"'{n}'" for n in names]
@@ -1111,12 +1123,7 @@ class Kernel:
         """``(device, {pointer parameter: its device})`` of a launch's arguments (-1: the
         current context's); ValueError when they are on two devices."""
         devices = {name: argument_device(v) for (name, t), v in zip(self.params, args) if t.is_pointer}
-        found = sorted({d for d in devices.values() if d >= 0})
-        if len(found) > 1:
-            where = "; ".join(f"{_quote([n for n, d in devices.items() if d == dev])} on cuda:{dev}" for dev in found)
-            raise ValueError(f"{self.name}: the pointer arguments are on different devices ({where}); a launch "
-                             "runs on one device: move them to the same one")
-        return (found[0] if found else -1), devices
+        return launch_device(self.name, devices), devices
 
     def _launch_error(self, err, stream, device, devices, grid) -> Exception:
         """What a refused launch on ``device`` raises: ValueError for a stream of another
