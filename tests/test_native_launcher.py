@@ -66,7 +66,9 @@ def drv(monkeypatch, library):
 
 
 FP32 = FakeTorchDtype("float32")
-Tensor = type("Tensor", (FakeTensor,), {"__module__": "torch"})
+# dtype a data descriptor on the class, as torch.Tensor's is (launcher.c calls its getter directly)
+Tensor = type("Tensor", (FakeTensor,), {"__module__": "torch", "dtype": property(
+    lambda self: self._dtype_object, lambda self, value: setattr(self, "_dtype_object", value))})
 
 
 def tensor(ptr, dtype=FP32, is_cuda=True, device=0):

@@ -398,7 +398,8 @@ def _pointer_info(obj):
     if type(obj) is int:
         return obj, None, None, -1
     if isinstance(obj, DeviceArray):
-        return obj.ptr, obj._dtype_str, obj._dtype_desc, obj._device
+        ptr, dtype, device = obj._launch
+        return ptr, dtype, obj._dtype_desc, device
     data_ptr = getattr(obj, "data_ptr", None)
     if callable(data_ptr):
         # torch: data_ptr() rather than __cuda_array_interface__, which torch refuses for
@@ -770,7 +771,7 @@ def _native_spec(params, block: int, shared: int) -> tuple:
 # inline fast path; one Struct.pack_into writes every argument into a per-thread buffer (the
 # binding releases the GIL while the driver reads it), and the CUfunction is cached per thread
 # with the context it belongs to and that context's device.  Each pointer argument that knows its
-# device (DeviceArray._device, a tensor's get_device()) is compared with that device: where one
+# device (DeviceArray.device, a tensor's get_device()) is compared with that device: where one
 # differs, or the slot is not resolved yet, or the driver refuses the launch (the current context
 # changed, a stream of another device), Kernel._launch_slow works out the launch from the original
 # arguments.  One body serves Kernel.launch and KernelFamily[grid](...); the family's launcher
@@ -781,7 +782,7 @@ _POINTER_CODE = """\
         if (_t := type({a})) is int:
             _p{i} = {a}
         else:
-            if _t is DeviceArray and {a}._dtype_str == {dtype!r}: _p{i} = {a}.ptr; _d = {a}._device
+            if _t is DeviceArray and (_g := {a}._launch)[1] == {dtype!r}: _p{i} = _g[0]; _d = _g[2]
             elif _t is _tensor_type and (_d := {a}.get_device()) >= 0 and _tensor_dtypes[{a}.dtype] == {dtype!r}: _p{i} = {a}.data_ptr()
             else: _p{i}, _d = _c{i}({a})
             if _d != _dev and _d >= 0: _dev = -3
@@ -1353,20 +1354,26 @@ class DeviceArray:
         self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
         self._dtype_str, self._dtype_desc = _typestr_dtype(self.dtype.str), str(self.dtype)
-        self._base, self._ctx, self.ptr = _base, None, 0   # a view keeps its base alive
-        self._device = -1 if device is None else device     # -1 for an empty array: no memory
+        # (address, dtype, device): what a launch reads, in one attribute (0 and -1: no memory)
+        self._launch, self._base, self._ctx = (0, self._dtype_str, -1), _base, None   # a view keeps its base alive
         if _ptr is not None:
-            self.ptr, self._ctx, self._device = _ptr, _base._ctx, _base._device
+            self._launch, self._ctx = (_ptr, self._dtype_str, _base.device), _base._ctx
         elif self.nbytes:   # cuMemAlloc(0) is an error; an empty array needs no memory
-            with _OnDevice(device) as (self._ctx, self._device):
-                self.ptr = int(_check(_cuda.cuMemAlloc(self.nbytes), f"cuMemAlloc({self.nbytes})"))
-            self._driver = _cuda   # frees through the driver that allocated, even at shutdown
-        self._dtype_device = (self._dtype_str, self._device)   # what the native launcher reads
+            with _OnDevice(device) as (self._ctx, on):
+                ptr = int(_check(_cuda.cuMemAlloc(self.nbytes), f"cuMemAlloc({self.nbytes})"))
+            self._launch, self._driver = (ptr, self._dtype_str, on), _cuda   # freed through this driver
+        elif device is not None:
+            self._launch = (0, self._dtype_str, device)
+
+    @property
+    def ptr(self) -> int:
+        """The device address (0 once freed, and for an empty array)."""
+        return self._launch[0]
 
     @property
     def device(self) -> int:
         """The ordinal of the device the memory is on (-1 for an empty array)."""
-        return self._device
+        return self._launch[2]
 
     @classmethod
     def from_numpy(cls, arr, *, device: int | None = None) -> "DeviceArray":
@@ -1384,7 +1391,7 @@ class DeviceArray:
         if arr.size != self.size:
             raise ValueError(f"copy_from_host: host array has {arr.size} elements, device array {self.size}")
         if self.nbytes:
-            with _OnDevice(self._device):
+            with _OnDevice(self.device):
                 _check(_cuda.cuMemcpyHtoD(self.ptr, arr.ctypes.data, self.nbytes), "cuMemcpyHtoD")
 
     def copy_to_host(self, out=None):
@@ -1395,7 +1402,7 @@ class DeviceArray:
         if not out.flags.c_contiguous or out.nbytes != self.nbytes:
             raise ValueError(f"copy_to_host: out must be C-contiguous with {self.nbytes} bytes")
         if self.nbytes:
-            with _OnDevice(self._device):
+            with _OnDevice(self.device):
                 _check(_cuda.cuMemcpyDtoH(out.ctypes.data, self.ptr, self.nbytes), "cuMemcpyDtoH")
         return out
 
@@ -1421,11 +1428,11 @@ class DeviceArray:
         return self.shape[0] if self.shape else 0
 
     def __repr__(self):
-        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self._device}, ptr={self.ptr:#x})"
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self.device}, ptr={self.ptr:#x})"
 
     def free(self) -> None:
         """Release the memory now (idempotent; a view only drops its base)."""
-        ptr, self.ptr = self.ptr, 0
+        ptr, self._launch = self.ptr, (0, self._dtype_str, self.device)
         if self._base is not None or not ptr or _forked:   # (a forked child must not touch the driver)
             self._base = None
             return

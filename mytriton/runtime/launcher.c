@@ -25,8 +25,11 @@
  *       CUfunction's address, device: the ordinal of the device of its context.
  *       Returns the CUresult of the launch, or -1: "use the Python path".
  *
- * Per tensor it calls get_device() and data_ptr() through the method descriptors of torch.Tensor
- * (looked up once per tensor class, no per-call attribute lookup) and reads .dtype.
+ * A DeviceArray's (address, dtype, device) is its one attribute _launch.  Per tensor it calls
+ * get_device(), .dtype and data_ptr(): the C functions behind them are looked up once per tensor
+ * class (each method's PyCFunction and calling convention, the dtype descriptor's getter) and
+ * called directly, which saves the attribute lookups and most of Python's call dispatch; where
+ * they are not plain C methods it calls them the ordinary way.
  */
 #define Py_LIMITED_API 0x030A0000
 #define PY_SSIZE_T_CLEAN
@@ -45,9 +48,20 @@ typedef int (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigne
 static launch_fn entry = NULL;
 static PyObject *device_array_type = NULL;   /* strong references, set by configure() */
 static PyObject *tensor_info = NULL;
-static PyObject *s_ptr, *s_dtype_device, *s_get_device, *s_dtype, *s_data_ptr;
-/* torch.Tensor's get_device / data_ptr descriptors, for the class they were looked up in */
-static PyObject *described_type = NULL, *get_device_method = NULL, *data_ptr_method = NULL;
+static PyObject *s_launch, *s_get_device, *s_dtype, *s_data_ptr, *empty_tuple;
+
+/* One no-argument method of the tensor class: its C function where it is a plain METH_NOARGS or
+ * METH_VARARGS(|METH_KEYWORDS) C method, else NULL and it is called by name. */
+typedef struct {
+    PyObject *name;
+    void *function;
+    int flags;
+} method;
+
+static PyObject *described_type = NULL;                 /* the tensor class the below describe */
+static method get_device_method, data_ptr_method;
+static PyObject *dtype_descriptor = NULL;               /* the class's .dtype data descriptor */
+static descrgetfunc dtype_get = NULL;                   /* and its getter */
 
 static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -96,22 +110,46 @@ static int is_device(PyObject *v, long device) {
     return d == device && !(d == -1 && PyErr_Occurred());
 }
 
-/* Look up get_device / data_ptr on a new tensor class; 0 on failure. */
-static int describe_tensor_type(PyObject *type) {
-    PyObject *get_device = PyObject_GetAttr(type, s_get_device);
-    PyObject *data_ptr = get_device ? PyObject_GetAttr(type, s_data_ptr) : NULL;
-    if (data_ptr == NULL) {
-        Py_XDECREF(get_device);
-        return 0;
+/* Find a method's C function from one instance (a bound builtin method whose self is it). */
+static void describe_method(PyObject *instance, method *m) {
+    m->function = NULL;
+    PyObject *bound = PyObject_GetAttr(instance, m->name);
+    if (bound != NULL && PyCFunction_Check(bound) && PyCFunction_GetSelf(bound) == instance) {
+        int flags = PyCFunction_GetFlags(bound);
+        if (flags == METH_NOARGS || flags == METH_VARARGS || flags == (METH_VARARGS | METH_KEYWORDS)) {
+            m->function = (void *)PyCFunction_GetFunction(bound);
+            m->flags = flags;
+        }
     }
-    Py_XDECREF(get_device_method);
-    Py_XDECREF(data_ptr_method);
+    Py_XDECREF(bound);
+    PyErr_Clear();
+}
+
+/* Describe the tensor class of `instance` (kept while it is torch.Tensor). */
+static int describe_tensor_type(PyObject *type, PyObject *instance) {
+    PyObject *dtype = PyObject_GetAttr(type, s_dtype);  /* a data descriptor: no instance attribute hides it */
+    Py_XDECREF(dtype_descriptor);
+    dtype_descriptor = dtype, dtype_get = NULL;
+    if (dtype != NULL && PyType_GetSlot(Py_TYPE(dtype), Py_tp_descr_set) != NULL)
+        dtype_get = (descrgetfunc)PyType_GetSlot(Py_TYPE(dtype), Py_tp_descr_get);
+    PyErr_Clear();
+    describe_method(instance, &get_device_method);
+    describe_method(instance, &data_ptr_method);
     Py_XDECREF(described_type);
     Py_INCREF(type);
     described_type = type;
-    get_device_method = get_device;
-    data_ptr_method = data_ptr;
     return 1;
+}
+
+/* Call a tensor method without arguments (new reference, or NULL with an exception set). */
+static PyObject *call_method(PyObject *v, method *m) {
+    if (m->function == NULL)
+        return PyObject_CallMethodObjArgs(v, m->name, NULL);
+    if (m->flags == METH_NOARGS)
+        return ((PyCFunction)m->function)(v, NULL);
+    if (m->flags == METH_VARARGS)
+        return ((PyCFunction)m->function)(v, empty_tuple);
+    return ((PyCFunctionWithKeywords)m->function)(v, empty_tuple, NULL);
 }
 
 /* The address of a pointer argument whose dtype is `want` and whose memory is on `device`
@@ -122,25 +160,22 @@ static int read_pointer(PyObject *v, PyObject *want, long device, uint64_t *out)
     PyObject *type = (PyObject *)Py_TYPE(v);
     int ok = 0;
     if (type == device_array_type) {
-        PyObject *tag = PyObject_GetAttr(v, s_dtype_device);      /* (dtype string, device) */
-        if (tag != NULL && PyTuple_Check(tag) && PyTuple_Size(tag) == 2 &&
-            same_string(PyTuple_GetItem(tag, 0), want) && is_device(PyTuple_GetItem(tag, 1), device)) {
-            PyObject *ptr = PyObject_GetAttr(v, s_ptr);
-            ok = ptr != NULL && exact_u64(ptr, out);
-            Py_XDECREF(ptr);
-        }
+        PyObject *tag = PyObject_GetAttr(v, s_launch);      /* (address, dtype string, device) */
+        ok = tag != NULL && PyTuple_Check(tag) && PyTuple_Size(tag) == 3 &&
+             same_string(PyTuple_GetItem(tag, 1), want) && is_device(PyTuple_GetItem(tag, 2), device) &&
+             exact_u64(PyTuple_GetItem(tag, 0), out);
         Py_XDECREF(tag);
-    } else if (type == PyList_GetItem(tensor_info, 0) && (type == described_type || describe_tensor_type(type))) {
-        PyObject *dev = PyObject_CallFunctionObjArgs(get_device_method, v, NULL);
+    } else if (type == PyList_GetItem(tensor_info, 0) && (type == described_type || describe_tensor_type(type, v))) {
+        PyObject *dev = call_method(v, &get_device_method);
         if (is_device(dev, device)) {
-            PyObject *torch_dtype = PyObject_GetAttr(v, s_dtype);
+            PyObject *torch_dtype = dtype_get ? dtype_get(dtype_descriptor, v, type) : PyObject_GetAttr(v, s_dtype);
             PyObject *ours = NULL;
             if (torch_dtype != NULL) {
                 ours = PyDict_GetItemWithError(PyList_GetItem(tensor_info, 1), torch_dtype);   /* borrowed */
                 Py_DECREF(torch_dtype);
             }
             if (ours != NULL && same_string(ours, want)) {
-                PyObject *ptr = PyObject_CallFunctionObjArgs(data_ptr_method, v, NULL);
+                PyObject *ptr = call_method(v, &data_ptr_method);
                 ok = ptr != NULL && exact_u64(ptr, out);
                 Py_XDECREF(ptr);
             }
@@ -278,11 +313,12 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__mtlaunch(void) {
-    if (!(s_ptr = PyUnicode_InternFromString("ptr")) ||
-        !(s_dtype_device = PyUnicode_InternFromString("_dtype_device")) ||
+    if (!(s_launch = PyUnicode_InternFromString("_launch")) ||
         !(s_get_device = PyUnicode_InternFromString("get_device")) || !(s_dtype = PyUnicode_InternFromString("dtype")) ||
-        !(s_data_ptr = PyUnicode_InternFromString("data_ptr")))
+        !(s_data_ptr = PyUnicode_InternFromString("data_ptr")) || !(empty_tuple = PyTuple_New(0)))
         return NULL;
+    get_device_method.name = s_get_device;
+    data_ptr_method.name = s_data_ptr;
     tensor_info = PyList_New(2);
     if (tensor_info == NULL)
         return NULL;
