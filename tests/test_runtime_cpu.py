@@ -63,7 +63,7 @@ class CUfunction_attribute(enum.IntEnum):
 
 
 class CUpointer_attribute(enum.IntEnum):
-    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+    CU_POINTER_ATTRIBUTE_CONTEXT = 1
 
 
 class Handle:
@@ -166,10 +166,10 @@ class FakeDriver:
         return self._r("cuStreamGetCtx", self.stream_ctx[int(stream)])
 
     def cuPointerGetAttribute(self, attr, ptr):
-        assert attr == CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        assert attr == CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT
         for (lo, hi), device in self.pointer_device.items():
             if lo <= ptr < hi:
-                return self._r("cuPointerGetAttribute", device)
+                return self._r("cuPointerGetAttribute", self.primary_of(device))
         return (CUresult.CUDA_ERROR_INVALID_VALUE, None)
 
     def cuDeviceGetAttribute(self, attr, dev):

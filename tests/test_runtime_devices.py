@@ -155,6 +155,7 @@ def test_runtime_streams_and_arrays_record_their_device(two):
     np.testing.assert_array_equal(a.copy_to_host(), np.arange(4, dtype=np.float32))
     assert rt.DeviceArray(0, "fp32").device == -1 and rt.DeviceArray(4, "fp32").device == 0
     assert rt.argument_device(a) == 1 and rt.argument_device(0x1000) == -1 and rt.argument_device(1.5) == -1
+    assert rt.argument_device(FakeCAI(0x999000, "<f4")) == -1      # the driver does not know it: current
     with pytest.raises(ValueError, match="no CUDA device 2 \\(this machine has 2\\)"):
         rt.DeviceArray(4, "fp32", device=2)
     rt.synchronize(1)

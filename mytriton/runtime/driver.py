@@ -435,9 +435,11 @@ _address_devices = {}    # id(object) -> (weak reference to it, address, device)
 
 def _address_device(obj, address: int, device=None) -> int:
     """The device of an ``__cuda_array_interface__`` object that does not say (Numba, ...): asked
-    of the driver (``cuPointerGetAttribute``) once per object while it lives; -1 where the
-    driver cannot tell (or there is none) -- then the launch goes to the current context.
-    ``device``, when not None, is what _pointer_info found and is returned as it is."""
+    of the driver once per object while it lives (the device of the context the memory belongs
+    to, ``cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_CONTEXT)``); -1 where the driver cannot tell
+    (or there is none) -- then the launch goes to the current context.  ``device``, when not
+    None, is what _pointer_info found and is returned as it is.  (cuda-bindings 13 answered
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL with 0 for memory on device 1 of an H200 pair.)"""
     if device is not None:
         return device
     known = _address_devices.get(id(obj))
@@ -445,10 +447,13 @@ def _address_device(obj, address: int, device=None) -> int:
         return known[2]
     device = -1
     if address and not _forked and (_available or driver_available()):
-        err, value = _cuda.cuPointerGetAttribute(
-            _cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address)
-        if not err and int(value) >= 0:
-            device = int(value)
+        err, ctx = _cuda.cuPointerGetAttribute(_cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT, address)
+        if not err and ctx is not None and int(ctx) and not _cuda.cuCtxPushCurrent(ctx)[0]:
+            try:
+                err, ordinal = _cuda.cuCtxGetDevice()
+                device = -1 if err else int(ordinal)
+            finally:
+                _cuda.cuCtxPopCurrent()
     try:
         ref = weakref.ref(obj, lambda _, key=id(obj): _address_devices.pop(key, None))
     except TypeError:                     # not weakly referenceable: asked at every launch
