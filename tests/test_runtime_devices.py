@@ -92,6 +92,11 @@ def test_no_current_context_stays_none(two, fam):
     two.tls.ctx = Handle(0)                          # a new thread: nothing current
     fam[2](*tensors(1, 0x1000, 0x2000, 0x3000), 10, BLOCK=64)
     assert two.launches[-1]["ctx"] == P1 and current(two) == Handle(0)
+    fam[2](*tensors(0, 0x1000, 0x2000), 0x3000, 10, BLOCK=64)   # int addresses beside memory of device 0
+    assert two.launches[-1]["ctx"] == P0 and current(two) == Handle(0)
+    with pytest.raises(ValueError, match="'out' is an int address, which means the current device \\(none is "
+                                         "current, so cuda:0\\)"):
+        fam[2](*tensors(1, 0x1000, 0x2000), 0x3000, 10, BLOCK=64)
     fam[2](0x1000, 0x2000, 0x3000, 10, BLOCK=64)     # int addresses: device 0's made current
     assert two.launches[-1]["ctx"] == P0 and current(two) == P0
 

@@ -7,12 +7,14 @@ AOT build tool also copies verbatim into generated packages as ``_runtime.py``.
 from .driver import (  # noqa: F401
     CudaError,
     DeviceArray,
+    ForkedProcessError,
     Kernel,
     KernelFamily,
     KernelLoadError,
     ParamType,
     SpecializationNotFoundError,
     Stream,
+    argument_device,
     compute_capability,
     current_device,
     describe_argument,
@@ -24,7 +26,7 @@ from .driver import (  # noqa: F401
 )
 
 __all__ = [
-    "CudaError", "DeviceArray", "Kernel", "KernelFamily", "KernelLoadError", "ParamType",
-    "SpecializationNotFoundError", "Stream", "compute_capability", "current_device", "describe_argument",
+    "CudaError", "DeviceArray", "ForkedProcessError", "Kernel", "KernelFamily", "KernelLoadError", "ParamType",
+    "SpecializationNotFoundError", "Stream", "argument_device", "compute_capability", "current_device", "describe_argument",
     "driver_available", "infer_type", "parse_type", "pointer_info", "synchronize",
 ]

@@ -4,7 +4,9 @@ Self-contained on purpose: it imports only the standard library, ``cuda.bindings
 (lazily, at the first launch or allocation) and, for ``DeviceArray`` only, numpy.  The AOT
 build tool copies this file verbatim into every generated package as ``_runtime.py``, so
 it must never import ``mytriton``.  Importing it never touches the GPU, and every argument
-check runs before any driver call.  The public API is listed in ``__all__``.
+check runs before any launch (only the device of an ``__cuda_array_interface__`` object that
+does not name it is asked of the driver).  A launch runs on the device of its pointer
+arguments; ``int`` addresses mean the current context.  The public API is listed in ``__all__``.
 """
 
 from __future__ import annotations
@@ -23,11 +25,9 @@ import weakref
 
 __all__ = [
     "ParamType", "parse_type", "pointer_info", "infer_type", "describe_argument", "argument_device",
-    "CudaError",
-    "KernelLoadError", "ForkedProcessError",
-    "SpecializationNotFoundError", "driver_available", "current_device", "compute_capability",
-    "synchronize", "Stream", "DeviceArray", "Kernel", "KernelFamily", "use_native_launcher",
-    "native_launcher_status",
+    "launch_device", "CudaError", "KernelLoadError", "ForkedProcessError", "SpecializationNotFoundError",
+    "driver_available", "current_device", "compute_capability", "synchronize", "Stream", "DeviceArray", "Kernel",
+    "KernelFamily", "use_native_launcher", "native_launcher_status",
 ]
 
 # --------------------------------------------------------------------------- types
@@ -251,15 +251,15 @@ class _OnDevice:
         self.device, self.pushed = device, False
 
     def __enter__(self):
-        ctx, current = _current_context() if self.device is None else (None, None)
-        if self.device is not None:
-            ctx = _check(_get_ctx(), "cuCtxGetCurrent")
-            if int(ctx) == 0 or int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice")) != self.device:
-                ctx = _primary_context(self.device)
-                _check(_cuda.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
-                self.pushed = True
-            current = self.device
-        return ctx, current
+        """``(context, device ordinal)`` the block runs in."""
+        if self.device is None:
+            return _current_context()
+        ctx = _check(_get_ctx(), "cuCtxGetCurrent")
+        if int(ctx) == 0 or int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice")) != self.device:
+            ctx = _primary_context(self.device)
+            _check(_cuda.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+            self.pushed = True
+        return ctx, self.device
 
     def __exit__(self, *exc):
         if self.pushed:
@@ -965,8 +965,12 @@ class Kernel:
     def launch(self, grid, args, stream=None) -> None:
         """Launch on ``grid`` (an int or 1-3 positive ints) with ``args`` in parameter
         order, on ``stream``: None (the default stream), an int handle, a CUstream, or a
-        torch / CuPy / ``__cuda_stream__`` stream.  Every argument check runs before any
-        driver call.  (The constructor replaces this with a launcher generated for the
+        torch / CuPy / ``__cuda_stream__`` stream.  Every argument check runs before the
+        launch.  The launch runs on the device of the pointer arguments (see
+        :func:`argument_device`; ``int`` addresses mean the current context), in the current
+        context where it is on that device, else in the device's primary context, pushed and
+        popped around the launch; arguments on two devices, ``int`` addresses beside memory of
+        another device, and a stream of another device are ValueErrors.  (The constructor replaces this with a launcher generated for the
         signature, see ``launcher_source``; this body only documents it.)"""
         raise NotImplementedError  # pragma: no cover
 
@@ -1107,7 +1111,7 @@ class Kernel:
             device = current
         else:
             current_ones = [name for name, d in devices.items() if d < 0]
-            if current_ones:
+            if current_ones and device != max(current, 0):      # (none current: device 0's, as above)
                 named = next(name for name, d in devices.items() if d >= 0)
                 now = f"cuda:{current}" if current >= 0 else "none is current, so cuda:0"
                 raise ValueError(
@@ -1180,7 +1184,8 @@ _UNSET = object()    # a constexpr keyword that was not passed
 
 class KernelFamily:
     """The built specializations of one kernel, launched Triton-style:
-    ``fam[grid](*args, CONSTEXPR=value, ..., num_warps=None, stream=None)``.
+    ``fam[grid](*args, CONSTEXPR=value, ..., num_warps=None, stream=None)``, on the device of
+    the pointer arguments, as :meth:`Kernel.launch`.
 
     The constexpr values (and ``num_warps`` when several were built for them) select the
     specialization; each one's ``Kernel`` is created on first use.  ``grid`` may be a
