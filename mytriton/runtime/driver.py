@@ -438,8 +438,8 @@ def _address_device(obj, address: int, device=None) -> int:
     of the driver once per object while it lives (the device of the context the memory belongs
     to, ``cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_CONTEXT)``); -1 where the driver cannot tell
     (or there is none) -- then the launch goes to the current context.  ``device``, when not
-    None, is what _pointer_info found and is returned as it is.  (cuda-bindings 13 answered
-    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL with 0 for memory on device 1 of an H200 pair.)"""
+    None, is what _pointer_info found and is returned as it is.  (Not DEVICE_ORDINAL: for memory
+    on device 1 of an H200 pair, cuda-bindings' wrapper of it answered 0 where the driver answers 1.)"""
     if device is not None:
         return device
     known = _address_devices.get(id(obj))
