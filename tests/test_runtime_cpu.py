@@ -606,6 +606,14 @@ def test_driver_failure_raises_cuda_error(fake):
                                            "failed: CUDA_ERROR_INVALID_HANDLE: fake message for 400") as info:
         k.launch(3, [0x1000] * 3 + [1])
     assert info.value.name == "CUDA_ERROR_INVALID_HANDLE" and info.value.result == 400
+    assert fake.calls.count("cuLaunchKernel") == 1        # the thread's first launch: in the slow path
+    with pytest.raises(rt.CudaError, match="CUDA_ERROR_INVALID_HANDLE"):
+        k.launch(3, [0x1000] * 3 + [1])
+    assert fake.calls.count("cuLaunchKernel") == 3        # the hot path's, and one retry in the slow path
+    fake.fail["cuLaunchKernel"] = CUresult.CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(rt.CudaError, match="CUDA_ERROR_INVALID_VALUE"):
+        k.launch(3, [0x1000] * 3 + [1])
+    assert fake.calls.count("cuLaunchKernel") == 4        # any other error: no retry
     fake.fail = {"cuModuleLoadData": CUresult.CUDA_ERROR_INVALID_IMAGE}
     k2 = add_kernel()
     with pytest.raises(rt.CudaError, match="cuModuleLoadData\\(add_kernel, sm_90\\) failed: CUDA_ERROR_INVALID_IMAGE"):

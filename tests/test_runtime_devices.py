@@ -246,3 +246,27 @@ def test_pointer_devices_in_the_packed_arguments(two, fam):
     fam[2](*tensors(0, 0x1000, 0x2000, 0x3000), 7, BLOCK=64)
     assert two.launches[0]["args"] == two.launches[1]["args"] == [
         struct.pack("<Q", 0x1000), struct.pack("<Q", 0x2000), struct.pack("<Q", 0x3000), struct.pack("<i", 7)]
+
+
+def test_the_interpreter_refuses_device_memory_clearly(monkeypatch):
+    import mytriton.language as tl
+    from mytriton import jit
+
+    @jit
+    def copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    class Device:
+        type, index = "cuda", 1
+
+        def __str__(self):
+            return "cuda:1"
+    on_cuda1 = type("Tensor", (), {"__module__": "torch", "numpy": lambda self: None, "device": Device()})()
+    monkeypatch.setenv("MYTRITON_INTERPRET", "1")
+    with pytest.raises(TypeError, match="the interpreter runs on host memory; got a tensor on cuda:1 \\(pass numpy "
+                                        "arrays or CPU tensors\\)"):
+        copy[(1,)](on_cuda1, np.zeros(4, np.float32), 4, BLOCK=16)
+    monkeypatch.delenv("MYTRITON_INTERPRET")
+    with pytest.raises(TypeError, match="the interpreter runs on host memory; got a device array"):
+        copy[(1,)](FakeCAI(0x1000, "<f4"), np.zeros(4, np.float32), 4, BLOCK=16)   # numpy beside it

@@ -208,8 +208,10 @@ _get_ctx = _bootstrap_get_ctx   # rebound to cuCtxGetCurrent / cuLaunchKernel by
 _launch_kernel = None
 # A launch does not query the current context (that costs as much as the rest of the launch
 # path): a function runs only in the context that loaded it, and the driver refuses it in
-# another (CUDA_ERROR_INVALID_HANDLE), after which the launcher looks the context up and
-# launches again (Kernel._launch_slow).  The driver likewise refuses a stream of another context.
+# another with one of these, after which the launcher looks the context up and launches again
+# (Kernel._launch_slow); other errors are not retried.  The driver likewise refuses a stream of
+# another context.
+_CONTEXT_ERRORS = frozenset((400, 201))   # CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT
 _PAD = {1: (1, 1), 2: (1,), 3: ()}         # a 1-3 dimensional grid tuple padded to three
 
 
@@ -1095,6 +1097,8 @@ class Kernel:
         the thread's slot remembers the function), else in the device's primary context,
         pushed around the launch and popped again."""
         device, devices = self._device_of(args)
+        if err and int(err) not in _CONTEXT_ERRORS:       # not a question of contexts: no retry
+            raise self._launch_error(err, stream, slot[7], devices, (gx, gy, gz))
         block = 32 * self.num_warps
         ctx = _check(_get_ctx(), "cuCtxGetCurrent")
         if int(ctx) == 0 and device < 0:
