@@ -69,7 +69,7 @@ def test_build_writes_the_documented_package(tmp_path):
                      "kernels/add_kernel/BLOCK256_w4.sm_80.cubin", "kernels/add_kernel/BLOCK256_w4.sm_90.cubin",
                      "kernels/add_kernel/BLOCK64_w4.cu", "kernels/add_kernel/BLOCK64_w4.ptx",
                      "kernels/add_kernel/BLOCK64_w4.sm_80.cubin", "kernels/add_kernel/BLOCK64_w4.sm_90.cubin",
-                     "manifest.json", "pyproject.toml"]
+                     "manifest.json", "pyproject.toml", *(["setup.py"] if library else [])]
     assert (pkg / "_runtime.py").read_bytes() == (REPO / "mytriton" / "runtime" / "driver.py").read_bytes()
     assert (pkg / "kernels/add_kernel/BLOCK64_w4.sm_90.cubin").read_bytes()[:4] == b"\x7fELF"
     ptx = (pkg / "kernels/add_kernel/BLOCK64_w4.ptx").read_text()

@@ -19,7 +19,7 @@ from .cache import PreviousBuild, Toolchain, compiler_hash, job_key
 from ..runtime import native
 from .errors import CompileFailed, ManifestError, UsageError
 from .jobs import Artifacts, CompileJob, Failure, default_workers, run_jobs
-from .manifest import KernelEntry, Manifest, Specialization, load_manifest
+from .manifest import MAX_SPECIALIZATIONS, KernelEntry, Manifest, Specialization, load_manifest
 from .package import PackagePlan, templates_dir, write_package
 from .signature import sort_targets, target_arch, target_error
 
@@ -57,18 +57,22 @@ class PackageReport:
 
 def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: list[str] | None = None,
                    jobs: int | None = None, echo: Callable[[str], None] = print,
-                   notify: Callable[[str], None] | None = None) -> list[PackageReport]:
+                   notify: Callable[[str], None] | None = None, *,
+                   max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False) -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``; see DESIGN.md §3–4.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
     With ``jobs > 1`` compiles run in worker processes; with ``jobs=1`` (or a single compile) they
     run in this process, which keeps its working directory: the output does not depend on it, as
     NVRTC is given the absolute source name ``/mytriton/<kernel>.cu`` (see ``mytriton.compiler``).
+    A manifest may expand to at most *max_specializations* specializations, and may name kernel
+    files outside its folder only with *allow_outside* (see :func:`load_manifest`).
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
     start = time.perf_counter()
-    manifests = [load_manifest(path) for path in manifest_paths]
+    manifests = [load_manifest(path, max_specializations=max_specializations, allow_outside=allow_outside)
+                 for path in manifest_paths]
     toolchain = _toolchain()
     plans = _plans(manifests, Path(out_dir), targets)
     with ExitStack() as locks:
