@@ -447,3 +447,83 @@ def test_every_shipped_manifest_builds_to_cubin_and_ptx(tmp_path):
     blocks = {spec["constexprs"]["BLOCK"] for k in info["kernels"].values() for spec in k["specializations"]}
     warps = {spec["num_warps"] for k in info["kernels"].values() for spec in k["specializations"]}
     assert min(blocks) < 128 < max(blocks) and len(warps) > 2
+
+
+def _wait_gone(pids: list[int], seconds: float) -> list[int]:
+    """The pids among *pids* still alive after *seconds*."""
+    deadline = time.monotonic() + seconds
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if _alive(pid)]
+    return alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:        # a zombie (not yet reaped by its new parent) counts as gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def test_sigkill_of_the_build_ends_its_workers(tmp_path):
+    """After SIGKILL of mytriton-build its -j workers die too: they no longer hold the caller's
+    stdout open, so communicate() returns (before, it waited for the workers' 120 s compiles)."""
+    hang = ("import multiprocessing, os, time\n"
+            "if multiprocessing.parent_process() is not None:\n"
+            "    print('worker', os.getpid(), flush=True)\n"
+            "    time.sleep(120)\n")
+    write_project(tmp_path, SMALL_MANIFEST)
+    kernel = tmp_path / "kernels" / "k.py"
+    kernel.write_text(hang + kernel.read_text())
+    proc = subprocess.Popen([sys.executable, "-m", "mytriton.aot", "m.yaml", "--out", "out", "-j", "2"],
+                            cwd=tmp_path, env=env_with_repo(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    workers = []
+    try:
+        for line in proc.stdout:
+            if line.startswith("worker"):
+                workers.append(int(line.split()[1]))
+                break
+        assert workers, "no worker started"
+        proc.kill()
+        start = time.monotonic()
+        proc.communicate(timeout=10)
+        assert time.monotonic() - start < 10
+        assert _wait_gone(workers, 5) == []
+    finally:
+        proc.kill()
+        for pid in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_watchdog_ends_a_worker_whose_parent_died_without_prctl(tmp_path):
+    """The portable fallback (no prctl): a worker's watchdog thread sees its parent gone."""
+    child = ("import os, sys, time\n"
+             "from mytriton.aot import jobs\n"
+             "jobs.WATCHDOG_PERIOD = 0.05\n"
+             "jobs._die_with_parent(os.getppid(), use_prctl=False)\n"
+             "print(os.getpid(), flush=True)\n"
+             "time.sleep(60)\n")
+    parent = ("import subprocess, sys\n"
+              f"p = subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+              "p.wait()\n")
+    proc = subprocess.Popen([sys.executable, "-c", parent], env=env_with_repo(), stdout=subprocess.PIPE, text=True)
+    pid = int(proc.stdout.readline())
+    try:
+        proc.kill()
+        proc.wait()
+        assert _wait_gone([pid], 5) == []
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
