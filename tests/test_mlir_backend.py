@@ -207,10 +207,35 @@ def test_missing_tools_are_reported_and_text_is_still_emitted(monkeypatch):
 
 def test_tool_search_order(monkeypatch, tmp_path):
     fake = tmp_path / "mlir-opt"
-    fake.write_text("#!/bin/sh\n")
+    fake.write_text("#!/bin/sh\necho 'LLVM (http://llvm.org/):'\necho '  LLVM version 19.1.7'\n")
     fake.chmod(0o755)
     monkeypatch.setenv("MYTRITON_LLVM_BIN", str(tmp_path))
     assert tools.find_tool("mlir-opt") == str(fake)
+
+
+def _fake_tool(folder, name: str, major: int):
+    folder.mkdir(exist_ok=True)
+    fake = folder / name
+    fake.write_text(f"#!/bin/sh\necho 'Debian LLVM version {major}.0.6'\necho '  Optimized build.'\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def test_tools_of_another_llvm_are_not_used(monkeypatch, tmp_path):
+    """An `llc` of LLVM 14 first on PATH (Debian's default) is skipped: the LLVM IR of LLVM 19
+    does not parse there; `llc-19` is taken when present, else the tool counts as missing."""
+    monkeypatch.delenv("MYTRITON_LLVM_BIN", raising=False)
+    monkeypatch.setattr(tools, "LLVM_DIR", str(tmp_path / "no-llvm-dir"))
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    old = _fake_tool(tmp_path / "bin", "llc", 14)
+    assert tools.find_tool("llc") is None
+    assert tools.missing_tools("llc") == ["llc"]
+    with pytest.raises(tools.MLIRToolsMissing, match=f"llc not found .*found only {old} is LLVM 14"):
+        tools.require_tool("llc")
+    new = _fake_tool(tmp_path / "bin", "llc-19", 19)
+    assert tools.find_tool("llc") == str(new) and tools.missing_tools("llc") == []
+    monkeypatch.setenv("MYTRITON_LLVM_BIN", str(tmp_path / "bin"))      # an explicit folder: still checked
+    assert tools.find_tool("llc") == str(new)
 
 
 def test_kernels_reading_module_constants_emit():
