@@ -527,3 +527,95 @@ def test_watchdog_ends_a_worker_whose_parent_died_without_prctl(tmp_path):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_ctrl_c_keeps_the_compiles_that_finished(tmp_path, compile_calls):
+    """Interrupted after one of two compiles, the next build compiles only the other one."""
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    second_hangs = (
+        "import sys, time, mytriton\n"
+        "from mytriton.aot.cli import main\n"
+        "real, calls = mytriton.compile, []\n"
+        "def compile_then_hang(fn, **options):\n"
+        "    calls.append(options)\n"
+        "    if len(calls) == 2:\n"
+        "        print('hanging', flush=True)\n"
+        "        time.sleep(60)\n"
+        "    return real(fn, **options)\n"
+        "mytriton.compile = compile_then_hang\n"
+        "sys.exit(main(['m.yaml', '--out', 'out', '-j', '1']))\n")
+    proc, out, err = _interrupt(tmp_path, [sys.executable, "-c", second_hangs], "hanging", env_with_repo())
+    assert proc.returncode == 130, err
+    assert_no_traceback(err)
+    assert "[1/2] add_kernel BLOCK=64 w4 sm_90" in out
+    assert not (tmp_path / "out" / "small").exists()
+    lines = build(manifest, tmp_path / "out")
+    assert [c[1] for c in compile_calls] == [(("BLOCK", 256),)], "the finished compile was compiled again"
+    assert any(re.search(r"BLOCK=64 w4 sm_90 +cached$", line) for line in lines), lines
+    # The package holds them now: nothing else is left beside it (no cache, no lock file).
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["small"]
+
+
+def test_lock_files_do_not_accumulate_and_a_symlink_is_not_followed(tmp_path):
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    out = tmp_path / "out"
+    build(manifest, out)
+    build(manifest, out)
+    assert sorted(p.name for p in out.iterdir()) == ["small"]
+    target = tmp_path / "elsewhere"
+    (out / ".small.lock").symlink_to(target)
+    result = run_cli(["m.yaml", "--out", "out"], cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert f"the lock file {Path('out') / '.small.lock'} is a symbolic link; it is not followed" in result.stderr
+    assert_no_traceback(result.stderr)
+    assert not target.exists() and (out / ".small.lock").is_symlink()
+
+
+def test_ctrl_c_at_any_moment_prints_no_traceback(tmp_path):
+    """Ctrl-C from the first moments on (while Python imports the compiler) ends with the one-line
+    message or silently, never with a traceback."""
+    write_project(tmp_path, SMALL_MANIFEST)
+    # Python's own start (site, .pth files) is not ours: interrupting it is Python's business.
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], env=env_with_repo(), check=True)
+    startup = time.monotonic() - start
+    for delay in (0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45):
+        delay += 1.5 * startup
+        proc = subprocess.Popen([sys.executable, "-m", "mytriton.aot", "m.yaml", "--out", "out", "-j", "1"],
+                                cwd=tmp_path, env=env_with_repo(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert_no_traceback(err)
+        assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err)
+        assert err in ("", "mytriton-build: interrupted; the previous output was left as it was\n"), (delay, err)
+
+
+def test_cli_version_and_limits(tmp_path):
+    result = run_cli(["--version"], cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == f"mytriton-build {mytriton.__version__}\n"
+    write_project(tmp_path, SMALL_MANIFEST)
+    result = run_cli(["m.yaml", "--out", "out", "--max-specializations", "1"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == ("mytriton-build: m.yaml:6: the manifest expands to more than 1 specializations (2 so "
+                             "far, counting this entry): list fewer values, or raise the limit with "
+                             "--max-specializations N\n")
+    result = run_cli(["m.yaml", "--out", "out", "--max-specializations", "0"], cwd=tmp_path)
+    assert result.returncode == 2 and "expected a positive number of specializations" in result.stderr
+
+
+def test_cli_kernel_outside_the_manifest_folder_needs_allow_outside(tmp_path):
+    write_project(tmp_path / "shared", SMALL_MANIFEST)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "m.yaml").write_text(SMALL_MANIFEST.replace("kernels/k.py", "../shared/kernels/k.py"))
+    result = run_cli(["m.yaml", "--out", "out", "-j", "1"], cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.startswith("mytriton-build: m.yaml:4: kernel file '../shared/kernels/k.py' is outside "
+                                    "the manifest's folder"), result.stderr
+    assert result.stderr.rstrip().endswith("move it there, or pass --allow-outside")
+    result = run_cli(["m.yaml", "--out", "out", "-j", "1", "--allow-outside"], cwd=project)
+    assert result.returncode == 0, result.stderr
+    info = json.loads((project / "out" / "small" / "manifest.json").read_text())
+    assert info["kernels"]["add_kernel"]["kernel"] == "../shared/kernels/k.py:add_kernel"

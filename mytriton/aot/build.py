@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import output
-from .cache import PreviousBuild, Toolchain, compiler_hash, job_key
+from .cache import PendingCompiles, PreviousBuild, Toolchain, compiler_hash, job_key
 from ..runtime import native
 from .errors import CompileFailed, ManifestError, UsageError
 from .jobs import Artifacts, CompileJob, Failure, default_workers, run_jobs
@@ -148,14 +148,17 @@ def _units(plan: PackagePlan, toolchain: Toolchain) -> list[Unit]:
 
 
 def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | Failure]:
-    """Reuse cached artifacts, compile the rest; one progress line per compile."""
-    previous = {}
+    """Reuse cached artifacts, compile the rest; one progress line per compile. Each finished
+    compile is kept at once in the package's pending compiles, so Ctrl-C loses none of them."""
+    previous, pending = {}, {}
     results: dict[tuple, Artifacts | Failure] = {}
     todo: list[Unit] = []
     for unit in units:
         if unit.plan.dest not in previous:
             previous[unit.plan.dest] = PreviousBuild(unit.plan.dest)
-        cached = previous[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
+            pending[unit.plan.dest] = PendingCompiles(unit.plan.dest)
+        cached = (previous[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
+                  or pending[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx))
         if cached is None:
             todo.append(unit)
         else:
@@ -180,6 +183,8 @@ def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | F
     def finished(index: int, result: Artifacts | Failure) -> None:
         unit = todo[index]
         results[unit.plan.dest, unit.ident] = result
+        if isinstance(result, Artifacts):
+            pending[unit.plan.dest].put(unit.key, result)
         progress(unit, result)
 
     run_jobs([unit.job for unit in todo], workers, finished)
@@ -219,6 +224,7 @@ def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results,
             if not output.same_tree(staged, plan.dest):
                 output.swap_in(staged, plan.dest)
                 written = True
+        PendingCompiles(plan.dest).clear()      # the package holds them now
         if compiled == 0:
             note = "" if not written else "; loader files refreshed"
             echo(f"{package}: {specs} specializations up to date{note} ({plan.dest})")
