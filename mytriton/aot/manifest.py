@@ -413,7 +413,14 @@ class _KernelInfo:
 
 def spec_ids(combos) -> list[str]:
     """Readable, file-name safe ids (``BM64_BN32_w4``); made unique with a hash suffix if needed."""
-    ids = ["_".join([f"{name}{_id_part(value)}" for name, value in constexprs] + [f"w{warps}"])
+    parts: dict[tuple, str] = {}        # each distinct (name, value) is spelled once
+
+    def part(name, value) -> str:
+        key = (name, type(value), value)
+        if key not in parts:
+            parts[key] = f"{name}{_id_part(value)}"
+        return parts[key]
+    ids = ["_".join([part(name, value) for name, value in constexprs] + [f"w{warps}"])
            for constexprs, warps, _ in combos]
     # Values like 0.5 and "0.5" would share an id; so would BM/bm on a case-insensitive disk.
     # (Counted once: linear in the number of specializations.)
