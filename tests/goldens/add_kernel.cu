@@ -35,7 +35,7 @@ __device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long byt
 }
 
 extern "C" __global__ void __launch_bounds__(128)
-add_kernel(const float* x_ptr, const float* y_ptr, float* out_ptr, int n)
+k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p_n)
 {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -53,11 +53,11 @@ add_kernel(const float* x_ptr, const float* y_ptr, float* out_ptr, int n)
   // basic.py:11: x = tl.load(x_ptr + offs, mask=mask)
   const float* v4[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v4[r] = (x_ptr + v3[r]);
+  for (int r = 0; r < 2; ++r) v4[r] = (p_x_ptr + v3[r]);
   // basic.py:10: mask = offs < n
   bool v5[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v5[r] = (v3[r] < n);
+  for (int r = 0; r < 2; ++r) v5[r] = (v3[r] < p_n);
   // basic.py:11: x = tl.load(x_ptr + offs, mask=mask)
   float v6[2];
   #pragma unroll
@@ -74,7 +74,7 @@ add_kernel(const float* x_ptr, const float* y_ptr, float* out_ptr, int n)
   // basic.py:12: y = tl.load(y_ptr + offs, mask=mask)
   const float* v7[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v7[r] = (y_ptr + v3[r]);
+  for (int r = 0; r < 2; ++r) v7[r] = (p_y_ptr + v3[r]);
   float v8[2];
   #pragma unroll
   for (int r = 0; r < 2; r += 2) {
@@ -90,7 +90,7 @@ add_kernel(const float* x_ptr, const float* y_ptr, float* out_ptr, int n)
   // basic.py:13: tl.store(out_ptr + offs, x + y, mask=mask)
   float* v9[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v9[r] = (out_ptr + v3[r]);
+  for (int r = 0; r < 2; ++r) v9[r] = (p_out_ptr + v3[r]);
   float v10[2];
   #pragma unroll
   for (int r = 0; r < 2; ++r) v10[r] = (v6[r] + v8[r]);

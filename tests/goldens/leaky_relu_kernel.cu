@@ -35,7 +35,7 @@ __device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long byt
 }
 
 extern "C" __global__ void __launch_bounds__(128)
-leaky_relu_kernel(const float* x_ptr, float* out_ptr, int n, float slope)
+k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slope)
 {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -52,11 +52,11 @@ leaky_relu_kernel(const float* x_ptr, float* out_ptr, int n, float slope)
   // basic.py:20: x = tl.load(x_ptr + offs, mask=mask, other=0.0)
   const float* v4[8];
   #pragma unroll
-  for (int r = 0; r < 8; ++r) v4[r] = (x_ptr + v3[r]);
+  for (int r = 0; r < 8; ++r) v4[r] = (p_x_ptr + v3[r]);
   // basic.py:19: mask = offs < n
   bool v5[8];
   #pragma unroll
-  for (int r = 0; r < 8; ++r) v5[r] = (v3[r] < n);
+  for (int r = 0; r < 8; ++r) v5[r] = (v3[r] < p_n);
   // basic.py:20: x = tl.load(x_ptr + offs, mask=mask, other=0.0)
   float v6[8];
   #pragma unroll
@@ -73,13 +73,13 @@ leaky_relu_kernel(const float* x_ptr, float* out_ptr, int n, float slope)
   // basic.py:21: tl.store(out_ptr + offs, tl.where(x > 0, x, slope * x), mask=mask)
   float* v7[8];
   #pragma unroll
-  for (int r = 0; r < 8; ++r) v7[r] = (out_ptr + v3[r]);
+  for (int r = 0; r < 8; ++r) v7[r] = (p_out_ptr + v3[r]);
   bool v8[8];
   #pragma unroll
   for (int r = 0; r < 8; ++r) v8[r] = (v6[r] > 0.0f);
   float v9[8];
   #pragma unroll
-  for (int r = 0; r < 8; ++r) v9[r] = (slope * v6[r]);
+  for (int r = 0; r < 8; ++r) v9[r] = (p_slope * v6[r]);
   float v10[8];
   #pragma unroll
   for (int r = 0; r < 8; ++r) v10[r] = (v8[r] ? v6[r] : v9[r]);
