@@ -8,7 +8,9 @@ emitted by the backends, which look them up by name.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
@@ -467,6 +469,19 @@ def _bf16_bits(value) -> int:
     if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
         return 0x7FC0 | (bits >> 16 & 0x8000)                   # NaN stays a (quiet) NaN
     return (bits + 0x7FFF + (bits >> 16 & 1)) >> 16 & 0xFFFF    # round to nearest even
+
+
+def exact_decimal(x: float) -> str | None:
+    """The shortest decimal spelling of the finite float ``x`` when it is exactly ``x`` (``2.5``,
+    ``-0.0``, ``1.0e+20``), else None: text any correct parser reads back bit for bit (with a '.'
+    in the mantissa, as C++ and MLIR float literals want)."""
+    text = repr(float(x))
+    if not math.isfinite(x) or Fraction(text) != Fraction(x):
+        return None
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + (e + exponent if e else "")
 
 
 def float_bits(value, t: ScalarType) -> int:

@@ -18,8 +18,8 @@ from ... import __version__
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from ...errors import CompilationError
-from ...ir.layout import DimMap, _blocked_of, dim_maps
-from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, float_bits
+from ...ir.layout import DimMap, dim_maps, dropped_dims
+from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, ScalarType
@@ -66,19 +66,11 @@ _BITCAST = {"fp16": "__ushort_as_half((unsigned short){:#06x})",
             "fp32": "__int_as_float({:#010x})", "fp64": "__longlong_as_double({:#018x}LL)"}
 
 
-def _dropped_dims(layout) -> list[DimMap]:
-    """The blocked dimensions a slice layout dropped (threads along them hold the same elements),
-    as size-1 maps: ``thread_index`` of each is this thread's position along it."""
-    base, kept = _blocked_of(layout)
-    full = dim_maps(base, (1,) * base.rank)
-    return [full[d] for d in range(base.rank) if d not in kept]
-
-
 def c_literal(value, ty: ScalarType) -> str:
     """The C++ spelling of the constant ``value`` of type ``ty``: bit-exact. Floats are rounded to
     ``ty`` once, by the registry's rule (``ops.constant_value``, which the interpreter uses too), and
-    spelled exactly: integral values in decimal (``2.0f``), others as hexadecimal floats
-    (``0x1.99999ap-4f``), non-finite values and half precision as bit casts."""
+    spelled exactly: in decimal where that is exact (``2.5f``), else as a hexadecimal float
+    (``0x1.99999ap-4f``); non-finite values and half precision as bit casts."""
     if ty.is_bool:
         return "true" if value else "false"
     if ty.is_float:
@@ -86,8 +78,9 @@ def c_literal(value, ty: ScalarType) -> str:
         if not math.isfinite(v) or ty.name in ("fp16", "bf16"):
             return _BITCAST[ty.name].format(float_bits(value, ty))
         suffix = "f" if ty.name == "fp32" else ""
-        if v == int(v) and abs(v) <= 2**53:
-            return ("-" if math.copysign(1, v) < 0 else "") + f"{abs(int(v))}.0{suffix}"
+        decimal = exact_decimal(v)
+        if decimal is not None:
+            return decimal + suffix
         mantissa, _, exponent = v.hex().partition("p")
         return f"{mantissa.rstrip('0').rstrip('.')}p{exponent}{suffix}"
     if ty.bits < 32:                      # typed, so mt_add<T>(a, b) and friends deduce one T
@@ -424,7 +417,7 @@ class CudaEmitter:
             return "threadIdx.x == 0"
         maps = dim_maps(ptr.layout, ptr.type.shape)
         conds = [c for m, k in zip(maps, self.reg_digits(maps, r)) if (c := self.owner(m, k)) is not None]
-        for m in _dropped_dims(ptr.layout):
+        for m in dropped_dims(ptr.layout):
             t = self.thread_index(m)
             if t != "0":
                 conds.append(f"{_paren(t)} == 0")

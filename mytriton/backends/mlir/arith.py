@@ -16,9 +16,8 @@ the op is the identity, e.g. ``abs`` of an unsigned value).
 """
 from __future__ import annotations
 
-import math
 
-from ...ir.ops import REDUCE_COMBINE, constant_value, float_bits
+from ...ir.ops import REDUCE_COMBINE, constant_value, exact_decimal, float_bits
 from ...ir.types import PointerType, ScalarType
 
 _FLOAT_TYPES = {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64"}
@@ -39,11 +38,9 @@ def constant_literal(value, t: ScalarType) -> str:
         return "true" if value else "false"
     if t.is_float:
         # rounded to `t` once by the registry's rule (ops.constant_value, as the interpreter and the
-        # CUDA backend); integral values in decimal, everything else as its exact bit pattern
-        v = float(constant_value(value, t))
-        if math.isfinite(v) and v == int(v) and abs(v) <= 2**53:
-            return ("-" if math.copysign(1, v) < 0 else "") + f"{abs(int(v))}.0"
-        return f"0x{float_bits(value, t):X}"
+        # CUDA backend); in decimal where that is exact, else as its bit pattern
+        decimal = exact_decimal(float(constant_value(value, t)))
+        return decimal if decimal is not None else f"0x{float_bits(value, t):X}"
     v = int(value)
     if v >= 1 << (t.bits - 1):         # print unsigned values as their signless two's complement
         v -= 1 << t.bits

@@ -12,7 +12,7 @@ from math import prod
 
 from ... import __version__
 from ...errors import CompilationError
-from ...ir.layout import DimMap, dim_maps
+from ...ir.layout import DimMap, dim_maps, dropped_dims
 from ...ir.ops import OPS, REDUCE_KINDS
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Value
@@ -379,6 +379,33 @@ class MLIREmitter:
             return result
         self.per_register(op, make)
 
+    def store_owner(self, ptr: Value, r: int) -> str | None:
+        """i1: this thread's register ``r`` of ``ptr`` is the one copy of its element that stores
+        (the CUDA backend's ``store_owner``: copies of a replicated layout, of a slice's dropped
+        dimensions and of a scalar store once per program); None when every copy is the only one."""
+        if not isinstance(ptr.type, BlockType):
+            return self.memoized(("first thread",), lambda: self.emit(
+                f"arith.cmpi eq, {self.thread_id()}, {self.i32(0)} : i32"))
+        maps = dim_maps(ptr.layout, ptr.type.shape)
+        preds = []
+        dims = [(m, k) for m, k in zip(maps, reg_digits(maps, r)) if m.replicated or m.size < m.spt]
+        if dims:
+            preds.append(self.owns(dims))
+        for m in dropped_dims(ptr.layout):
+            t = self.thread_index(m)
+            if t != 0:
+                preds.append(self.memoized(("first along", t), lambda t=t: self.emit(
+                    f"arith.cmpi eq, {t}, {self.i32(0)} : i32")))
+        if not preds:
+            return None
+        return self.memoized(("all", tuple(preds)), lambda: self.and_all(preds))
+
+    def and_all(self, preds: list[str]) -> str:
+        out = preds[0]
+        for p in preds[1:]:
+            out = self.emit(f"arith.andi {out}, {p} : i1")
+        return out
+
     def op_store(self, op: Op):
         ptr, value = op.operands[:2]
         elem = ptr.type.scalar.pointee
@@ -390,10 +417,14 @@ class MLIREmitter:
             if v not in converted:
                 converted[v] = convert(self, v, value.type.scalar, elem)
             v = converted[v]
-            if len(op.operands) == 2:
+            conds = [c for c in (self.store_owner(ptr, r),) if c is not None]
+            if len(op.operands) == 3:
+                conds.append(self.operand(ptr, op.operands[2], r))
+            if not conds:
                 self.line(f"llvm.store {v}, {p} : {ty}, !llvm.ptr")
                 continue
-            self.line(f"scf.if {self.operand(ptr, op.operands[2], r)} {{")
+            cond = conds[0] if len(conds) == 1 else self.emit(f"arith.andi {conds[0]}, {conds[1]} : i1")
+            self.line(f"scf.if {cond} {{")
             self.line(f"  llvm.store {v}, {p} : {ty}, !llvm.ptr")
             self.line("}")
 
