@@ -58,12 +58,13 @@ def fill_other(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def double_in_place(p):
-    tl.store(p, tl.load(p) * 2.0)
+    q = p + tl.program_id(0)
+    tl.store(q, tl.load(q) * 2.0)
 
 
 @triton.jit
 def double_row_in_place(p, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(p + offs, tl.load(p + offs) * 2.0)
 
 
