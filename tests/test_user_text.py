@@ -321,13 +321,14 @@ def test_sliced_and_2d_stores_are_owned_once():
            "    m = tl.arange(0, BM)\n    n = tl.arange(0, BN)\n"
            "    x = tl.load(x_ptr + m[:, None] * BN + n[None, :])\n"
            "    tl.store(rows_ptr + m, tl.sum(x, axis=1))\n"
-           "    tl.store(out_ptr + m[:, None] * BN + n[None, :], x * 2.0)\n")
+           "    tl.store(out_ptr + m[:, None] * BN + n[None, :], x * 2.0)\n"
+           "    tl.store(rows_ptr + n, tl.sum(x, axis=0))\n")
     import tempfile
     from pathlib import Path
     path = Path(tempfile.mkdtemp()) / "sliced.py"
     path.write_text(src)
     fn = load_kernel_from(path, "k")
-    for bm, bn, warps in [(4, 8, 4), (2, 64, 8), (16, 16, 1), (8, 32, 2)]:
+    for bm, bn, warps in [(4, 8, 4), (2, 64, 8), (16, 16, 1), (8, 32, 2), (32, 64, 4), (1, 32, 2)]:
         ck = compile_cuda(fn, {"x_ptr": F, "rows_ptr": F, "out_ptr": F}, {"BM": bm, "BN": bn}, num_warps=warps)
         emitter = CudaEmitter(ck.function)
         from mytriton.ir.layout import num_regs
@@ -376,3 +377,61 @@ def test_mlir_stores_once_per_element(fn, ce, warps):
         assert re.search(rf"{cond} = arith.cmpi ult, %\w+, %c16_i32 : i32", text), text
     if not tools.missing_tools("mlir-opt"):
         tools.verify(text)
+
+
+@pytest.mark.parametrize("op", ["/", "//", "%"])
+def test_mixed_signedness_with_a_python_number_is_the_same_rule(tmp_path, op):
+    path = tmp_path / f"num{len(op)}{op == '%'}.py"
+    path.write_text(div_kernel(op).replace("tl.load(y_ptr + offs)", "3"))
+    fn = load_kernel_from(path, "k")
+    for tx in INTS:
+        sig = {"x_ptr": f"*{tx}", "y_ptr": "*i32", "out_ptr": "*fp32"}
+        if tx[0] == "i":
+            compile_cuda(fn, sig)
+            continue
+        with pytest.raises(mytriton.CompilationError) as e:
+            compile_cuda(fn, sig)
+        assert f"{path}:8:" in str(e.value)
+        assert f"cannot use '{op}' with {tx} and i32: they have different signedness (cast one of them)" in str(e.value)
+
+
+MAIN_KERNELS = '''\
+import mytriton as triton
+import mytriton.language as tl
+
+
+@triton.jit
+def main(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+'''
+MAIN_MANIFEST = '''\
+package: mainpkg
+targets: [sm_90]
+kernels:
+  - kernel: kernels/k.py:main
+    signature: {x_ptr: "*fp32", n: i32}
+    constexprs:
+      BLOCK: [128]
+'''
+
+
+def build_main_package(folder):
+    from mytriton.aot import build_packages
+    (folder / "kernels").mkdir(parents=True, exist_ok=True)
+    (folder / "kernels" / "k.py").write_text(MAIN_KERNELS)
+    (folder / "m.yaml").write_text(MAIN_MANIFEST)
+    build_packages([str(folder / "m.yaml")], out_dir=str(folder / "out"), jobs=1, echo=lambda line: None,
+                   notify=lambda remark: None)
+    return folder / "out" / "mainpkg"
+
+
+def test_a_kernel_named_main_builds_with_a_predictable_symbol(tmp_path):
+    import json
+    pkg = build_main_package(tmp_path)
+    info = json.loads((pkg / "manifest.json").read_text())
+    text = json.dumps(info)
+    assert '"symbol": "k_main"' in text, text
+    ptx = next(pkg.glob("kernels/main/*.ptx")).read_text()
+    assert ".visible .entry k_main(" in ptx
+    assert b"k_main" in next(pkg.glob("kernels/main/*.cubin")).read_bytes()

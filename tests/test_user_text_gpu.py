@@ -195,3 +195,18 @@ def test_mangled_symbol_launches_through_the_compiled_kernel():
     d = dev(x)
     k.launch((2,), [d.data_ptr(), 256])
     np.testing.assert_array_equal(host(d), x * 2.0)
+
+
+def test_aot_package_with_a_kernel_named_main(tmp_path, monkeypatch):
+    import importlib
+
+    from tests.test_user_text import build_main_package
+    pkg = build_main_package(tmp_path)
+    monkeypatch.syspath_prepend(str(pkg.parent))
+    mainpkg = importlib.import_module("mainpkg")
+    x = rand(256, 10)
+    d = dev(x)
+    mainpkg.main[(2,)](d, 200, BLOCK=128)
+    want = x.copy()
+    want[:200] *= 2.0
+    np.testing.assert_array_equal(host(d), want)

@@ -75,7 +75,7 @@ def _arith_compute(types, attrs):
 
 def _truediv_compute(types, attrs):
     a, b = _numeric(types[0], "/"), _numeric(types[1], "/")
-    _same_signedness(a, b, "/")
+    check_same_signedness(a, b, "/")
     c = promote(a, b)
     return c if c.is_float else F32            # Triton: int / int is true division in fp32
 
@@ -86,23 +86,23 @@ def _int_only(op: str):
         if not (a.is_int and b.is_int):
             raise OpTypeError(f"'{op}' needs integer operands, got {types[0].scalar} and {types[1].scalar}")
         if op == "//":
-            _same_signedness(a, b, op)
+            check_same_signedness(a, b, op)
         return promote(a, b)
     return compute
 
 
-def _same_signedness(a: ScalarType, b: ScalarType, op: str):
+def check_same_signedness(a: ScalarType, b: ScalarType, op: str):
     """Triton refuses integer / // % across signedness (rarely a useful answer), whatever the widths;
     int1 counts as signed there (``tl.int1``), so bool with an unsigned type is refused too. The
-    one rule for tensor operands; ``language.core.computation_operands`` applies it to a Python
-    number that takes part in the promotion."""
+    one rule for tensor operands and (``language.core.computation_operands``) for a Python number
+    that takes part in the promotion."""
     if a.is_int and b.is_int and (a.is_signed or a.is_bool) != (b.is_signed or b.is_bool):
         raise OpTypeError(f"cannot use '{op}' with {a} and {b}: they have different signedness (cast one of them)")
 
 
 def _mod_compute(types, attrs):
     a, b = _numeric(types[0], "%"), _numeric(types[1], "%")
-    _same_signedness(a, b, "%")
+    check_same_signedness(a, b, "%")
     return promote(a, b)
 
 

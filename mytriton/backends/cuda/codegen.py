@@ -4,7 +4,12 @@ Each block value becomes a per-thread register array (``float v7[8]``) indexed b
 elementwise ops become fully unrolled loops over it. Register ``r`` of a value holds the element
 whose coordinates the value's layout gives (ir/layout.py ``element_coords``): this module emits the
 same arithmetic in C++. Reductions combine in registers, then across lanes with ``__shfl_xor_sync``,
-then across warps through shared memory; layout conversions go through shared memory.
+then across warps through shared memory; layout conversions go through shared memory. A store
+happens once per element and program: of the threads holding copies of an element, one stores.
+
+User text reaches the code only through ``backends/names.py``: parameters are ``p_<name>``, the kernel
+``k_<name>`` (its ``extern "C"`` symbol), and source lines, file names and constexpr values in
+comments are escaped; constants are spelled bit-exact by ``c_literal``.
 """
 from __future__ import annotations
 
