@@ -37,7 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 # (pattern, replacement) on each line of the test file: the language and jit become mytriton's
 REWRITES = [
-    (re.compile(r"^(\s*)import triton\s*$"), r"\1import mytriton as triton"),
+    (re.compile(r"^(\s*)import triton\s*$"),                        # the real one stays, for its helpers
+     r"\1import triton as _real_triton  # (benchmarks/peer_core.py)\n\1import mytriton as triton"),
     (re.compile(r"^(\s*)import triton\.language as (\w+)\s*$"), r"\1import mytriton.language as \2"),
     (re.compile(r"^(\s*)from triton\.language((?:\.\w+)*) import "), r"\1from mytriton.language\2 import "),
     (re.compile(r"^(\s*)from triton import "), r"\1from mytriton import "),
@@ -153,9 +154,8 @@ def prepare(test_core: Path, workdir: Path) -> Path:
         out.append(new + line[len(body):])
     if not rewritten:
         raise SystemExit(f"{test_core}: found no 'import triton' lines to point at mytriton")
-    header = "import triton as _real_triton  # Triton's driver helpers (benchmarks/peer_core.py)\n"
     target = workdir / test_core.name
-    target.write_text(header + "".join(out))
+    target.write_text("".join(out))
     (workdir / "conftest.py").write_text(CONFTEST)
     return target
 
