@@ -47,8 +47,9 @@ def test_parameter_named_r_is_not_the_register_index():
                    "threadIdx": "fp32"}),
     (h.main, {"x_ptr": F, "n": "i32"}),
     (h.printf, {"x_ptr": F, "n": "i32"}),
+    (h.float, {"x_ptr": F, "n": "i32"}),
     (h.grüße, {"x_ptr": F, "ñ": "i32", "δ_ptr": F}),
-], ids=["cpp-keywords-and-generated-names", "main", "printf", "non-ascii"])
+], ids=["cpp-keywords-and-generated-names", "main", "printf", "float", "non-ascii"])
 def test_hostile_names_compile_with_nvrtc(fn, sig):
     ck = compile_cuda(fn, sig, {"BLOCK": 128})
     symbol = ck.metadata["name"]

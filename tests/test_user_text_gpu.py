@@ -36,14 +36,14 @@ def test_parameter_named_r():
     assert (got[n:] == 7.0).all()
 
 
-@pytest.mark.parametrize("fn", [h.main, h.printf], ids=["main", "printf"])
+@pytest.mark.parametrize("fn", [h.main, h.printf, h.float], ids=["main", "printf", "float"])
 def test_kernels_named_like_c_functions(fn):
     n = 300
     x = rand(512, 2)
     d = dev(x)
     fn[(4,)](d, n, BLOCK=128)
     want = x.copy()
-    want[:n] = x[:n] * 2.0 if fn is h.main else 1.0
+    want[:n] = {h.main: x[:n] * 2.0, h.printf: 1.0, h.float: -1.0}[fn]
     np.testing.assert_array_equal(host(d), want)
 
 

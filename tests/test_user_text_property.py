@@ -10,6 +10,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 import mytriton  # noqa: E402
+from mytriton.backends.mlir import tools  # noqa: E402
 from mytriton.backends.names import PARAM, c_identifier, kernel_symbol  # noqa: E402
 from tests.user_text_strategies import kernels, load  # noqa: E402
 
@@ -58,3 +59,5 @@ def test_hostile_user_text_never_reaches_the_code(k):
     mlir = mytriton.compile(k.fn, signature=k.signature, constexprs=k.constexprs, num_warps=k.num_warps,
                             backend="mlir")
     check_mlir_text(mlir.asm["mlir"], k)
+    if not tools.missing_tools("mlir-opt"):
+        tools.verify(mlir.asm["mlir"])                                           # mlir-opt accepts it

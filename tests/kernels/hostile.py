@@ -81,3 +81,9 @@ def pointer_swap(dst, src, n, steps, BLOCK: tl.constexpr):
     for i in range(steps):
         tl.store(p + offs, tl.load(src + offs, mask=offs < n) + 1.0, mask=offs < n)
         p = src
+
+
+@triton.jit
+def float(x_ptr, n, BLOCK: tl.constexpr):       # last in the file: it shadows the builtin below it
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, -1.0, mask=offs < n)
