@@ -8,6 +8,8 @@ A copy goes to a temporary directory with its ``import triton`` / ``import trito
 (and ``from triton[.language...] import ...`` lines) pointed at mytriton; Triton's test helpers
 (``triton._internal_testing``: ``numpy_random``, ``to_triton``, dtype lists; ``triton.runtime``:
 errors and the driver's device queries) still come from the real Triton, which must be installed.
+Triton's ``patch_kernel`` (which edits a kernel's source in place) is replaced by one that writes the
+patched source to a file, as mytriton reads kernels from their files.
 A ``conftest.py`` there provides the fixtures Triton's test directory has (``device``; tests needing
 Triton's own knobs or allocator are skipped) and classifies every failure:
 
@@ -45,6 +47,28 @@ REWRITES = [
 ]
 # device queries the tests make through `triton.runtime.driver` are the real Triton's helpers
 DRIVER = (re.compile(r"\btriton\.runtime\.driver\b"), "_real_triton.runtime.driver")
+
+# appended to the copy: Triton's patch_kernel edits a JITFunction's source in place
+# (`_unsafe_update_src`); mytriton reads a kernel's source from its file, so the patched source gets a file
+PATCH_KERNEL = '''
+
+def patch_kernel(template, to_replace):  # replaced by mytriton's benchmarks/peer_core.py
+    import hashlib, inspect, os, textwrap
+    src = textwrap.dedent(inspect.getsource(template.fn))
+    for key, value in to_replace.items():
+        src = src.replace(key, value)
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "patched_kernels")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{template.fn.__name__}_{hashlib.sha256(src.encode()).hexdigest()[:16]}.py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(src)
+        os.replace(tmp, path)
+    namespace = {}
+    exec(compile(src, path, "exec"), globals(), namespace)
+    return namespace[template.fn.__name__]
+'''
 
 CONFTEST = r'''
 """Written by mytriton's benchmarks/peer_core.py: the fixtures of Triton's test directory, and the
@@ -154,6 +178,8 @@ def prepare(test_core: Path, workdir: Path) -> Path:
         out.append(new + line[len(body):])
     if not rewritten:
         raise SystemExit(f"{test_core}: found no 'import triton' lines to point at mytriton")
+    if any(line.startswith("def patch_kernel(") for line in out):
+        out.append(PATCH_KERNEL)
     target = workdir / test_core.name
     target.write_text("".join(out))
     (workdir / "conftest.py").write_text(CONFTEST)
@@ -170,6 +196,10 @@ def summarize(results: dict) -> tuple[str, int]:
              f"skipped: {outcomes['skipped']}" + "".join(f"   {k}: {outcomes[k]}" for k in ("xfailed", "xpassed")
                                                         if outcomes[k]),
              "failures and errors by class: " + (", ".join(f"{k}: {v}" for k, v in sorted(kinds.items())) or "none")]
+    errors = sorted((nodeid, r.get("message", "")) for nodeid, r in results.items() if r["outcome"] == "error")
+    if errors:
+        lines.append("errors (setup or collection), the first 10:")
+        lines += [f"  {nodeid}\n      {message}" for nodeid, message in errors[:10]]
     lines.append(f"wrong values ({len(wrong)} tests ran and gave a wrong result):")
     lines += [f"  {nodeid}\n      {message}" for nodeid, message in wrong] or ["  none"]
     return "\n".join(lines), len(wrong)
