@@ -13,11 +13,29 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import CompilationError, NVRTCError  # noqa: E402
-from .frontend.jit import JITFunction, jit  # noqa: E402
-from .compiler import CompiledKernel, compile  # noqa: E402,A004
-from . import language  # noqa: E402
-from .language import cdiv  # noqa: E402  (one definition, for constexprs and run-time values)
+# Imported on first use (PEP 562): `import mytriton` alone stays cheap, so that `mytriton-build`
+# has its Ctrl-C handling in place before the compiler (numpy, the IR) loads.
+_LAZY = {
+    "CompilationError": "errors", "NVRTCError": "errors",
+    "JITFunction": "frontend.jit", "jit": "frontend.jit",
+    "CompiledKernel": "compiler", "compile": "compiler",
+    "cdiv": "language",             # one definition, for constexprs and run-time values
+}
+
+
+def __getattr__(name: str):
+    import importlib
+    if name == "language":
+        return importlib.import_module(".language", __name__)
+    if name in _LAZY:
+        value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | {"language"})
 
 
 

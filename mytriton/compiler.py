@@ -131,6 +131,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
     if backend not in ("cuda", "mlir"):
         raise CompilationError(f"unknown backend {backend!r} (available: cuda, mlir)", kernel=fn.__name__)
     from .backends.cuda.codegen import generate_cuda
+    from .backends.names import kernel_symbol
     from .backends.cuda.nvrtc import check_target
     try:
         check_target(target)
@@ -148,9 +149,10 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
         stages["cu"], shared = generate_cuda(func)
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
-    asm = _Asm(f"/mytriton/{fn.__name__}.cu", target, **stages)
+    symbol = kernel_symbol(fn.__name__)       # the extern "C" / gpu.func name the loaders look up
+    asm = _Asm(f"/mytriton/{symbol}.cu", target, **stages)
     metadata = {
-        "name": fn.__name__,
+        "name": symbol,
         "num_warps": num_warps,
         "shared": shared,
         "target": target,

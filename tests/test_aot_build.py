@@ -69,7 +69,7 @@ def test_build_writes_the_documented_package(tmp_path):
                      "kernels/add_kernel/BLOCK256_w4.sm_80.cubin", "kernels/add_kernel/BLOCK256_w4.sm_90.cubin",
                      "kernels/add_kernel/BLOCK64_w4.cu", "kernels/add_kernel/BLOCK64_w4.ptx",
                      "kernels/add_kernel/BLOCK64_w4.sm_80.cubin", "kernels/add_kernel/BLOCK64_w4.sm_90.cubin",
-                     "manifest.json", "pyproject.toml"]
+                     "manifest.json", "pyproject.toml", *(["setup.py"] if library else [])]
     assert (pkg / "_runtime.py").read_bytes() == (REPO / "mytriton" / "runtime" / "driver.py").read_bytes()
     assert (pkg / "kernels/add_kernel/BLOCK64_w4.sm_90.cubin").read_bytes()[:4] == b"\x7fELF"
     ptx = (pkg / "kernels/add_kernel/BLOCK64_w4.ptx").read_text()
@@ -447,3 +447,175 @@ def test_every_shipped_manifest_builds_to_cubin_and_ptx(tmp_path):
     blocks = {spec["constexprs"]["BLOCK"] for k in info["kernels"].values() for spec in k["specializations"]}
     warps = {spec["num_warps"] for k in info["kernels"].values() for spec in k["specializations"]}
     assert min(blocks) < 128 < max(blocks) and len(warps) > 2
+
+
+def _wait_gone(pids: list[int], seconds: float) -> list[int]:
+    """The pids among *pids* still alive after *seconds*."""
+    deadline = time.monotonic() + seconds
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if _alive(pid)]
+    return alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:        # a zombie (not yet reaped by its new parent) counts as gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def test_sigkill_of_the_build_ends_its_workers(tmp_path):
+    """After SIGKILL of mytriton-build its -j workers die too: they no longer hold the caller's
+    stdout open, so communicate() returns (before, it waited for the workers' 120 s compiles)."""
+    hang = ("import multiprocessing, os, time\n"
+            "if multiprocessing.parent_process() is not None:\n"
+            "    print('worker', os.getpid(), flush=True)\n"
+            "    time.sleep(120)\n")
+    write_project(tmp_path, SMALL_MANIFEST)
+    kernel = tmp_path / "kernels" / "k.py"
+    kernel.write_text(hang + kernel.read_text())
+    proc = subprocess.Popen([sys.executable, "-m", "mytriton.aot", "m.yaml", "--out", "out", "-j", "2"],
+                            cwd=tmp_path, env=env_with_repo(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    workers = []
+    try:
+        for line in proc.stdout:
+            if line.startswith("worker"):
+                workers.append(int(line.split()[1]))
+                break
+        assert workers, "no worker started"
+        proc.kill()
+        start = time.monotonic()
+        proc.communicate(timeout=10)
+        assert time.monotonic() - start < 10
+        assert _wait_gone(workers, 5) == []
+    finally:
+        proc.kill()
+        for pid in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_watchdog_ends_a_worker_whose_parent_died_without_prctl(tmp_path):
+    """The portable fallback (no prctl): a worker's watchdog thread sees its parent gone."""
+    child = ("import os, sys, time\n"
+             "from mytriton.aot import jobs\n"
+             "jobs.WATCHDOG_PERIOD = 0.05\n"
+             "jobs._die_with_parent(os.getppid(), use_prctl=False)\n"
+             "print(os.getpid(), flush=True)\n"
+             "time.sleep(60)\n")
+    parent = ("import subprocess, sys\n"
+              f"p = subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+              "p.wait()\n")
+    proc = subprocess.Popen([sys.executable, "-c", parent], env=env_with_repo(), stdout=subprocess.PIPE, text=True)
+    pid = int(proc.stdout.readline())
+    try:
+        proc.kill()
+        proc.wait()
+        assert _wait_gone([pid], 5) == []
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_ctrl_c_keeps_the_compiles_that_finished(tmp_path, compile_calls):
+    """Interrupted after one of two compiles, the next build compiles only the other one."""
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    second_hangs = (
+        "import sys, time, mytriton\n"
+        "from mytriton.aot.cli import main\n"
+        "real, calls = mytriton.compile, []\n"
+        "def compile_then_hang(fn, **options):\n"
+        "    calls.append(options)\n"
+        "    if len(calls) == 2:\n"
+        "        print('hanging', flush=True)\n"
+        "        time.sleep(60)\n"
+        "    return real(fn, **options)\n"
+        "mytriton.compile = compile_then_hang\n"
+        "sys.exit(main(['m.yaml', '--out', 'out', '-j', '1']))\n")
+    proc, out, err = _interrupt(tmp_path, [sys.executable, "-c", second_hangs], "hanging", env_with_repo())
+    assert proc.returncode == 130, err
+    assert_no_traceback(err)
+    assert "[1/2] add_kernel BLOCK=64 w4 sm_90" in out
+    assert not (tmp_path / "out" / "small").exists()
+    lines = build(manifest, tmp_path / "out")
+    assert [c[1] for c in compile_calls] == [(("BLOCK", 256),)], "the finished compile was compiled again"
+    assert any(re.search(r"BLOCK=64 w4 sm_90 +cached$", line) for line in lines), lines
+    # The package holds them now: nothing else is left beside it (no cache, no lock file).
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["small"]
+
+
+def test_lock_files_do_not_accumulate_and_a_symlink_is_not_followed(tmp_path):
+    manifest = write_project(tmp_path, SMALL_MANIFEST)
+    out = tmp_path / "out"
+    build(manifest, out)
+    build(manifest, out)
+    assert sorted(p.name for p in out.iterdir()) == ["small"]
+    target = tmp_path / "elsewhere"
+    (out / ".small.lock").symlink_to(target)
+    result = run_cli(["m.yaml", "--out", "out"], cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert f"the lock file {Path('out') / '.small.lock'} is a symbolic link; it is not followed" in result.stderr
+    assert_no_traceback(result.stderr)
+    assert not target.exists() and (out / ".small.lock").is_symlink()
+
+
+def test_ctrl_c_at_any_moment_prints_no_traceback(tmp_path):
+    """Ctrl-C from the first moments on (while Python imports the compiler) ends with the one-line
+    message or silently, never with a traceback."""
+    write_project(tmp_path, SMALL_MANIFEST)
+    # Python's own start (site, .pth files) is not ours: interrupting it is Python's business.
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], env=env_with_repo(), check=True)
+    startup = time.monotonic() - start
+    for delay in (0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45):
+        delay += 1.5 * startup
+        proc = subprocess.Popen([sys.executable, "-m", "mytriton.aot", "m.yaml", "--out", "out", "-j", "1"],
+                                cwd=tmp_path, env=env_with_repo(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert_no_traceback(err)
+        assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err)
+        assert err in ("", "mytriton-build: interrupted; the previous output was left as it was\n"), (delay, err)
+
+
+def test_cli_version_and_limits(tmp_path):
+    result = run_cli(["--version"], cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == f"mytriton-build {mytriton.__version__}\n"
+    write_project(tmp_path, SMALL_MANIFEST)
+    result = run_cli(["m.yaml", "--out", "out", "--max-specializations", "1"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == ("mytriton-build: m.yaml:6: the manifest expands to more than 1 specializations (2 so "
+                             "far, counting this entry): list fewer values, or raise the limit with "
+                             "--max-specializations N\n")
+    result = run_cli(["m.yaml", "--out", "out", "--max-specializations", "0"], cwd=tmp_path)
+    assert result.returncode == 2 and "expected a positive number of specializations" in result.stderr
+
+
+def test_cli_kernel_outside_the_manifest_folder_needs_allow_outside(tmp_path):
+    write_project(tmp_path / "shared", SMALL_MANIFEST)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "m.yaml").write_text(SMALL_MANIFEST.replace("kernels/k.py", "../shared/kernels/k.py"))
+    result = run_cli(["m.yaml", "--out", "out", "-j", "1"], cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.startswith("mytriton-build: m.yaml:4: kernel file '../shared/kernels/k.py' is outside "
+                                    "the manifest's folder"), result.stderr
+    assert result.stderr.rstrip().endswith("move it there, or pass --allow-outside")
+    result = run_cli(["m.yaml", "--out", "out", "-j", "1", "--allow-outside"], cwd=project)
+    assert result.returncode == 0, result.stderr
+    info = json.loads((project / "out" / "small" / "manifest.json").read_text())
+    assert info["kernels"]["add_kernel"]["kernel"] == "../shared/kernels/k.py:add_kernel"

@@ -19,11 +19,14 @@ ADD = """\
 # (manifest text, fragment of the message); the error's line is the one marked "#<".
 CASES = {
     "unknown top-level key": (HEAD + ADD + "    constexprs: {BLOCK: [64]}\nextra: 1  #<\n",
-                              "unknown key 'extra' in the manifest (expected one of: package, targets, kernels)"),
+                              "unknown key 'extra' in the manifest (expected one of: package, version, targets, kernels)"),
     "misspelled kernel key": (HEAD + "  - kernel: kernels/k.py:add_kernel\n"
                                      "    singature: {x_ptr: i32}  #<\n",
                               "unknown key 'singature' in kernel entry (expected one of: kernel, signature, "
-                              "constexprs, specializations, num_warps)"),
+                              "constexprs, specializations, num_warps); did you mean 'signature'?"),
+    "misspelled top-level key": ("package: pkg\ntarget: [sm_90]  #<\nkernels:\n" + ADD,
+                                 "unknown key 'target' in the manifest (expected one of: package, version, "
+                                 "targets, kernels); did you mean 'targets'?"),
     "missing required key": ("package: pkg  #<\ntargets: [sm_90]\n",
                              "the manifest is missing the required key 'kernels'"),
     "missing signature": (HEAD + "  - kernel: kernels/k.py:add_kernel  #<\n    constexprs: {BLOCK: [64]}\n",
@@ -50,6 +53,10 @@ CASES = {
                             '      x_ptr: "*f32"  #<\n',
                      "parameter 'x_ptr': unknown type '*f32': expected one of i1 i8 i16 i32 i64 u8 u16 u32 "
                      "u64 fp16 bf16 fp32 fp64"),
+    "misspelled type": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
+                               '      x_ptr: "*float32:16"  #<\n',
+                        "unknown type '*float32:16'",
+                        "did you mean '*fp32:16'?"),
     "suffix on a float": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
                                  '      x_ptr: "*fp32"\n      y_ptr: "*fp32"\n      out_ptr: "*fp32"\n'
                                  '      n: "fp32:16"  #<\n',
@@ -57,6 +64,16 @@ CASES = {
     "odd alignment": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
                              '      x_ptr: "*fp32:24"  #<\n',
                       "alignment must be a power of two, got 24"),
+    "absurd alignment": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
+                                '      x_ptr: "*fp32:1267650600228229401496703205376"  #<\n',
+                         "alignment 126765060022... is more than a pointer can promise (at most 4096)"),
+    "alignment above a page": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
+                                      '      x_ptr: "*fp32:8192"  #<\n',
+                               "alignment 8192 is more than a pointer can promise (at most 4096)"),
+    "divisibility above a page": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
+                                         '      x_ptr: "*fp32:16"\n      y_ptr: "*fp32:16"\n'
+                                         '      out_ptr: "*fp32:16"\n      n: "i32:65536"  #<\n',
+                                  "alignment 65536 is more than a pointer can promise"),
     "type not a string": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
                                  "      x_ptr: 16  #<\n",
                           "the type of 'x_ptr' must be a type string"),
@@ -64,7 +81,12 @@ CASES = {
                                      "      x_ptr: *fp32  #<\n",
                               'quote them, e.g. "*fp32:16"'),
     "unknown constexpr": (HEAD + ADD + "    constexprs:\n      BLCK: [64]  #<\n",
-                          "unknown constexpr 'BLCK': not a tl.constexpr parameter of add_kernel (expected: BLOCK)"),
+                          "unknown constexpr 'BLCK': not a tl.constexpr parameter of add_kernel (expected: BLOCK); "
+                          "did you mean 'BLOCK'?"),
+    "misspelled parameter": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
+                                    '      x_pt: "*fp32"  #<\n',
+                             "unknown parameter 'x_pt' in signature: add_kernel has no such parameter "
+                             "(runtime parameters: x_ptr, y_ptr, out_ptr, n); did you mean 'x_ptr'?"),
     "runtime parameter as constexpr": (HEAD + ADD + "    constexprs:\n      BLOCK: [64]\n      n: [1]  #<\n",
                                        "'n' is a runtime parameter of add_kernel, not a tl.constexpr"),
     "missing constexpr values": (HEAD + "  - kernel: kernels/k.py:scale_kernel\n"
@@ -93,11 +115,68 @@ CASES = {
                                                          "    specializations:  #<\n      - {BLOCK: 64}\n",
                                             "either 'constexprs' (a product) or 'specializations'"),
     "package with a path": ('package: "../evil"  #<\ntargets: [sm_90]\nkernels:\n' + ADD,
-                            "package '../evil' is not a valid Python identifier"),
+                            "package '../evil' is not an ASCII Python identifier"),
     "package with a dash": ("package: my-kernels  #<\ntargets: [sm_90]\nkernels:\n" + ADD,
-                            "package 'my-kernels' is not a valid Python identifier"),
+                            "package 'my-kernels' is not an ASCII Python identifier"),
     "package is a keyword": ("package: class  #<\ntargets: [sm_90]\nkernels:\n" + ADD,
-                             "package 'class' is not a valid Python identifier"),
+                             "package 'class' is a Python keyword"),
+    "package not ASCII": ("package: café  #<\ntargets: [sm_90]\nkernels:\n" + ADD,
+                          "package 'café' is not an ASCII Python identifier"),
+    **{f"package shadows {name}": (f"package: {name}  #<\ntargets: [sm_90]\nkernels:\n" + ADD,
+                                   f"package '{name}' would shadow the module of that name once installed")
+       for name in ("json", "os", "site", "mytriton", "cuda", "numpy", "yaml", "setuptools", "Json")},
+    "package replaces a distribution": ("package: cuda_bindings  #<\ntargets: [sm_90]\nkernels:\n" + ADD,
+                                        "package 'cuda_bindings' is the name of a distribution that `pip "
+                                        "install` would replace"),
+    "version not PEP 440": ("package: pkg\nversion: one.two  #<\ntargets: [sm_90]\nkernels:\n" + ADD,
+                            "version 'one.two' is not a PEP 440 version"),
+    "version is a list": ("package: pkg\nversion: [1, 2]  #<\ntargets: [sm_90]\nkernels:\n" + ADD,
+                          "version must be a version string such as \"1.2.0\", got a list"),
+    "version is empty": ("package: pkg\nversion:  #<\ntargets: [sm_90]\nkernels:\n" + ADD,
+                         "version must be a version string"),
+    "kernel named like a keyword": (HEAD + "  - kernel: kernels/kw.py:class  #<\n    signature: {}\n",
+                                    "kernel name 'class' is a Python keyword: the generated loader cannot "
+                                    "define it"),
+    "kernel named like a dunder": (HEAD + "  - kernel: kernels/kw.py:__all__  #<\n    signature: {}\n",
+                                   "a kernel cannot be named '__all__'"),
+    "non-ASCII parameter name": (HEAD + "  - kernel: kernels/uni.py:uni_kernel  #<\n    signature: {}\n",
+                                 "parameter 'x_ptré' of uni_kernel is not an ASCII Python identifier"),
+    "kernel file outside the manifest folder": (HEAD + "  - kernel: ../outside.py:add_kernel  #<\n"
+                                                       "    signature: {}\n",
+                                                "kernel file '../outside.py' is outside the manifest's folder"),
+    "absolute kernel path": (HEAD + "  - kernel: /usr/lib/python3/x.py:add_kernel  #<\n    signature: {}\n",
+                             "kernel file '/usr/lib/python3/x.py' is outside the manifest's folder"),
+    "kernel file is binary": (HEAD + "  - kernel: kernels/binary.so:fn  #<\n    signature: {}\n",
+                              "cannot import 'kernels/binary.so': SyntaxError: source code string cannot "
+                              "contain null bytes"),
+    "kernel file is not UTF-8": (HEAD + "  - kernel: kernels/latin1.py:fn  #<\n    signature: {}\n",
+                                 "cannot import 'kernels/latin1.py': SyntaxError:"),
+    "bad YAML int tag": (HEAD + ADD + "    constexprs: {BLOCK: [64]}\n    num_warps: [!!int abc]  #<\n",
+                         "invalid value for num_warps: tag:yaml.org,2002:int cannot hold 'abc'"),
+    "bad YAML float tag in a message": (HEAD + ADD + "    constexprs: {BLOCK: [64]}\n"
+                                                     "    num_warps: !!float abc  #<\n",
+                                        "num_warps must be a list, got a value tagged tag:yaml.org,2002:float"),
+    "deeply nested YAML": ("package: pkg\nkernels:\n" + "  " * 3 + "- " * 70 + "x  #<\n",
+                           "invalid YAML: the YAML is nested more than 64 levels deep"),
+    "deeply nested flow YAML": ("package: pkg\nkernels: " + "[" * 5000 + "]" * 5000 + "  #<\n",
+                                "invalid YAML: the YAML is nested more than 64 levels deep"),
+    "NUL in the manifest": ("package: pkg\n\x00  #<\n", "the character U+0000 is not allowed"),
+    "too many specializations": (HEAD + "  - kernel: kernels/k.py:scale_kernel\n"
+                                        '    signature: {x_ptr: "*fp32", out_ptr: "*fp32", n: i32, alpha: fp32}\n'
+                                        "    constexprs:  #<\n"
+                                        f"      BLOCK: {list(range(1, 1001))}\n"
+                                        f"      EVEN: {list(range(1, 1001))}\n",
+                                 "the manifest expands to more than 4096 specializations (1000000 so far, "
+                                 "counting this entry): list fewer values, or raise the limit with "
+                                 "--max-specializations N"),
+    "too many specializations over several entries": (
+        HEAD + ADD + f"    constexprs: {{BLOCK: {list(range(1, 4001))}}}\n"
+        + "  - kernel: kernels/k.py:scale_kernel\n"
+          '    signature: {x_ptr: "*fp32", out_ptr: "*fp32", n: i32, alpha: fp32}\n'
+          "    specializations:\n"
+        + "".join(f"      - {{BLOCK: {i}, EVEN: 1}}\n" for i in range(96))
+        + "      - {BLOCK: 96, EVEN: 1}  #<\n",
+        "the manifest expands to more than 4096 specializations (4097 so far"),
     "unknown target": ("package: pkg\ntargets:\n  - sm_90\n  - sm_91  #<\nkernels:\n" + ADD,
                        "unknown target 'sm_91' (known targets: sm_70, sm_72, sm_75, sm_80"),
     "target not a name": ("package: pkg\ntargets: [90]  #<\nkernels:\n" + ADD, "unknown target 90"),
@@ -153,6 +232,12 @@ CASES = {
 EXTRA_FILES = {
     "kernels/bad.py": "import mytriton as triton\nimport no_such_dependency_xyz\n",
     "kernels/syntax.py": "def fn(:\n    pass\n",
+    "kernels/binary.so": b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)),
+    "kernels/latin1.py": "x = 'caf\xe9'\n".encode("latin-1"),
+    # A kernel reachable only under a keyword (set through globals()); before the check, its loader
+    # was a SyntaxError on import.
+    "kernels/kw.py": KERNELS + 'globals()["class"] = add_kernel\nglobals()["__all__"] = ["add_kernel"]\n',
+    "kernels/uni.py": "import mytriton as triton\n\n@triton.jit\ndef uni_kernel(x_ptré):\n    pass\n",
 }
 
 
@@ -162,15 +247,19 @@ def marked_line(text: str) -> int:
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_manifest_error_names_file_line_and_problem(tmp_path, name):
-    text, fragment = CASES[name]
+    text, *fragments = CASES[name]
     path = write_project(tmp_path, text)
     for relative, content in EXTRA_FILES.items():
-        (tmp_path / relative).write_text(content)
+        if isinstance(content, bytes):
+            (tmp_path / relative).write_bytes(content)
+        else:
+            (tmp_path / relative).write_text(content)
     with pytest.raises(ManifestError) as info:
         load_manifest(str(path))
     message = str(info.value)
     assert message.startswith(f"{path}:{marked_line(text)}: "), message
-    assert fragment in message, message
+    for fragment in fragments:
+        assert fragment in message, message
     assert "Traceback" not in message
 
 

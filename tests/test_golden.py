@@ -60,7 +60,7 @@ def test_cuda_loop_shape():
     expected = [
         "float v25[32];",
         "for (int r = 0; r < 32; ++r) v25[r] = v0[r];",
-        "for (int v14 = 0; v14 < K; v14 += 1) {",
+        "for (int v14 = 0; v14 < p_K; v14 += 1) {",
         "float v24[32];",
         "for (int r = 0; r < 32; ++r) v24[r] = (v25[r] + v23[r]);",
         "for (int r = 0; r < 32; ++r) v25[r] = v24[r];",

@@ -69,14 +69,14 @@ def test_module_structure_and_abi():
     assert_lines_in_order(text, [
         "// launch: grid = the programs, block = (64, 1, 1) threads (num_warps=2)",
         "module attributes {gpu.container_module} {",
-        "gpu.module @add_kernel {",
-        "gpu.func @add_kernel(%x_ptr: !llvm.ptr, %y_ptr: !llvm.ptr, %out_ptr: !llvm.ptr, %n: i32) kernel "
+        "gpu.module @k_add_kernel {",
+        "gpu.func @k_add_kernel(%p_x_ptr: !llvm.ptr, %p_y_ptr: !llvm.ptr, %p_out_ptr: !llvm.ptr, %p_n: i32) kernel "
         "attributes {known_block_size = array<i32: 64, 1, 1>}",
         "%tid = gpu.thread_id x",
         "gpu.block_id x",
         # 256 elements over 64 threads: 4 registers per thread
         "%v3_3 = arith.addi %v1, ",
-        "llvm.getelementptr %x_ptr[%v3_0] : (!llvm.ptr, i32) -> !llvm.ptr, f32",
+        "llvm.getelementptr %p_x_ptr[%v3_0] : (!llvm.ptr, i32) -> !llvm.ptr, f32",
         "scf.if %v5_0 -> (f32) {",
         "llvm.load %v4_0 : !llvm.ptr -> f32",
         "gpu.return",
@@ -87,9 +87,9 @@ def test_runtime_loops_carry_tiles_scalars_and_pointers():
     text = emit(loops_kernel, {"x_ptr": F, "out_ptr": F, "total_ptr": "*i32", "n": "i32", "reps": "i32"},
                 {"BLOCK": 256})
     assert_lines_in_order(text, [
-        "= scf.for %v7 = %c0_i32 to %reps step %c1_i32 iter_args(%v8_0 = %cst, %v8_1 = %cst, %v9 = %c0_i32, "
+        "= scf.for %v7 = %c0_i32 to %p_reps step %c1_i32 iter_args(%v8_0 = %cst, %v8_1 = %cst, %v9 = %c0_i32, "
         "%v10_0 = %v5_0, %v10_1 = %v5_1) -> (f32, f32, i32, !llvm.ptr, !llvm.ptr) : i32 {",
-        "scf.for %v11 = %c1_i32 to %reps step %c2_i32 iter_args(%v12_0 = %v8_0, %v12_1 = %v8_1) -> (f32, f32) : i32 {",
+        "scf.for %v11 = %c1_i32 to %p_reps step %c2_i32 iter_args(%v12_0 = %v8_0, %v12_1 = %v8_1) -> (f32, f32) : i32 {",
         "arith.sitofp %v11 : i32 to f32",
         "scf.yield %v13_0, %v13_1 : f32, f32",
         "scf.yield %v17_0, %v17_1, %v18, %v19_0, %v19_1 : f32, f32, i32, !llvm.ptr, !llvm.ptr",
@@ -120,8 +120,8 @@ def test_layout_conversion_goes_through_workgroup_memory():
 def test_factories_convert_their_fill_values():
     text = emit(factories_kernel, {"out_f_ptr": F, "out_i_ptr": "*i32", "value_i": "i32", "value_f": "fp32"},
                 {"BLOCK": 64}, 2)
-    assert "arith.sitofp %value_i : i32 to f32" in text           # tl.full(..., int value, tl.float32)
-    assert "arith.fptosi %value_f : f32 to i32" in text           # tl.full(..., float value, tl.int32)
+    assert "arith.sitofp %p_value_i : i32 to f32" in text           # tl.full(..., int value, tl.float32)
+    assert "arith.fptosi %p_value_f : f32 to i32" in text           # tl.full(..., float value, tl.int32)
     assert "arith.constant 2.5 : f32" in text                     # tl.full(..., 2.5, tl.float32)
     assert "arith.constant 0.0 : f32" in text                     # tl.zeros
 
@@ -163,7 +163,7 @@ def test_emit_leaves_the_function_as_it_was():
 
 
 @pytest.mark.parametrize("value, ty, literal", [
-    (0.0, F32, "0.0"), (2.5, F32, "2.5"), (1e-05, F32, "1.0e-05"), (1.5e20, F64, "1.5e+20"),
+    (0.0, F32, "0.0"), (2.5, F32, "2.5"), (1e-05, F32, "0x3727C5AC"), (1e-05, F64, "0x3EE4F8B588E368F1"), (0.1, F16, "0.0999755859375"), (1.5e20, F64, "1.5e+20"),
     (math.inf, F32, "0x7F800000"), (-math.inf, F32, "0xFF800000"), (math.nan, F32, "0x7FC00000"),
     (math.inf, F64, "0x7FF0000000000000"), (-math.inf, F16, "0xFC00"), (math.nan, BF16, "0x7FC0"),
     (True, I1, "true"), (-5, I32, "-5"), (2**32 - 1, U32, "-1"), (3, F32, "3.0"),
@@ -198,7 +198,7 @@ def test_tl_empty_message_is_the_seeds():
 def test_missing_tools_are_reported_and_text_is_still_emitted(monkeypatch):
     monkeypatch.setattr(tools, "find_tool", lambda name: None)
     text = emit(add_kernel, {"x_ptr": F, "y_ptr": F, "out_ptr": F, "n": "i32"}, {"BLOCK": 64})
-    assert "gpu.func @add_kernel" in text
+    assert "gpu.func @k_add_kernel" in text
     assert tools.missing_tools("mlir-opt", "llvm-dis") == ["mlir-opt", "llvm-dis"]
     for check in (tools.verify, tools.lower_to_nvvm, tools.to_ptx):
         with pytest.raises(tools.MLIRToolsMissing, match="mlir-opt not found .*apt-get install mlir-19-tools"):
@@ -207,10 +207,35 @@ def test_missing_tools_are_reported_and_text_is_still_emitted(monkeypatch):
 
 def test_tool_search_order(monkeypatch, tmp_path):
     fake = tmp_path / "mlir-opt"
-    fake.write_text("#!/bin/sh\n")
+    fake.write_text("#!/bin/sh\necho 'LLVM (http://llvm.org/):'\necho '  LLVM version 19.1.7'\n")
     fake.chmod(0o755)
     monkeypatch.setenv("MYTRITON_LLVM_BIN", str(tmp_path))
     assert tools.find_tool("mlir-opt") == str(fake)
+
+
+def _fake_tool(folder, name: str, major: int):
+    folder.mkdir(exist_ok=True)
+    fake = folder / name
+    fake.write_text(f"#!/bin/sh\necho 'Debian LLVM version {major}.0.6'\necho '  Optimized build.'\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def test_tools_of_another_llvm_are_not_used(monkeypatch, tmp_path):
+    """An `llc` of LLVM 14 first on PATH (Debian's default) is skipped: the LLVM IR of LLVM 19
+    does not parse there; `llc-19` is taken when present, else the tool counts as missing."""
+    monkeypatch.delenv("MYTRITON_LLVM_BIN", raising=False)
+    monkeypatch.setattr(tools, "LLVM_DIR", str(tmp_path / "no-llvm-dir"))
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    old = _fake_tool(tmp_path / "bin", "llc", 14)
+    assert tools.find_tool("llc") is None
+    assert tools.missing_tools("llc") == ["llc"]
+    with pytest.raises(tools.MLIRToolsMissing, match=f"llc not found .*found only {old} is LLVM 14"):
+        tools.require_tool("llc")
+    new = _fake_tool(tmp_path / "bin", "llc-19", 19)
+    assert tools.find_tool("llc") == str(new) and tools.missing_tools("llc") == []
+    monkeypatch.setenv("MYTRITON_LLVM_BIN", str(tmp_path / "bin"))      # an explicit folder: still checked
+    assert tools.find_tool("llc") == str(new)
 
 
 def test_kernels_reading_module_constants_emit():

@@ -75,7 +75,7 @@ def test_every_module_serializes_to_ptx(ptx):
 
 def test_ptx_entry_takes_the_cuda_backends_parameters(ptx):
     text = ptx["add_b128_w4"]
-    assert ".visible .entry add_kernel(" in text
+    assert ".visible .entry k_add_kernel(" in text
     params = [line.split()[1] for line in text.splitlines() if line.strip().startswith(".param")]
     assert params == [".u64", ".u64", ".u64", ".u32"]       # three pointers, then n
     assert ".maxntid 128, 1, 1" in text
@@ -113,7 +113,7 @@ def llvm_ir() -> str:
 
 def test_llvm_ir(llvm_ir):
     assert 'target triple = "nvptx64-nvidia-cuda"' in llvm_ir
-    assert "define void @add_kernel(ptr %0, ptr %1, ptr %2, i32 %3)" in llvm_ir
+    assert "define void @k_add_kernel(ptr %0, ptr %1, ptr %2, i32 %3)" in llvm_ir
     assert "@llvm.nvvm.read.ptx.sreg.tid.x()" in llvm_ir
 
 
@@ -123,7 +123,7 @@ def test_llc_makes_ptx_from_the_llvm_ir(llvm_ir, tmp_path):
     (tmp_path / "add.ll").write_text(llvm_ir)
     out = tools.run("llc", ["-march=nvptx64", "-mcpu=sm_90", "-o", "-", str(tmp_path / "add.ll")], "",
                     "compile the LLVM IR to PTX")
-    assert ".visible .entry add_kernel(" in out and ".maxntid 128, 1, 1" in out
+    assert ".visible .entry k_add_kernel(" in out and ".maxntid 128, 1, 1" in out
 
 
 def test_math_without_libdevice_is_a_clear_error(monkeypatch):

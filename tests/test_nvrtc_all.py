@@ -32,4 +32,4 @@ CASES = [
 def test_cubin_and_ptx(kernel, sig, ce):
     ck = mytriton.compile(kernel, signature=sig, constexprs=ce)
     assert ck.asm["cubin"][:4] == b"\x7fELF"
-    assert ".target sm_90" in ck.asm["ptx"] and f".entry {kernel.__name__}(" in ck.asm["ptx"]
+    assert ".target sm_90" in ck.asm["ptx"] and f".entry k_{kernel.__name__}(" in ck.asm["ptx"]

@@ -37,7 +37,7 @@ def test_elementwise_op(op, name, sig, rtype):
     assert ck.asm["cubin"][:4] == b"\x7fELF"
     ptx = ck.asm["ptx"]
     assert ".target sm_90" in ptx and ".version 9.0" in ptx
-    assert ".visible .entry op_kernel(" in ptx
+    assert ".visible .entry k_op_kernel(" in ptx
 
 
 def test_int_division_and_wraparound_spelling():

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Callable
 
 from . import output
-from .cache import PreviousBuild, Toolchain, compiler_hash, job_key
+from .cache import PendingCompiles, PreviousBuild, Toolchain, compiler_hash, job_key
 from ..runtime import native
 from .errors import CompileFailed, ManifestError, UsageError
 from .jobs import Artifacts, CompileJob, Failure, default_workers, run_jobs
-from .manifest import KernelEntry, Manifest, Specialization, load_manifest
+from .manifest import MAX_SPECIALIZATIONS, KernelEntry, Manifest, Specialization, load_manifest
 from .package import PackagePlan, templates_dir, write_package
 from .signature import sort_targets, target_arch, target_error
 
@@ -57,18 +57,22 @@ class PackageReport:
 
 def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: list[str] | None = None,
                    jobs: int | None = None, echo: Callable[[str], None] = print,
-                   notify: Callable[[str], None] | None = None) -> list[PackageReport]:
+                   notify: Callable[[str], None] | None = None, *,
+                   max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False) -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``; see DESIGN.md §3–4.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
     With ``jobs > 1`` compiles run in worker processes; with ``jobs=1`` (or a single compile) they
     run in this process, which keeps its working directory: the output does not depend on it, as
     NVRTC is given the absolute source name ``/mytriton/<kernel>.cu`` (see ``mytriton.compiler``).
+    A manifest may expand to at most *max_specializations* specializations, and may name kernel
+    files outside its folder only with *allow_outside* (see :func:`load_manifest`).
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
     start = time.perf_counter()
-    manifests = [load_manifest(path) for path in manifest_paths]
+    manifests = [load_manifest(path, max_specializations=max_specializations, allow_outside=allow_outside)
+                 for path in manifest_paths]
     toolchain = _toolchain()
     plans = _plans(manifests, Path(out_dir), targets)
     with ExitStack() as locks:
@@ -144,14 +148,17 @@ def _units(plan: PackagePlan, toolchain: Toolchain) -> list[Unit]:
 
 
 def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | Failure]:
-    """Reuse cached artifacts, compile the rest; one progress line per compile."""
-    previous = {}
+    """Reuse cached artifacts, compile the rest; one progress line per compile. Each finished
+    compile is kept at once in the package's pending compiles, so Ctrl-C loses none of them."""
+    previous, pending = {}, {}
     results: dict[tuple, Artifacts | Failure] = {}
     todo: list[Unit] = []
     for unit in units:
         if unit.plan.dest not in previous:
             previous[unit.plan.dest] = PreviousBuild(unit.plan.dest)
-        cached = previous[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
+            pending[unit.plan.dest] = PendingCompiles(unit.plan.dest)
+        cached = (previous[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
+                  or pending[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx))
         if cached is None:
             todo.append(unit)
         else:
@@ -176,6 +183,8 @@ def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | F
     def finished(index: int, result: Artifacts | Failure) -> None:
         unit = todo[index]
         results[unit.plan.dest, unit.ident] = result
+        if isinstance(result, Artifacts):
+            pending[unit.plan.dest].put(unit.key, result)
         progress(unit, result)
 
     run_jobs([unit.job for unit in todo], workers, finished)
@@ -215,6 +224,7 @@ def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results,
             if not output.same_tree(staged, plan.dest):
                 output.swap_in(staged, plan.dest)
                 written = True
+        PendingCompiles(plan.dest).clear()      # the package holds them now
         if compiled == 0:
             note = "" if not written else "; loader files refreshed"
             echo(f"{package}: {specs} specializations up to date{note} ({plan.dest})")

@@ -5,13 +5,18 @@ covers the @jit functions it reaches and the constants it reads from globals, mo
 closures), signature, constexprs, num_warps, target, whether PTX is
 shipped, the mytriton and NVRTC versions, and a hash of the compiler's own sources (so a compiler
 edit without a version bump still rebuilds). The previous build folder is the cache: artifacts
-whose key matches and whose sha256 still checks out are copied instead of recompiled.
+whose key matches and whose sha256 still checks out are copied instead of recompiled. Compiles
+that finished in a build that did not write its package (Ctrl-C, another compile failed) wait in
+``.<package>.cache/`` beside it (:class:`PendingCompiles`) for the next build.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,3 +137,45 @@ class PreviousBuild:
         except OSError:
             return None
         return data if sha256_bytes(data) == sha256 else None
+
+
+class PendingCompiles:
+    """Compiles of a package that its folder does not hold yet, by job key: one file each,
+    ``.<package>.cache/<key>.json``, written atomically as each compile finishes. A build that
+    is interrupted or fails keeps them, the next one takes them; writing the package (which
+    then holds them) empties the folder. Used under the package's lock only."""
+
+    def __init__(self, dest: Path):
+        self.folder = dest.parent / f".{dest.name}.cache"
+
+    def put(self, key: str, artifacts: Artifacts) -> None:
+        record = {"cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
+                  "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol}
+        data = json.dumps(record, sort_keys=True)
+        payload = json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
+        try:
+            self.folder.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(payload)
+            os.replace(tmp, self.folder / f"{key}.json")
+        except OSError:
+            pass                # only a cache: the build goes on without it
+
+    def lookup(self, key: str, emit_ptx: bool) -> Artifacts | None:
+        try:
+            outer = json.loads((self.folder / f"{key}.json").read_bytes())
+            data = outer["record"]
+            if sha256_bytes(data.encode()) != outer["sha256"]:
+                return None
+            record = json.loads(data)
+            if emit_ptx and (record["ptx"] is None or record["cu"] is None):
+                return None
+            return Artifacts(cubin=base64.b64decode(record["cubin"]), ptx=record["ptx"] if emit_ptx else None,
+                             cu=record["cu"] if emit_ptx else None, shared=int(record["shared"]),
+                             symbol=str(record["symbol"]), cached=True)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def clear(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)

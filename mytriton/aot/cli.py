@@ -1,7 +1,10 @@
-"""``mytriton-build MANIFEST... [--out DIR] [--target sm_XX ...] [-j N]`` (DESIGN.md §3).
+"""``mytriton-build MANIFEST... [--out DIR] [--target sm_XX ...] [-j N] [--max-specializations N]
+[--allow-outside]`` (DESIGN.md §3).
 
-Exit status: 0 success, 1 a kernel failed to compile, 2 a usage or manifest error. Errors go to
-stderr without a Python traceback (set MYTRITON_TRACEBACK=1 to see one for internal errors).
+Exit status: 0 success, 1 a kernel failed to compile, 2 a usage or manifest error, 130 interrupted.
+Errors go to stderr without a Python traceback (set MYTRITON_TRACEBACK=1 to see one for internal
+errors). Importing this module is cheap (the compiler loads inside :func:`main`), so Ctrl-C is
+handled from the first moments of a run.
 """
 from __future__ import annotations
 
@@ -11,19 +14,22 @@ import re
 import signal
 import sys
 
+from .. import __version__
 from .errors import AotError, CompileFailed
 
 _TARGET_LIKE = re.compile(r"sm_\d+")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
-    return value
+def _positive_int(what: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"expected a positive number of {what}, got {text!r}")
+        return value
+    return parse
 
 
 def parser() -> argparse.ArgumentParser:
@@ -37,31 +43,41 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--target", action="append", metavar="sm_XX", dest="targets",
                    help="GPU target overriding the manifest's 'targets'; repeat it (or separate "
                         "with commas) for several")
-    p.add_argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
+    p.add_argument("-j", "--jobs", type=_positive_int("jobs"), default=None, metavar="N",
                    help="parallel compile processes (default: the number of CPU cores)")
+    p.add_argument("--max-specializations", type=_positive_int("specializations"), default=None, metavar="N",
+                   help="refuse a manifest that expands to more specializations than this (default: 4096)")
+    p.add_argument("--allow-outside", action="store_true",
+                   help="allow kernel files outside the manifest's folder (../x.py, absolute paths)")
+    p.add_argument("--version", action="version", version=f"mytriton-build {__version__}")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_intermixed_args(argv)     # exits 2 with usage on a bad command line
-    targets = [t for value in args.targets or [] for t in value.split(",") if t] or None
-    for path in args.manifests:
-        if _TARGET_LIKE.fullmatch(path) and not os.path.exists(path):
-            return _fail(f"{path}: no such manifest (for several targets repeat the option: "
-                         f"--target sm_80 --target sm_90)", 2)
-    # `kill` gets the same clean exit as Ctrl-C: the staging folder is removed, the old output kept.
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        return _build(args, targets)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        args = parser().parse_intermixed_args(argv)     # exits 2 with usage on a bad command line
+        targets = [t for value in args.targets or [] for t in value.split(",") if t] or None
+        for path in args.manifests:
+            if _TARGET_LIKE.fullmatch(path) and not os.path.exists(path):
+                return _fail(f"{path}: no such manifest (for several targets repeat the option: "
+                             f"--target sm_80 --target sm_90)", 2)
+        # `kill` gets the same clean exit as Ctrl-C: the staging folder is removed, the old output kept.
+        previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        try:
+            return _build(args, targets)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt:       # before the build started (e.g. while the compiler loads)
+        return _fail("interrupted; the previous output was left as it was", 130)
 
 
 def _build(args, targets) -> int:
-    from .build import build_packages
     try:
+        from .build import build_packages       # the compiler loads here, inside the handlers
+        options = {} if args.max_specializations is None else {"max_specializations": args.max_specializations}
         build_packages(args.manifests, out_dir=args.out, targets=targets, jobs=args.jobs,
-                       echo=lambda line: print(line, flush=True), notify=lambda line: _err(line))
+                       echo=lambda line: print(line, flush=True), notify=lambda line: _err(line),
+                       allow_outside=args.allow_outside, **options)
     except CompileFailed as exc:
         for labels, message in exc.failures:
             shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")

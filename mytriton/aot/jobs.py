@@ -2,13 +2,19 @@
 
 NVRTC and the compiler are CPU-bound, so ``-j N`` uses processes. A job carries only picklable
 data (where the kernel lives, its signature, constexprs and options); each worker re-imports the
-kernel. Workers ignore Ctrl-C: the build process handles it and stops them.
+kernel. Workers ignore Ctrl-C: the build process handles it and stops them. Workers die with the
+build process, even when it is killed outright (SIGKILL): otherwise they would live on and keep
+its stdout open, and a caller reading it (``| tee``, ``communicate()``) would wait forever.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
 import signal
+import sys
+import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -93,7 +99,7 @@ def run_jobs(jobs: list[CompileJob], workers: int,
         return results
     context = multiprocessing.get_context("spawn")   # no fork: the parent may hold threads or locks
     pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
-                               initializer=_ignore_sigint)
+                               initializer=_init_worker, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(compile_job, job): i for i, job in enumerate(jobs)}
         for future in as_completed(futures):
@@ -110,8 +116,36 @@ def run_jobs(jobs: list[CompileJob], workers: int,
     return results
 
 
-def _ignore_sigint() -> None:
+def _init_worker(parent: int) -> None:
+    """In each worker: ignore Ctrl-C (the build process handles it) and die with *parent*."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+
+
+_PR_SET_PDEATHSIG = 1
+WATCHDOG_PERIOD = 0.5       # seconds between two looks at the parent, where prctl is not there
+
+
+def _die_with_parent(parent: int, use_prctl: bool = True) -> None:
+    """Linux: the kernel sends SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``).
+    Elsewhere (and as a backstop): a daemon thread that exits the process once its parent
+    process is no longer *parent* (a dead parent's children are adopted by another process)."""
+    if use_prctl and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:      # the parent died before prctl took effect
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+    threading.Thread(target=_watch_parent, args=(parent,), name="mytriton-parent-watchdog", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_PERIOD)
+    os._exit(1)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import linecache
 import os
@@ -33,6 +34,16 @@ class KernelSource:
         return self.ref.rpartition(":")[0]
 
 
+def _is_path(location: str) -> bool:
+    return location.endswith(".py") or "/" in location or os.sep in location
+
+
+def file_location(ref: str) -> str | None:
+    """The file part of a ``path/to/file.py:function`` reference, as written; None for a module."""
+    location = ref.rpartition(":")[0]
+    return location if location and _is_path(location) else None
+
+
 def resolve(ref: str, manifest_dir: str) -> KernelSource:
     """Parse a manifest ``kernel:`` value; raises :class:`KernelImportError`."""
     location, sep, function = ref.rpartition(":")
@@ -41,7 +52,7 @@ def resolve(ref: str, manifest_dir: str) -> KernelSource:
             f"kernel '{ref}' must be 'path/to/file.py:function' or 'module:function'")
     if not function.isidentifier():
         raise KernelImportError(f"kernel '{ref}': '{function}' is not a Python function name")
-    if location.endswith(".py") or "/" in location or os.sep in location:
+    if _is_path(location):
         path = os.path.abspath(os.path.join(manifest_dir, location))
         if not os.path.isfile(path):
             raise KernelImportError(f"kernel file '{location}' not found (looked for {path})")
@@ -87,7 +98,9 @@ def _import(source: KernelSource):
     stem = os.path.splitext(os.path.basename(source.file))[0]
     digest = hashlib.sha256(source.file.encode()).hexdigest()[:10]
     name = f"_mytriton_kernels_{digest}_{stem}"
-    spec = importlib.util.spec_from_file_location(name, source.file)
+    # Always Python source, whatever the file is called (not the extension-module loader of a .so).
+    loader = importlib.machinery.SourceFileLoader(name, source.file)
+    spec = importlib.util.spec_from_file_location(name, source.file, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     linecache.checkcache(source.file)   # inspect.getsource must not serve the previous version

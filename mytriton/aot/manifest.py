@@ -6,25 +6,76 @@ Every error names the manifest file and line::
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import keyword
+import math
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from . import kernel_source
 from .errors import ManifestError
-from .signature import sort_targets, target_error, type_error
-from .yamldoc import YamlDoc, kind_name, line_of
+from .signature import sort_targets, target_error, type_error, type_suggestion
+from .yamldoc import YamlDoc, did_you_mean, kind_name, line_of
 
-TOP_KEYS = ("package", "targets", "kernels")
+TOP_KEYS = ("package", "version", "targets", "kernels")
 KERNEL_KEYS = ("kernel", "signature", "constexprs", "specializations", "num_warps")
 DEFAULT_NUM_WARPS = (4,)
+DEFAULT_VERSION = "0.1.0"
+# A manifest expanding to more specializations than this is almost certainly a mistake (each is a
+# compile of a second or so per target); ``--max-specializations N`` raises the limit.
+MAX_SPECIALIZATIONS = 4096
 # Names the generated loader defines besides the kernels (see templates/loader/__init__.py.j2).
 LOADER_NAMES = ("DeviceArray", "cdiv", "_runtime", "_os", "_HERE", "_path")
-_PACKAGE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Modules a generated package must not shadow once installed (besides the standard library):
+# what the loader imports, the build tool and its dependencies, and the tools that install it.
+PROTECTED_MODULES = frozenset({
+    "cuda", "numpy", "mytriton", "yaml", "jinja2", "markupsafe",
+    "pip", "setuptools", "pkg_resources", "_distutils_hack", "wheel", "build", "packaging",
+})
+# ... and distributions it must not replace (`pip install` of a package of that name uninstalls them).
+PROTECTED_DISTRIBUTIONS = frozenset({
+    "mytriton", "cuda-bindings", "cuda-pathfinder", "cuda-python", "cuda-toolkit", "numpy", "pyyaml",
+    "jinja2", "markupsafe", "pip", "setuptools", "wheel", "build", "packaging",
+})
+# PEP 440, appendix B (the canonical public version pattern), matched case-insensitively.
+_PEP440 = re.compile(r"""
+    v?(?:(?:(?P<epoch>[0-9]+)!)?(?P<release>[0-9]+(?:\.[0-9]+)*)
+    (?P<pre>[-_\.]?(?P<pre_l>(a|b|c|rc|alpha|beta|pre|preview))[-_\.]?(?P<pre_n>[0-9]+)?)?
+    (?P<post>(?:-(?P<post_n1>[0-9]+))|(?:[-_\.]?(?P<post_l>post|rev|r)[-_\.]?(?P<post_n2>[0-9]+)?))?
+    (?P<dev>[-_\.]?(?P<dev_l>dev)[-_\.]?(?P<dev_n>[0-9]+)?)?)
+    (?:\+(?P<local>[a-z0-9]+(?:[-_\.][a-z0-9]+)*))?
+""", re.VERBOSE | re.IGNORECASE)
+
+
+def name_problem(name: object) -> str | None:
+    """Why *name* cannot be a name in generated Python code, or None: it must be an ASCII Python
+    identifier and not a keyword (``class``, ``None``)."""
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+        return "is not an ASCII Python identifier"
+    if keyword.iskeyword(name):
+        return "is a Python keyword"
+    return None
+
+
+def package_problem(name: object) -> str | None:
+    """Why *name* cannot name a generated package, or None."""
+    problem = name_problem(name)
+    if problem is not None:
+        return f"{problem} (it names the generated package and its folder)"
+    folded = name.lower()
+    if folded in {m.lower() for m in sys.stdlib_module_names} or folded in PROTECTED_MODULES:
+        return ("would shadow the module of that name once installed (standard library, mytriton, or "
+                "what the loader, the build or pip need): choose another name")
+    if re.sub(r"[-_.]+", "-", folded) in PROTECTED_DISTRIBUTIONS:
+        return "is the name of a distribution that `pip install` would replace: choose another name"
+    return None
 
 
 @dataclass(frozen=True)
@@ -51,6 +102,9 @@ class KernelEntry:
     specializations: tuple[Specialization, ...]
     line: int | None = field(default=None, compare=False)
     jit_fn: Any = field(default=None, compare=False, repr=False)
+    # The kernel reference as manifest.json records it: a file path relative to the manifest's
+    # folder, '/'-separated (never an absolute path of the build machine), or module:function.
+    portable_ref: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -61,24 +115,38 @@ class Manifest:
     kernels: tuple[KernelEntry, ...]
     package_line: int | None = field(default=None, compare=False)
     targets_line: int | None = field(default=None, compare=False)
+    version: str = DEFAULT_VERSION          # the generated package's version (PEP 440)
 
 
-def load_manifest(path: str) -> Manifest:
-    """Read and validate the manifest at *path*, importing its kernels; raises :class:`ManifestError`."""
+def load_manifest(path: str, *, max_specializations: int = MAX_SPECIALIZATIONS,
+                  allow_outside: bool = False) -> Manifest:
+    """Read and validate the manifest at *path*, importing its kernels; raises :class:`ManifestError`.
+
+    More than *max_specializations* specializations in all is an error; so is a kernel file outside
+    the manifest's folder (``../x.py``, an absolute path) unless *allow_outside*."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
         raise ManifestError(path, None, f"cannot read manifest: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ManifestError(path, line, f"the manifest is not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                                        f"cannot start or continue a character)") from None
     doc = YamlDoc(path, text)
     if doc.root is None:
         raise ManifestError(path, None, "the manifest is empty")
-    return _Parser(doc, os.path.dirname(os.path.abspath(path))).manifest()
+    return _Parser(doc, os.path.dirname(os.path.abspath(path)), max_specializations, allow_outside).manifest()
 
 
 class _Parser:
-    def __init__(self, doc: YamlDoc, base_dir: str):
+    def __init__(self, doc: YamlDoc, base_dir: str, max_specializations: int = MAX_SPECIALIZATIONS,
+                 allow_outside: bool = False):
         self.doc, self.base_dir = doc, base_dir
+        self.max_specializations, self.allow_outside = max_specializations, allow_outside
+        self.specialization_count = 0           # so far, over all kernel entries
 
     def manifest(self) -> Manifest:
         doc = self.doc
@@ -86,9 +154,11 @@ class _Parser:
         doc.check_keys(doc.root, list(items), TOP_KEYS, "the manifest", required=("package", "kernels"))
         package_node = items["package"][1]
         package = doc.scalar(package_node, "package")
-        if not (isinstance(package, str) and _PACKAGE_RE.fullmatch(package) and not keyword.iskeyword(package)):
-            raise doc.error(package_node, f"package {package!r} is not a valid Python identifier "
-                                          "(it names the generated package and its folder)")
+        if (problem := package_problem(package)) is not None:
+            raise doc.error(package_node, f"package {package!r} {problem}")
+        version = DEFAULT_VERSION
+        if "version" in items:
+            version = self.version(items["version"][1])
         targets, targets_line = (), None
         if "targets" in items:
             targets, targets_line = self.targets(items["targets"][1]), line_of(items["targets"][1])
@@ -99,7 +169,17 @@ class _Parser:
                 raise ManifestError(doc.path, entry.line, f"kernel '{entry.name}' is listed twice "
                                                           f"(first at line {seen[entry.name]})")
             seen[entry.name] = entry.line
-        return Manifest(doc.path, package, targets, tuple(kernels), line_of(package_node), targets_line)
+        return Manifest(doc.path, package, targets, tuple(kernels), line_of(package_node), targets_line, version)
+
+    def version(self, node) -> str:
+        """The package version: the text as written (``1.10`` stays ``1.10``, not the float 1.1)."""
+        if not isinstance(node, yaml.ScalarNode) or node.tag not in _VERSION_TAGS:
+            raise self.doc.error(node, f"version must be a version string such as \"1.2.0\", got {kind_name(node)}")
+        text = node.value.strip()
+        if not _PEP440.fullmatch(text):
+            raise self.doc.error(node, f"version {text!r} is not a PEP 440 version (such as 1.2.0, 2.0rc1, "
+                                       "1.0.post1 or 0.3.dev2)")
+        return text
 
     def targets(self, node) -> tuple[str, ...]:
         names = []
@@ -122,14 +202,27 @@ class _Parser:
                             "(an explicit list), not both")
         ref_node = items["kernel"][1]
         ref = doc.string(ref_node, "kernel")
+        self.check_inside(kernel_source.file_location(ref), ref_node)
         try:
             source = kernel_source.resolve(ref, self.base_dir)
+        except kernel_source.KernelImportError as exc:
+            raise doc.error(ref_node, str(exc)) from None
+        if (problem := name_problem(source.function)) is not None:
+            raise doc.error(ref_node, f"kernel name '{source.function}' {problem}: the generated loader "
+                                      "cannot define it")
+        if source.function in LOADER_NAMES or source.function.startswith("__"):
+            raise doc.error(ref_node, f"a kernel cannot be named '{source.function}': the generated "
+                                      f"package defines that name (reserved: {', '.join(LOADER_NAMES)} "
+                                      "and __dunder__ names)")
+        portable = self.portable_ref(source)
+        try:
             fn = kernel_source.load(source)
         except kernel_source.KernelImportError as exc:
             raise doc.error(ref_node, str(exc)) from None
-        if source.function in LOADER_NAMES:
-            raise doc.error(ref_node, f"a kernel cannot be named '{source.function}': the generated "
-                                      f"package defines that name (reserved: {', '.join(LOADER_NAMES)})")
+        for name in fn.arg_names:
+            if (problem := name_problem(name)) is not None:
+                raise doc.error(ref_node, f"parameter {name!r} of {source.function} {problem}: the generated "
+                                          "loader cannot use it")
         constexpr_names = tuple(name for name in fn.arg_names if name in fn.constexpr_names)
         kernel = _KernelInfo(source.function, tuple(fn.arg_names), constexpr_names)
         params = self.signature(items["signature"], kernel)
@@ -141,7 +234,32 @@ class _Parser:
         else:
             combos = self.product(items.get("constexprs"), kernel, num_warps, node)
         return KernelEntry(source.function, source, params, constexpr_names,
-                           self.name_specializations(combos), line_of(node), fn)
+                           self.name_specializations(combos), line_of(node), fn, portable)
+
+    def check_inside(self, location: str | None, ref_node) -> None:
+        """A kernel file outside the manifest's folder (``../x.py``, an absolute path) is an error
+        unless the build allows it (``--allow-outside``): the manifest would not build elsewhere."""
+        if location is None or self.allow_outside:
+            return
+        relative = os.path.normpath(location)
+        if os.path.isabs(location) or relative == os.pardir or relative.startswith(os.pardir + os.sep):
+            raise self.doc.error(ref_node, f"kernel file '{location}' is outside the manifest's folder "
+                                           f"({self.base_dir}); move it there, or pass --allow-outside")
+
+    def portable_ref(self, source: kernel_source.KernelSource) -> str:
+        """The reference as manifest.json records it: relative to the manifest's folder."""
+        if source.file is None:
+            return source.ref
+        return os.path.relpath(source.file, self.base_dir).replace(os.sep, "/") + ":" + source.function
+
+    def count_specializations(self, count: int, node) -> None:
+        """Add *count* to the manifest's specializations; past the limit, a manifest error at *node*."""
+        self.specialization_count += count
+        if self.specialization_count > self.max_specializations:
+            raise self.doc.error(node, f"the manifest expands to more than {self.max_specializations} "
+                                       f"specializations ({self.specialization_count} so far, counting this "
+                                       "entry): list fewer values, or raise the limit with "
+                                       "--max-specializations N")
 
     def signature(self, key_and_value, kernel: "_KernelInfo") -> tuple[tuple[str, str], ...]:
         doc = self.doc
@@ -153,13 +271,14 @@ class _Parser:
                                            "values under 'constexprs' or 'specializations', not in 'signature'")
             if name not in kernel.arg_names:
                 raise doc.error(name_node, f"unknown parameter '{name}' in signature: {kernel.name} has no "
-                                           f"such parameter (runtime parameters: {kernel.runtime_list})")
+                                           f"such parameter (runtime parameters: {kernel.runtime_list})"
+                                           + did_you_mean(name, kernel.runtime_names))
             text = doc.scalar(type_node, f"the type of '{name}'")
             if not isinstance(text, str):
                 raise doc.error(type_node, f"the type of '{name}' must be a type string such as \"*fp32:16\" "
                                            f"or i32, got {kind_name(type_node)}")
             if (problem := type_error(text)) is not None:
-                raise doc.error(type_node, f"parameter '{name}': {problem}")
+                raise doc.error(type_node, f"parameter '{name}': {problem}{type_suggestion(text)}")
             params.append((name, text))
         given = [name for name, _ in params]
         missing = [name for name in kernel.runtime_names if name not in given]
@@ -202,7 +321,8 @@ class _Parser:
                                        "(list it under 'signature')")
         expected = ", ".join(kernel.constexpr_names + extra) or "none"
         raise self.doc.error(node, f"unknown constexpr '{name}': not a tl.constexpr parameter of "
-                                   f"{kernel.name} (expected: {expected})")
+                                   f"{kernel.name} (expected: {expected})"
+                                   + did_you_mean(name, kernel.constexpr_names + extra))
 
     def product(self, key_and_value, kernel: "_KernelInfo", num_warps, entry_node) -> list:
         doc = self.doc
@@ -214,14 +334,22 @@ class _Parser:
             items = doc.mapping(node, "constexprs")
             if not items:
                 raise doc.error(node, "constexprs is an empty mapping")
+            lists = []
             for name, name_node, list_node in items:
                 self.check_constexpr_name(name, name_node, kernel)
-                values[name] = []
-                for item in doc.sequence(list_node, f"constexprs.{name}"):
+                lists.append((name, doc.sequence(list_node, f"constexprs.{name}")))
+            # Count before building anything: a product of a million is refused at once.
+            self.count_specializations(math.prod(len(nodes) for _, nodes in lists) * len(num_warps), key_node)
+            for name, nodes in lists:
+                values[name], seen = [], set()
+                for item in nodes:
                     value = self.constexpr_value(item, name)
-                    if value in values[name]:
+                    if value in seen:
                         raise doc.error(item, f"duplicate value {value!r} in constexprs.{name}")
+                    seen.add(value)
                     values[name].append(value)
+        else:
+            self.count_specializations(len(num_warps), where)
         missing = [name for name in kernel.constexpr_names if name not in values]
         if missing:
             raise doc.error(where, f"no values for tl.constexpr parameter(s) {', '.join(map(repr, missing))} "
@@ -248,6 +376,7 @@ class _Parser:
                 raise doc.error(item, f"specialization does not set tl.constexpr parameter(s) "
                                       f"{', '.join(map(repr, missing))} of {kernel.name}")
             constexprs = tuple((name, given[name]) for name in kernel.constexpr_names)
+            self.count_specializations(len(warps or num_warps), item)
             combos += [(constexprs, w, line_of(item)) for w in (warps or num_warps)]
         return combos
 
@@ -262,6 +391,9 @@ class _Parser:
             seen[key] = line
         return tuple(Specialization(spec_id, constexprs, warps, line)
                      for spec_id, (constexprs, warps, line) in zip(spec_ids(combos), combos))
+
+
+_VERSION_TAGS = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
 @dataclass(frozen=True)
@@ -281,12 +413,20 @@ class _KernelInfo:
 
 def spec_ids(combos) -> list[str]:
     """Readable, file-name safe ids (``BM64_BN32_w4``); made unique with a hash suffix if needed."""
-    ids = ["_".join([f"{name}{_id_part(value)}" for name, value in constexprs] + [f"w{warps}"])
+    parts: dict[tuple, str] = {}        # each distinct (name, value) is spelled once
+
+    def part(name, value) -> str:
+        key = (name, type(value), value)
+        if key not in parts:
+            parts[key] = f"{name}{_id_part(value)}"
+        return parts[key]
+    ids = ["_".join([part(name, value) for name, value in constexprs] + [f"w{warps}"])
            for constexprs, warps, _ in combos]
     # Values like 0.5 and "0.5" would share an id; so would BM/bm on a case-insensitive disk.
-    folded = [spec_id.lower() for spec_id in ids]
+    # (Counted once: linear in the number of specializations.)
+    folded = collections.Counter(spec_id.lower() for spec_id in ids)
     for i, (constexprs, warps, _) in enumerate(combos):
-        if folded.count(folded[i]) > 1:
+        if folded[ids[i].lower()] > 1:
             digest = hashlib.sha256(repr((constexprs, warps)).encode()).hexdigest()[:8]
             ids[i] = f"{ids[i]}_{digest}"
     return ids

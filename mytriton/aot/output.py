@@ -3,7 +3,8 @@
 A package is assembled in a private temporary folder next to its destination and swapped in at
 the very end (one ``renameat2(RENAME_EXCHANGE)`` on Linux), so a failed or interrupted build
 leaves the previous ``build/<package>/`` exactly as it was. A lock file beside the destination
-serializes concurrent builds of the same package.
+serializes concurrent builds of the same package; it exists only while a build holds it, and is
+never followed when it is a symbolic link.
 """
 from __future__ import annotations
 
@@ -27,21 +28,54 @@ from .errors import UsageError
 
 @contextmanager
 def locked(dest: Path, notify=None):
-    """Hold ``.<package>.lock`` next to *dest* for the whole build of that package."""
+    """Hold ``.<package>.lock`` next to *dest* for the whole build of that package; removed after.
+
+    The holder unlinks the file before it lets go, so a waiter may end up holding a lock on a
+    file that is no longer there: it then checks that the path still names the file it locked,
+    and starts over when not. A symbolic link there is refused (``O_NOFOLLOW``), not followed."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     lock_path = dest.parent / f".{dest.name}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    told = False
+    while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if notify:
-                notify(f"waiting for another build of {dest} to finish (lock {lock_path})")
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP or lock_path.is_symlink():
+                raise UsageError(f"the lock file {lock_path} is a symbolic link; it is not followed: "
+                                 "remove it") from None
+            raise
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if notify and not told:
+                    notify(f"waiting for another build of {dest} to finish (lock {lock_path})")
+                    told = True
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            if _same_file(fd, lock_path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)            # the previous holder removed it: lock the new one
+    try:
         _clean_leftovers(dest)
         yield
     finally:
+        try:
+            os.unlink(lock_path)    # while still holding it (see above)
+        except OSError:
+            pass
         os.close(fd)        # closing the descriptor releases the lock
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        named = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def check_replaceable(dest: Path) -> None:
@@ -151,3 +185,5 @@ def _clean_leftovers(dest: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     for tmp in dest.parent.glob(f".{dest.name}.tmp-*"):
         shutil.rmtree(tmp, ignore_errors=True)
+    for tmp in dest.parent.glob(f".{dest.name}.cache/*.tmp"):     # see cache.PendingCompiles
+        tmp.unlink(missing_ok=True)

@@ -8,6 +8,10 @@
     <package>/kernels/<kernel>/<spec-id>.<target>.cubin, <spec-id>.ptx, <spec-id>.cu
     <package>/manifest.json    what was built, with per-artifact sha256 and the cache keys
     <package>/pyproject.toml   so that `pip install` / `pip wheel` ship the kernels
+    <package>/setup.py         only with the native library: tags the wheel cp310-abi3-<platform>
+
+User text reaches the generated Python and TOML only through the escaping filters at the end of
+this file (``py``, ``toml``, ``comment``); names are checked as identifiers by the manifest.
 
 Everything written is a function of the inputs only (no timestamps, fixed key order), so two
 builds of the same manifest are byte-identical.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,9 +73,14 @@ def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
                    "key": launcher.key, "compiler": launcher.compiler, "platform": launcher.platform,
                    "abi": "abi3 (CPython >= 3.10)"}
     context = _template_context(plan, toolchain, kernels)
-    context["native"] = library
+    context["native"] = library and {**library, "limited_api": LIMITED_API, "plat_name": _plat_name(library)}
+    context["wheel_tag"] = wheel_tag(library)
+    context["package_data"] = ["manifest.json", "kernels/*/*.cubin", "kernels/*/*.ptx", "kernels/*/*.cu",
+                               *([library["file"]] if library else [])]
     _write(folder / "__init__.py", _render("loader/__init__.py.j2", context).encode())
     _write(folder / "pyproject.toml", _render("loader/pyproject.toml.j2", context).encode())
+    if library:
+        _write(folder / "setup.py", _render("loader/setup.py.j2", context).encode())
     try:
         _write(folder / "_runtime.py", RUNTIME_SOURCE.read_bytes())
     except OSError as exc:
@@ -122,13 +132,14 @@ def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels, library: di
         "generator": GENERATOR,
         "cache_format": CACHE_FORMAT,
         "package": plan.manifest.package,
+        "version": plan.manifest.version,
         "mytriton_version": toolchain.mytriton_version,
         "nvrtc_version": toolchain.nvrtc_version,
         "targets": list(plan.targets),
         "ptx_target": plan.ptx_target,
         "kernels": {
             entry.name: {
-                "kernel": entry.source.ref,
+                "kernel": entry.portable_ref or entry.source.ref,
                 "signature": [list(param) for param in entry.params],
                 "constexpr_names": list(entry.constexpr_names),
                 "num_warps": sorted({spec.num_warps for spec in entry.specializations}),
@@ -144,13 +155,16 @@ def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels, library: di
 def _template_context(plan: PackagePlan, toolchain: Toolchain, kernels) -> dict:
     """Plain data for the templates; all decisions are made here, not in Jinja."""
     image_keys = [*plan.targets, "ptx"]
+    names = [entry.name for entry, _ in kernels]
     return {
         "package": plan.manifest.package,
+        "version": plan.manifest.version,
+        "description": f"Prebuilt mytriton GPU kernels ({', '.join(plan.targets)}): {', '.join(names)}",
         "manifest_name": os.path.basename(plan.manifest.path),
         "mytriton_version": toolchain.mytriton_version,
         "nvrtc_version": toolchain.nvrtc_version,
         "targets": list(plan.targets),
-        "exports": [entry.name for entry, _ in kernels] + ["DeviceArray", "cdiv"],
+        "exports": names + ["DeviceArray", "cdiv"],
         "kernels": [
             {
                 "name": entry.name,
@@ -185,6 +199,8 @@ def _render(name: str, context: dict) -> str:
             loader=jinja2.FileSystemLoader(str(templates_dir())), undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
         _environment.filters["py"] = py_literal
+        _environment.filters["toml"] = toml_value
+        _environment.filters["comment"] = comment_text
     return _environment.get_template(name).render(context)
 
 
@@ -201,3 +217,36 @@ def py_literal(value) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(py_literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     return repr(value)
+
+
+# -- escaping: the only ways user text enters a generated file ------------------------------------
+
+def comment_text(value) -> str:
+    """*value* as text that stays inside one ``#`` comment line of Python or TOML: printable ASCII,
+    with anything else (a newline in a manifest's file name, say) escaped as Python would show it."""
+    text = str(value)
+    if text.isascii() and text.isprintable():
+        return text
+    return ascii(text)[1:-1]
+
+
+def toml_value(value) -> str:
+    """A TOML string or array of strings: JSON's escaping, ASCII only, is valid TOML."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=True)
+
+
+# -- the wheel's tag ------------------------------------------------------------------------------
+
+LIMITED_API = "cp310"       # launcher.c is built against CPython's stable ABI of 3.10
+
+
+def _plat_name(library: dict) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", library["platform"]).lower()
+
+
+def wheel_tag(library: dict | None) -> str:
+    """The tag of the package's wheel: ``cp310-abi3-<platform>`` with the native library (it is
+    machine code for the build machine's platform), ``py3-none-any`` without."""
+    return f"{LIMITED_API}-abi3-{_plat_name(library)}" if library else "py3-none-any"

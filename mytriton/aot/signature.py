@@ -1,6 +1,7 @@
 """Triton AOT type strings (``*fp32:16``, ``i32``) and GPU target names (``sm_90``)."""
 from __future__ import annotations
 
+import difflib
 import re
 
 SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
@@ -20,6 +21,26 @@ def type_error(text: str) -> str | None:
     except ValueError as e:
         return str(e)
     return None
+
+
+# What people write for the type names (numpy, torch, C); difflib finds plain misspellings.
+_TYPE_ALIASES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int": "i32", "int64": "i64",
+                 "long": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+                 "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+                 "f32": "fp32", "float64": "fp64", "double": "fp64", "f64": "fp64", "f16": "fp16"}
+
+
+def type_suggestion(text: str) -> str:
+    """``"; did you mean '*fp32:16'?"`` for a misspelled type string such as ``*f32:16``, else ``""``."""
+    match = re.fullmatch(r"\s*(\*?)\s*([^:\s]*)\s*(:\s*\d+)?\s*", text) if isinstance(text, str) else None
+    if not match:
+        return ""
+    name = match[2].lower()
+    close = [_TYPE_ALIASES[name]] if name in _TYPE_ALIASES else difflib.get_close_matches(name, SCALAR_TYPES, n=1)
+    if not close:
+        return ""
+    guess = match[1] + close[0] + (":" + match[3].lstrip(":").strip() if match[3] else "")
+    return f"; did you mean '{guess}'?" if guess != text and type_error(guess) is None else ""
 
 
 def target_arch(target: str) -> int | None:

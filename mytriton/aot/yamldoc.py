@@ -5,11 +5,50 @@ are walked here so that each error can name the manifest file and the line of th
 """
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import yaml
 
 from .errors import ManifestError
+
+# Deeper YAML is no manifest: PyYAML's composer recurses once per level and would hit
+# Python's recursion limit (a RecursionError) long before running out of anything else.
+MAX_DEPTH = 64
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses documents nested more than :data:`MAX_DEPTH` levels."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        if self._depth >= MAX_DEPTH:
+            raise yaml.composer.ComposerError(None, None, f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                                              self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def construct(node: yaml.Node) -> Any:
+    """The value of a scalar *node*, as ``yaml.safe_load`` makes it; ``yaml.YAMLError`` for a value
+    its tag cannot hold (``!!int abc``: SafeConstructor raises ValueError, not a YAMLError)."""
+    try:
+        return yaml.constructor.SafeConstructor().construct_object(node)
+    except yaml.YAMLError:
+        raise
+    except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
+        raise yaml.constructor.ConstructorError(None, None, f"{node.tag} cannot hold {node.value!r} ({exc})",
+                                                node.start_mark) from None
+
+
+def did_you_mean(name: str, choices) -> str:
+    """``"; did you mean 'x'?"`` when *name* looks like a misspelling of one of *choices*, else ``""``."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6) if isinstance(name, str) else []
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def kind_name(node: yaml.Node) -> str:
@@ -18,7 +57,10 @@ def kind_name(node: yaml.Node) -> str:
         return "a mapping"
     if isinstance(node, yaml.SequenceNode):
         return "a list"
-    value = yaml.constructor.SafeConstructor().construct_object(node)
+    try:
+        value = construct(node)
+    except yaml.YAMLError:
+        return f"a value tagged {node.tag}"
     if value is None:
         return "nothing (null)"
     return f"{type(value).__name__} {value!r}"
@@ -30,11 +72,18 @@ class YamlDoc:
     def __init__(self, path: str, text: str):
         self.path = path
         try:
-            self.root = yaml.compose(text, Loader=yaml.SafeLoader)
+            self.root = yaml.compose(text, Loader=_Loader)
         except yaml.MarkedYAMLError as exc:
             raise self._syntax_error(exc) from None
+        except yaml.reader.ReaderError as exc:      # a character YAML does not allow (e.g. NUL)
+            line = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
+            character = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+            raise ManifestError(path, line, f"invalid YAML: the character {character} is not allowed "
+                                            "in a YAML file") from None
         except yaml.YAMLError as exc:
             raise ManifestError(path, None, f"invalid YAML: {exc}") from None
+        except RecursionError:                      # should not happen past _Loader's depth check
+            raise ManifestError(path, None, "invalid YAML: nested too deeply") from None
 
     def _syntax_error(self, exc: yaml.MarkedYAMLError) -> ManifestError:
         mark = exc.problem_mark or exc.context_mark
@@ -78,7 +127,7 @@ class YamlDoc:
         if not isinstance(node, yaml.ScalarNode):
             raise self.error(node, f"{what} must be a single value, got {kind_name(node)}")
         try:
-            return yaml.constructor.SafeConstructor().construct_object(node)
+            return construct(node)
         except yaml.YAMLError as exc:
             raise self.error(node, f"invalid value for {what}: {getattr(exc, 'problem', exc)}") from None
 
@@ -93,7 +142,8 @@ class YamlDoc:
         """Reject keys not in *allowed* and report the first missing *required* key."""
         for key, key_node, _ in self.mapping(node, what):
             if key not in allowed:
-                raise self.error(key_node, f"unknown key '{key}' in {what} (expected one of: {', '.join(allowed)})")
+                raise self.error(key_node, f"unknown key '{key}' in {what} (expected one of: {', '.join(allowed)})"
+                                           + did_you_mean(key, allowed))
         for key in required:
             if key not in keys:
                 raise self.error(node, f"{what} is missing the required key '{key}'")

@@ -112,6 +112,14 @@ def dim_maps(layout: Layout, shape: tuple[int, ...]) -> list[DimMap]:
             for size, d in zip(shape, dims)]
 
 
+def dropped_dims(layout: Layout) -> list[DimMap]:
+    """The blocked dimensions a slice layout dropped (threads along them hold the same elements),
+    as size-1 maps, so that a backend can compute a thread's position along each."""
+    base, kept = _blocked_of(layout)
+    full = dim_maps(base, (1,) * base.rank)
+    return [full[d] for d in range(base.rank) if d not in kept]
+
+
 def num_regs(layout: Layout, shape: tuple[int, ...]) -> int:
     return prod(m.regs for m in dim_maps(layout, shape))
 

@@ -8,12 +8,14 @@ emitted by the backends, which look them up by name.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
 
-from .types import (BlockType, F32, I1, I32, PointerType, ScalarType, Type, broadcast_shapes,
+from .types import (SCALARS, BlockType, F32, I1, I32, PointerType, ScalarType, Type, broadcast_shapes,
                     make_type, promote, shape_of)
 
 
@@ -73,6 +75,7 @@ def _arith_compute(types, attrs):
 
 def _truediv_compute(types, attrs):
     a, b = _numeric(types[0], "/"), _numeric(types[1], "/")
+    check_same_signedness(a, b, "/")
     c = promote(a, b)
     return c if c.is_float else F32            # Triton: int / int is true division in fp32
 
@@ -83,20 +86,23 @@ def _int_only(op: str):
         if not (a.is_int and b.is_int):
             raise OpTypeError(f"'{op}' needs integer operands, got {types[0].scalar} and {types[1].scalar}")
         if op == "//":
-            _same_signedness(a, b, op)
+            check_same_signedness(a, b, op)
         return promote(a, b)
     return compute
 
 
-def _same_signedness(a: ScalarType, b: ScalarType, op: str):
-    """Triton refuses integer / // % across signedness (rarely a useful answer)."""
-    if a.is_int and b.is_int and not (a.is_bool or b.is_bool) and a.is_signed != b.is_signed:
+def check_same_signedness(a: ScalarType, b: ScalarType, op: str):
+    """Triton refuses integer / // % across signedness (rarely a useful answer), whatever the widths;
+    int1 counts as signed there (``tl.int1``), so bool with an unsigned type is refused too. The
+    one rule for tensor operands and (``language.core.computation_operands``) for a Python number
+    that takes part in the promotion."""
+    if a.is_int and b.is_int and (a.is_signed or a.is_bool) != (b.is_signed or b.is_bool):
         raise OpTypeError(f"cannot use '{op}' with {a} and {b}: they have different signedness (cast one of them)")
 
 
 def _mod_compute(types, attrs):
     a, b = _numeric(types[0], "%"), _numeric(types[1], "%")
-    _same_signedness(a, b, "%")
+    check_same_signedness(a, b, "%")
     return promote(a, b)
 
 
@@ -177,7 +183,29 @@ _binary("and", _int_only("&"), np.bitwise_and, lambda o, ct: f"({o[0]} & {o[1]})
 _binary("or", _int_only("|"), np.bitwise_or, lambda o, ct: f"({o[0]} | {o[1]})")
 _binary("xor", _int_only("^"), np.bitwise_xor, lambda o, ct: f"({o[0]} ^ {o[1]})")
 _binary("shl", _int_only("<<"), np.left_shift, lambda o, ct: f"({o[0]} << {o[1]})")
-_binary("shr", _int_only(">>"), np.right_shift, lambda o, ct: f"({o[0]} >> {o[1]})")
+
+
+def _shr_compute(types, attrs):
+    """Triton's ``>>``: the operands are promoted as for the other bitwise ops (the result has the
+    promoted type), but the left operand's own signedness picks the shift (``tl.tensor.__rshift__``
+    chooses ashr/lshr before promoting): int32 >> uint32 shifts arithmetically and gives uint32.
+    The compute type is the promoted width with the left operand's signedness."""
+    a = _numeric(types[0], ">>")
+    c = _int_only(">>")(types, attrs)
+    if c.is_bool or a.is_bool:
+        return c
+    return SCALARS[("i" if a.is_signed else "u") + str(c.bits)]
+
+
+def _shr_rule(types, attrs):
+    shape = _broadcast(types, "operands")
+    _shr_compute(types, attrs)
+    return make_type(shape, _int_only(">>")(types, attrs))
+
+
+define(OpDef("shr", (2, 2), _shr_rule, elementwise=True,
+             compute=_shr_compute, np_fn=np.right_shift, c_fn=lambda o, ct: f"({o[0]} >> {o[1]})",
+             doc="right shift: arithmetic when the left operand is signed, logical otherwise"))
 _binary("maximum", _arith_compute, np.fmax,
         lambda o, ct: f"fmax({o[0]}, {o[1]})" if ct.is_float else f"max({o[0]}, {o[1]})",
         doc="NaN-ignoring like Triton's default (PropagateNan.NONE): a NaN operand yields the other")
@@ -418,6 +446,49 @@ def np_dtype(t: ScalarType):
     if t.name == "bf16":
         raise NotImplementedError("bf16 has no numpy dtype")
     return _NP_DTYPES[t.name]
+
+
+_FLOAT_BITS = {"fp16": np.uint16, "fp32": np.uint32, "fp64": np.uint64}
+
+
+def constant_value(value, t: ScalarType):
+    """The one rounding rule for constants: the numpy scalar of type ``t`` that the Python number
+    ``value`` stands for. A float is rounded once, from the Python double to ``t``, to nearest even,
+    overflowing to ±inf (as numpy and Triton convert it: ``other=1e39`` is +inf in fp32); bf16 goes
+    through fp32 (as Triton's fp32 constant truncated to bf16) and is returned as that fp32 value.
+    The interpreter computes with this value and the backends spell exactly its bits."""
+    with np.errstate(all="ignore"):
+        if t.name == "bf16":
+            return np.uint32(_bf16_bits(value) << 16).view(np.float32)
+        return np_dtype(t)(value)
+
+
+def _bf16_bits(value) -> int:
+    with np.errstate(all="ignore"):
+        bits = int(np.float32(value).view(np.uint32))
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
+        return 0x7FC0 | (bits >> 16 & 0x8000)                   # NaN stays a (quiet) NaN
+    return (bits + 0x7FFF + (bits >> 16 & 1)) >> 16 & 0xFFFF    # round to nearest even
+
+
+def exact_decimal(x: float) -> str | None:
+    """The shortest decimal spelling of the finite float ``x`` when it is exactly ``x`` (``2.5``,
+    ``-0.0``, ``1.0e+20``), else None: text any correct parser reads back bit for bit (with a '.'
+    in the mantissa, as C++ and MLIR float literals want)."""
+    text = repr(float(x))
+    if not math.isfinite(x) or Fraction(text) != Fraction(x):
+        return None
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + (e + exponent if e else "")
+
+
+def float_bits(value, t: ScalarType) -> int:
+    """The bit pattern of ``constant_value(value, t)`` in ``t``'s format (floats only)."""
+    if t.name == "bf16":
+        return _bf16_bits(value)
+    return int(constant_value(value, t).view(_FLOAT_BITS[t.name]))
 
 
 def eval_elementwise(name: str, operand_types: list[Type], args: list, attrs: dict, result_type: Type):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import functools
 
+from ..ir.ops import check_same_signedness
 from ..ir.types import (BF16, BlockType, F16, F32, F64, I1, I8, I16, I32, I64, PointerType,
                         ScalarType, U8, U16, U32, U64, promote, shape_of)
 
@@ -181,7 +182,7 @@ def make(op: str, *operands, **attrs) -> tensor:
 _KIND = {"bool": 0, "uint": 1, "int": 2, "float": 3}
 
 
-def computation_operands(a, b, div_or_mod: bool = False) -> tuple[tensor, tensor]:
+def computation_operands(a, b, div_or_mod: bool = False, symbol: str | None = None) -> tuple[tensor, tensor]:
     """Triton's implicit typing of a binary op's operands (``binary_op_type_checking_impl``): a
     Python number of a lower or equal kind than the tensor it meets (bool < uint < int < float)
     takes the tensor's type, checked to fit; otherwise the usual promotion applies."""
@@ -195,9 +196,8 @@ def computation_operands(a, b, div_or_mod: bool = False) -> tuple[tensor, tensor
         ct = F32 if div_or_mod and ten_ty.name in ("fp16", "bf16") else ten_ty
     else:
         ct = promote(num_ty, ten_ty)
-        if div_or_mod and ct.is_int and num_ty.is_signed != ten_ty.is_signed:
-            raise TypeError(f"cannot use /, // or % with {ta} and {tb}: they have different signedness "
-                            "(cast one of them)")
+        if div_or_mod and ct.is_int:
+            check_same_signedness(ta, tb, symbol or "/")
     if ct.is_int and not ct.is_bool and not isinstance(num, bool):
         lo, hi = (0, 2**ct.bits - 1) if not ct.is_signed else (-2**(ct.bits - 1), 2**(ct.bits - 1) - 1)
         if num < 0 and not ct.is_signed:
@@ -210,7 +210,8 @@ def computation_operands(a, b, div_or_mod: bool = False) -> tuple[tensor, tensor
 
 
 def binary(op: str, a, b) -> tensor:
-    a, b = computation_operands(a, b, div_or_mod=op in ("div", "floordiv", "mod"))
+    symbol = {"div": "/", "floordiv": "//", "mod": "%"}.get(op)
+    a, b = computation_operands(a, b, div_or_mod=symbol is not None, symbol=symbol)
     if op in ("add", "sub") and isinstance(a.dtype, PointerType):
         if op == "sub":
             b = make("neg", b)

@@ -52,6 +52,9 @@ _TYPESTR_TO_DTYPE = {
     ("f", 2): "fp16", ("f", 4): "fp32", ("f", 8): "fp64",
 }
 _TYPE_RE = re.compile(r"^(\*?)([a-z0-9]+)(?::(\d+))?$")
+# Largest ':N' promise: a page.  cudaMalloc guarantees 256-byte alignment and the compiler uses
+# at most 16-byte vectors; divisibility promises on integers share the bound.
+_MAX_ALIGN = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +77,13 @@ def parse_type(s: str) -> ParamType:
     if not m or m.group(2) not in _DTYPES:
         raise ValueError(f"unknown type {s!r}: expected one of {' '.join(_DTYPES)}, optionally "
                          "prefixed with '*' (pointer) and suffixed with ':16' (alignment)")
-    star, dtype, align = m.group(1) == "*", m.group(2), int(m.group(3) or 1)
+    digits = m.group(3) or "1"
+    short = len(digits.lstrip("0")) <= 6        # no int() of a thousand digits
+    star, dtype, align = m.group(1) == "*", m.group(2), int(digits) if short else _MAX_ALIGN + 1
+    if align > _MAX_ALIGN:
+        # A promise no pointer can keep (:2**100) would build, then refuse every launch.
+        raise ValueError(f"type {s!r}: alignment {digits[:12]}{'...' if len(digits) > 12 else ''} is more "
+                         f"than a pointer can promise (at most {_MAX_ALIGN})")
     if align < 1 or align & (align - 1):
         raise ValueError(f"type {s!r}: alignment must be a power of two, got {align}")
     if align > 1 and not star and dtype not in _INT_DTYPES:

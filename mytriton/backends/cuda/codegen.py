@@ -4,7 +4,12 @@ Each block value becomes a per-thread register array (``float v7[8]``) indexed b
 elementwise ops become fully unrolled loops over it. Register ``r`` of a value holds the element
 whose coordinates the value's layout gives (ir/layout.py ``element_coords``): this module emits the
 same arithmetic in C++. Reductions combine in registers, then across lanes with ``__shfl_xor_sync``,
-then across warps through shared memory; layout conversions go through shared memory.
+then across warps through shared memory; layout conversions go through shared memory. A store
+happens once per element and program: of the threads holding copies of an element, one stores.
+
+User text reaches the code only through ``backends/names.py``: parameters are ``p_<name>``, the kernel
+``k_<name>`` (its ``extern "C"`` symbol), and source lines, file names and constexpr values in
+comments are escaped; constants are spelled bit-exact by ``c_literal``.
 """
 from __future__ import annotations
 
@@ -16,9 +21,10 @@ import jinja2
 
 from ... import __version__
 from ..._paths import templates_dir
+from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from ...errors import CompilationError
-from ...ir.layout import DimMap, dim_maps
-from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS
+from ...ir.layout import DimMap, dim_maps, dropped_dims
+from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, ScalarType
@@ -33,6 +39,7 @@ def _jinja() -> jinja2.Environment:
         _env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
                                   trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                                   undefined=jinja2.StrictUndefined)
+        _env.filters["comment"] = comment_text        # user text in the template's comments
     return _env
 
 
@@ -59,22 +66,28 @@ def _paren(e: str) -> str:
     return e if e.replace("_", "").isalnum() else f"({e})"
 
 
+_BITCAST = {"fp16": "__ushort_as_half((unsigned short){:#06x})",
+            "bf16": "__ushort_as_bfloat16((unsigned short){:#06x})",
+            "fp32": "__int_as_float({:#010x})", "fp64": "__longlong_as_double({:#018x}LL)"}
+
+
 def c_literal(value, ty: ScalarType) -> str:
+    """The C++ spelling of the constant ``value`` of type ``ty``: bit-exact. Floats are rounded to
+    ``ty`` once, by the registry's rule (``ops.constant_value``, which the interpreter uses too), and
+    spelled exactly: in decimal where that is exact (``2.5f``), else as a hexadecimal float
+    (``0x1.99999ap-4f``); non-finite values and half precision as bit casts."""
     if ty.is_bool:
         return "true" if value else "false"
     if ty.is_float:
-        v = float(value)
-        if ty.name == "fp32":
-            if math.isnan(v):
-                return "__int_as_float(0x7fc00000)"
-            if math.isinf(v):
-                return "__int_as_float(0x7f800000)" if v > 0 else "__int_as_float(0xff800000)"
-            return f"{v!r}f"
-        if math.isnan(v):
-            return "__longlong_as_double(0x7ff8000000000000LL)"
-        if math.isinf(v):
-            return ("" if v > 0 else "-") + "__longlong_as_double(0x7ff0000000000000LL)"
-        return repr(v)
+        v = float(constant_value(value, ty))
+        if not math.isfinite(v) or ty.name in ("fp16", "bf16"):
+            return _BITCAST[ty.name].format(float_bits(value, ty))
+        suffix = "f" if ty.name == "fp32" else ""
+        decimal = exact_decimal(v)
+        if decimal is not None:
+            return decimal + suffix
+        mantissa, _, exponent = v.hex().partition("p")
+        return f"{mantissa.rstrip('0').rstrip('.')}p{exponent}{suffix}"
     if ty.bits < 32:                      # typed, so mt_add<T>(a, b) and friends deduce one T
         return f"(({ty.c_name}){value})"
     suffix = {"i64": "LL", "u64": "ULL", "u32": "u"}.get(ty.name, "")
@@ -92,12 +105,14 @@ class CudaEmitter:
         self.lines: list[str] = []
         self.depth = 1
         self.names: dict[Value, str] = {}
+        self.param_names = {p: c_identifier(p.name, PARAM) for p in fn.params}
         printer = Printer()
         printer.number(fn.body)
         for v, n in printer.names.items():
             self.names[v] = "v" + n[1:]
         self.smem_bytes = 0
         self.last_line = None
+        self._root_memo: dict[Value, frozenset | None] = {}
         self.const_params = self._read_only_params()
         self.axis = analyze(fn)
 
@@ -110,7 +125,7 @@ class CudaEmitter:
 
     def value_c_type(self, v: Value) -> str:
         elem = v.type.scalar
-        if isinstance(elem, PointerType) and self._root_param(v) in self.const_params:
+        if isinstance(elem, PointerType) and self._is_const(v):
             return f"const {elem.pointee.c_name}*"
         return self.c_type(elem)
 
@@ -118,7 +133,7 @@ class CudaEmitter:
         if isinstance(v, Const):
             return c_literal(v.value, v.type)
         if isinstance(v, Param):
-            return v.name
+            return self.param_names[v]
         return self.names[v]
 
     def emit(self, line: str):
@@ -126,40 +141,63 @@ class CudaEmitter:
 
     # --- which pointer params are never stored through (→ const) -----------------------------------
 
-    def _root_param(self, v: Value):
-        seen = set()
-        while not isinstance(v, Param):
-            if v in seen or v.owner is None or isinstance(v, Const):
-                return None
-            seen.add(v)
-            owner = v.owner
-            if isinstance(owner, Region):               # a loop-carried pointer: follow its initial value
-                loop = owner.parent
-                v = loop.operands[3 + owner.args.index(v) - 1]
+    def _roots(self, v: Value) -> frozenset | None:
+        """The pointer parameters ``v`` may point into — through pointer arithmetic, layout changes,
+        ``where`` (both branches) and loop-carried values (the initial value and every iteration's
+        yield) — or None when it may come from elsewhere."""
+        if v in self._root_memo:
+            return self._root_memo[v]
+        seen, roots, work = set(), set(), [v]
+        result = None
+        while work:
+            x = work.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            if isinstance(x, Param):
+                roots.add(x)
+                continue
+            owner = x.owner
+            if isinstance(x, Const) or owner is None:
+                break
+            if isinstance(owner, Region):                # a loop-carried argument
+                i = owner.args.index(x)
+                if i == 0:
+                    break
+                work += [owner.parent.operands[3 + i - 1], owner.ops[-1].operands[i - 1]]
             elif owner.name == "for":
-                v = owner.operands[3 + owner.results.index(v)]
+                i = owner.results.index(x)
+                work += [owner.operands[3 + i], owner.regions[0].ops[-1].operands[i]]
             elif owner.name in ("addptr", "convert_layout", "expand_dims", "broadcast"):
-                v = owner.operands[0]
+                work.append(owner.operands[0])
             elif owner.name == "where":
-                v = owner.operands[1]
+                work += owner.operands[1:3]
             else:
-                return None
-        return v
+                break
+        else:
+            result = frozenset(roots)
+        self._root_memo[v] = result
+        return result
 
     def _read_only_params(self) -> set:
+        """Pointer parameters no store can reach (declared ``const``): a store through a value
+        marks every parameter it may point into."""
         ptrs = {p for p in self.fn.params if isinstance(p.type, PointerType)}
         stored = set()
         for op in walk(self.fn.body):
             if op.name == "store":
-                root = self._root_param(op.operands[0])
-                if root is None:
+                roots = self._roots(op.operands[0])
+                if roots is None:
                     return set()
-                stored.add(root)
-            if op.name in ("where", "for"):           # pointers mixed from several params: be conservative
-                for v in op.operands:
-                    if isinstance(v.type.scalar, PointerType) and op.name == "where":
-                        return set()
+                stored |= roots
         return ptrs - stored
+
+    def _is_const(self, v: Value) -> bool:
+        """A pointer value is declared ``const`` when it may point into a read-only parameter. No
+        store goes through it then (a store would have marked all its roots), and every value
+        assigned to it — a loop's initial value and yields — is a pointer to (const or not) T."""
+        roots = self._roots(v)
+        return bool(roots) and any(r in self.const_params for r in roots)
 
     # --- layouts in C++ ---------------------------------------------------------------------------
 
@@ -264,7 +302,7 @@ class CudaEmitter:
         if loc is None or (loc.file, loc.line) == self.last_line:
             return
         self.last_line = (loc.file, loc.line)
-        self.emit(f"// {os.path.basename(loc.file)}:{loc.line}: {loc.source_line.strip()}")
+        self.emit(f"// {comment_text(os.path.basename(loc.file))}:{loc.line}: {comment_text(loc.source_line.strip())}")
 
     def region(self, region: Region):
         for op in region.ops:
@@ -329,9 +367,11 @@ class CudaEmitter:
             vec *= 2
         return vec, info.divisibility[-1] >= vec * eb
 
-    def vectorized(self, ptr: Value, conds: list[Value], fast: list[str], slow: str):
+    def vectorized(self, ptr: Value, conds: list[Value], fast: list[str], slow: str, guard: str | None = None):
         """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``conds`` holds
-        (and the address is aligned, unless proven), else the per-element ``slow`` statement."""
+        (and the address is aligned, unless proven), else the per-element ``slow`` statement; chunks
+        where the C condition ``guard`` (on the chunk's first register ``r``) fails are skipped (a
+        chunk's registers are contiguous along the last dimension, so they share their owner)."""
         vec, aligned = self.vector_width(ptr)
         eb = ptr.type.scalar.pointee.bits // 8
         tests = [f"{self.elem(ptr, m, f'(r + {j})')}" for m in conds for j in range(vec)]
@@ -340,6 +380,8 @@ class CudaEmitter:
         self.emit("#pragma unroll")
         self.emit(f"for (int r = 0; r < {self.nregs(ptr)}; r += {vec}) {{")
         self.depth += 1
+        if guard is not None:
+            self.emit(f"if (!({guard})) continue;")
         if tests:
             self.emit(f"if ({' && '.join(tests)}) {{")
         for line in fast:
@@ -369,10 +411,28 @@ class CudaEmitter:
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
         self.vectorized(ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};")
 
+    def store_owner(self, ptr: Value, r: str = "r") -> str | None:
+        """C condition: this thread's register ``r`` of ``ptr`` is the one copy of its element that
+        stores. Several threads (or registers) hold copies of an element of a replicated layout, of
+        a dimension a slice layout dropped, and of a scalar; each copy storing would race with the
+        other copies' loads (a load-double-store of one address could double twice). As in Triton
+        one access per element and program: the stored value is the storing thread's own. None when
+        every copy is the only one."""
+        if not isinstance(ptr.type, BlockType):
+            return "threadIdx.x == 0"
+        maps = dim_maps(ptr.layout, ptr.type.shape)
+        conds = [c for m, k in zip(maps, self.reg_digits(maps, r)) if (c := self.owner(m, k)) is not None]
+        for m in dropped_dims(ptr.layout):
+            t = self.thread_index(m)
+            if t != "0":
+                conds.append(f"{_paren(t)} == 0")
+        return " && ".join(conds) or None
+
     def op_store(self, op: Op):
         ptr = op.operands[0]
         pointee = ptr.type.scalar.pointee
         vec, _ = self.vector_width(ptr)
+        own = self.store_owner(ptr)
         if vec > 1:
             rj = "(r + j)"
             value = self.cast_to(self.elem(ptr, op.operands[1], rj), op.operands[1].type.scalar, pointee)
@@ -382,15 +442,16 @@ class CudaEmitter:
             slow = f"*{self.ref(ptr)}[r + j] = {value};"
             if len(op.operands) == 3:
                 slow = f"if ({self.elem(ptr, op.operands[2], rj)}) {slow}"
-            self.vectorized(ptr, op.operands[2:3], fast, slow)
+            self.vectorized(ptr, op.operands[2:3], fast, slow, guard=own)
             return
         vals = [self.elem(ptr, v) if isinstance(ptr.type, BlockType) else self.ref(v) for v in op.operands]
         vals[1] = self.cast_to(vals[1], op.operands[1].type.scalar, pointee)
         stmt = f"*{vals[0]} = {vals[1]};"
-        if len(vals) == 3:
-            stmt = f"if ({vals[2]}) {stmt}"
+        conds = [c for c in (own, vals[2] if len(vals) == 3 else None) if c is not None]
+        if conds:
+            stmt = f"if ({' && '.join(conds)}) {stmt}"
         if isinstance(ptr.type, BlockType):
-            self.per_element(ptr, stmt if len(vals) == 3 else "{ " + stmt + " }")
+            self.per_element(ptr, stmt if conds else "{ " + stmt + " }")
         else:
             self.emit(stmt)
 
@@ -588,9 +649,9 @@ class CudaEmitter:
                 # const where never stored through; no __restrict__: Triton lets callers alias
                 # buffers (an in-place add(x, y, x)), which restrict would make undefined
                 const = "const " if p in self.const_params else ""
-                out.append(f"{const}{p.type.pointee.c_name}* {p.name}")
+                out.append(f"{const}{p.type.pointee.c_name}* {self.ref(p)}")
             else:
-                out.append(f"{p.type.c_name} {p.name}")
+                out.append(f"{p.type.c_name} {self.ref(p)}")
         return out
 
     def generate(self) -> tuple[str, int]:
@@ -607,7 +668,7 @@ class CudaEmitter:
             desc.append("constexprs: " + ", ".join(f"{k}={v}" for k, v in self.fn.constexprs.items()))
         desc.append(f"num_warps: {self.fn.num_warps}")
         text = _jinja().get_template("kernel.cu.j2").render(
-            version=__version__, name=self.fn.name, source=f"{os.path.basename(src)}:{self.fn.loc.line if self.fn.loc else 0}",
+            version=__version__, name=self.fn.name, symbol=kernel_symbol(self.fn.name), source=f"{os.path.basename(src)}:{self.fn.loc.line if self.fn.loc else 0}",
             description=desc, num_threads=self.num_threads, params=self.params(), body=body)
         return text, self.smem_bytes
 

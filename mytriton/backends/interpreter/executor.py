@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...ir.ops import OPS, REDUCE_COMBINE, eval_elementwise, np_dtype
+from ...ir.ops import OPS, REDUCE_COMBINE, constant_value, eval_elementwise, np_dtype
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, shape_of
 from .memory import Memory, OutOfBounds, ReadOnly
@@ -39,7 +39,7 @@ class Program:
         for op in walk(fn.body):
             for v in op.operands:
                 if isinstance(v, Const) and v not in self.consts:
-                    self.consts[v] = np.asarray(v.value, np_dtype(v.type))
+                    self.consts[v] = np.asarray(constant_value(v.value, v.type), np_dtype(v.type))
             for r in op.results:
                 if isinstance(r.type, BlockType):
                     max_numel = max(max_numel, r.type.numel)

@@ -16,20 +16,11 @@ the op is the identity, e.g. ``abs`` of an unsigned value).
 """
 from __future__ import annotations
 
-import math
 
-from ...ir.ops import REDUCE_COMBINE
+from ...ir.ops import REDUCE_COMBINE, constant_value, exact_decimal, float_bits
 from ...ir.types import PointerType, ScalarType
 
 _FLOAT_TYPES = {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64"}
-
-# bit patterns for the float constants the decimal syntax cannot spell
-_SPECIAL_BITS = {
-    "f16": {"nan": 0x7E00, "inf": 0x7C00, "-inf": 0xFC00},
-    "bf16": {"nan": 0x7FC0, "inf": 0x7F80, "-inf": 0xFF80},
-    "f32": {"nan": 0x7FC00000, "inf": 0x7F800000, "-inf": 0xFF800000},
-    "f64": {"nan": 0x7FF8000000000000, "inf": 0x7FF0000000000000, "-inf": 0xFFF0000000000000},
-}
 
 
 def mlir_type(t: ScalarType | PointerType) -> str:
@@ -46,15 +37,10 @@ def constant_literal(value, t: ScalarType) -> str:
     if t.is_bool:
         return "true" if value else "false"
     if t.is_float:
-        v = float(value)
-        if math.isnan(v) or math.isinf(v):
-            key = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-            return f"0x{_SPECIAL_BITS[mlir_type(t)][key]:X}"
-        text = repr(v)                 # round-trips the double; MLIR rounds it to `t` like Triton does
-        mantissa, e, exponent = text.partition("e")
-        if "." not in mantissa:        # MLIR float literals need a '.': 1e-05 -> 1.0e-05
-            mantissa += ".0"
-        return mantissa + (e + exponent if e else "")
+        # rounded to `t` once by the registry's rule (ops.constant_value, as the interpreter and the
+        # CUDA backend); in decimal where that is exact, else as its bit pattern
+        decimal = exact_decimal(float(constant_value(value, t)))
+        return decimal if decimal is not None else f"0x{float_bits(value, t):X}"
     v = int(value)
     if v >= 1 << (t.bits - 1):         # print unsigned values as their signless two's complement
         v -= 1 << t.bits

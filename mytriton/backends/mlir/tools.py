@@ -12,12 +12,14 @@ emitted text does:
     to_llvm_ir(text)        → LLVM IR text of the kernel (mlir-translate on the NVVM-lowered functions)
 
 A tool is looked for as ``NAME-19`` on PATH, then in ``/usr/lib/llvm-19/bin``, then as ``NAME`` on
-PATH (``MYTRITON_LLVM_BIN=DIR`` puts a directory first). libdevice (``libdevice.10.bc``) comes from
+PATH (``MYTRITON_LLVM_BIN=DIR`` puts a directory first); only a tool whose ``--version`` says LLVM
+19 is taken (a plain ``llc`` on PATH is often another LLVM, whose IR and flags differ). libdevice (``libdevice.10.bc``) comes from
 ``MYTRITON_LIBDEVICE``, a CUDA toolkit (``CUDA_HOME``, ``/usr/local/cuda*``, ``/usr/lib/cuda``), or
 an installed Python package that ships one (``nvidia-cuda-nvcc``, Triton).
 """
 from __future__ import annotations
 
+import functools
 import glob
 import importlib.util
 import os
@@ -47,24 +49,50 @@ class MLIRToolError(RuntimeError):
         super().__init__(message + (f"\n{stderr.rstrip()}" if stderr else ""))
 
 
-def find_tool(name: str) -> str | None:
-    """The path of ``name`` (``mlir-opt``, ``mlir-translate``, ``llc``, …), or None."""
-    candidates = []
+LLVM_DIR = f"/usr/lib/llvm-{LLVM_MAJOR}/bin"
+_VERSION_RE = re.compile(r"LLVM version (\d+)\.")
+
+
+def _candidates(name: str) -> list[str]:
+    found = []
     if os.environ.get("MYTRITON_LLVM_BIN"):
-        candidates.append(os.path.join(os.environ["MYTRITON_LLVM_BIN"], name))
-    candidates += [shutil.which(f"{name}-{LLVM_MAJOR}"), f"/usr/lib/llvm-{LLVM_MAJOR}/bin/{name}",
-                   shutil.which(name)]
-    for path in candidates:
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
+        found.append(os.path.join(os.environ["MYTRITON_LLVM_BIN"], name))
+    found += [shutil.which(f"{name}-{LLVM_MAJOR}"), os.path.join(LLVM_DIR, name), shutil.which(name)]
+    return [path for path in found if path and os.path.isfile(path) and os.access(path, os.X_OK)]
+
+
+def tool_major(path: str) -> int | None:
+    """The LLVM major version ``path --version`` reports, or None when it reports none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return _tool_major(os.path.realpath(path), info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=None)
+def _tool_major(path: str, mtime_ns: int, size: int) -> int | None:
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = _VERSION_RE.search(proc.stdout + proc.stderr)
+    return int(match[1]) if match else None
+
+
+def find_tool(name: str) -> str | None:
+    """The path of ``name`` (``mlir-opt``, ``mlir-translate``, ``llc``, …) of LLVM 19, or None."""
+    return next((path for path in _candidates(name) if tool_major(path) == LLVM_MAJOR), None)
 
 
 def require_tool(name: str) -> str:
     path = find_tool(name)
     if path is None:
-        raise MLIRToolsMissing(f"{name} not found (looked for {name}-{LLVM_MAJOR} and {name} on PATH and in "
-                               f"/usr/lib/llvm-{LLVM_MAJOR}/bin); {INSTALL_HINT}")
+        others = [f"{p} is {'LLVM ' + str(m) if m else 'of an unknown LLVM version'}"
+                  for p in _candidates(name) for m in [tool_major(p)]]
+        found = f"; found only {', '.join(others)}" if others else ""
+        raise MLIRToolsMissing(f"{name} not found (looked for {name}-{LLVM_MAJOR} and {name} of LLVM {LLVM_MAJOR} "
+                               f"on PATH and in {LLVM_DIR}){found}; {INSTALL_HINT}")
     return path
 
 

@@ -2,8 +2,8 @@
 // constexprs: BLOCK=128
 // launch: grid = the programs, block = (128, 1, 1) threads (num_warps=4), 0 bytes of static workgroup memory
 module attributes {gpu.container_module} {
-  gpu.module @add_kernel {
-    gpu.func @add_kernel(%x_ptr: !llvm.ptr, %y_ptr: !llvm.ptr, %out_ptr: !llvm.ptr, %n: i32) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+  gpu.module @k_add_kernel {
+    gpu.func @k_add_kernel(%p_x_ptr: !llvm.ptr, %p_y_ptr: !llvm.ptr, %p_out_ptr: !llvm.ptr, %p_n: i32) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
       %c128_i32 = arith.constant 128 : i32
       %cst = arith.constant 0.0 : f32
       %tid = gpu.thread_id x
@@ -15,9 +15,9 @@ module attributes {gpu.container_module} {
       %v1 = arith.muli %v0, %c128_i32 : i32
       %v3 = arith.addi %v1, %tid_i32 : i32
       // test_mlir_support.py:33: x = tl.load(x_ptr + offs, mask=mask)
-      %v4 = llvm.getelementptr %x_ptr[%v3] : (!llvm.ptr, i32) -> !llvm.ptr, f32
+      %v4 = llvm.getelementptr %p_x_ptr[%v3] : (!llvm.ptr, i32) -> !llvm.ptr, f32
       // test_mlir_support.py:32: mask = offs < n
-      %v5 = arith.cmpi slt, %v3, %n : i32
+      %v5 = arith.cmpi slt, %v3, %p_n : i32
       // test_mlir_support.py:33: x = tl.load(x_ptr + offs, mask=mask)
       %v6 = scf.if %v5 -> (f32) {
         %t1 = llvm.load %v4 : !llvm.ptr -> f32
@@ -26,7 +26,7 @@ module attributes {gpu.container_module} {
         scf.yield %cst : f32
       }
       // test_mlir_support.py:34: y = tl.load(y_ptr + offs, mask=mask)
-      %v7 = llvm.getelementptr %y_ptr[%v3] : (!llvm.ptr, i32) -> !llvm.ptr, f32
+      %v7 = llvm.getelementptr %p_y_ptr[%v3] : (!llvm.ptr, i32) -> !llvm.ptr, f32
       %v8 = scf.if %v5 -> (f32) {
         %t2 = llvm.load %v7 : !llvm.ptr -> f32
         scf.yield %t2 : f32
@@ -34,7 +34,7 @@ module attributes {gpu.container_module} {
         scf.yield %cst : f32
       }
       // test_mlir_support.py:35: tl.store(out_ptr + offs, x + y, mask=mask)
-      %v9 = llvm.getelementptr %out_ptr[%v3] : (!llvm.ptr, i32) -> !llvm.ptr, f32
+      %v9 = llvm.getelementptr %p_out_ptr[%v3] : (!llvm.ptr, i32) -> !llvm.ptr, f32
       %v10 = arith.addf %v6, %v8 : f32
       scf.if %v5 {
         llvm.store %v10, %v9 : f32, !llvm.ptr

@@ -2,8 +2,8 @@
 // constexprs: BM=8, BN=8
 // launch: grid = the programs, block = (64, 1, 1) threads (num_warps=2), 0 bytes of static workgroup memory
 module attributes {gpu.container_module} {
-  gpu.module @matmul_runtime_k_kernel {
-    gpu.func @matmul_runtime_k_kernel(%a: !llvm.ptr, %b: !llvm.ptr, %c: !llvm.ptr, %M: i32, %N: i32, %K: i32) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+  gpu.module @k_matmul_runtime_k_kernel {
+    gpu.func @k_matmul_runtime_k_kernel(%p_a: !llvm.ptr, %p_b: !llvm.ptr, %p_c: !llvm.ptr, %p_M: i32, %p_N: i32, %p_K: i32) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
       %cst = arith.constant 0.0 : f32
       %c8_i32 = arith.constant 8 : i32
       %c32_i32 = arith.constant 32 : i32
@@ -31,13 +31,13 @@ module attributes {gpu.container_module} {
       %v8 = arith.muli %v7, %c8_i32 : i32
       %v10 = arith.addi %v8, %t4 : i32
       // test_mlir_support.py:47: a_values = tl.load(a + offs_m * K + k, mask=offs_m < M, other=0.0)
-      %v11 = arith.muli %v6, %K : i32
-      %v12 = llvm.getelementptr %a[%v11] : (!llvm.ptr, i32) -> !llvm.ptr, f32
-      %v13 = arith.cmpi slt, %v6, %M : i32
+      %v11 = arith.muli %v6, %p_K : i32
+      %v12 = llvm.getelementptr %p_a[%v11] : (!llvm.ptr, i32) -> !llvm.ptr, f32
+      %v13 = arith.cmpi slt, %v6, %p_M : i32
       // test_mlir_support.py:48: b_values = tl.load(b + k * N + offs_n, mask=offs_n < N, other=0.0)
-      %v14 = arith.cmpi slt, %v10, %N : i32
+      %v14 = arith.cmpi slt, %v10, %p_N : i32
       // test_mlir_support.py:46: for k in range(K):
-      %v25 = scf.for %v15 = %c0_i32 to %K step %c1_i32 iter_args(%v16 = %cst) -> (f32) : i32 {
+      %v25 = scf.for %v15 = %c0_i32 to %p_K step %c1_i32 iter_args(%v16 = %cst) -> (f32) : i32 {
         // test_mlir_support.py:47: a_values = tl.load(a + offs_m * K + k, mask=offs_m < M, other=0.0)
         %v17 = llvm.getelementptr %v12[%v15] : (!llvm.ptr, i32) -> !llvm.ptr, f32
         %v18 = scf.if %v13 -> (f32) {
@@ -47,8 +47,8 @@ module attributes {gpu.container_module} {
           scf.yield %cst : f32
         }
         // test_mlir_support.py:48: b_values = tl.load(b + k * N + offs_n, mask=offs_n < N, other=0.0)
-        %v19 = arith.muli %v15, %N : i32
-        %v20 = llvm.getelementptr %b[%v19] : (!llvm.ptr, i32) -> !llvm.ptr, f32
+        %v19 = arith.muli %v15, %p_N : i32
+        %v20 = llvm.getelementptr %p_b[%v19] : (!llvm.ptr, i32) -> !llvm.ptr, f32
         %v21 = llvm.getelementptr %v20[%v10] : (!llvm.ptr, i32) -> !llvm.ptr, f32
         %v22 = scf.if %v14 -> (f32) {
           %t7 = llvm.load %v21 : !llvm.ptr -> f32
@@ -62,8 +62,8 @@ module attributes {gpu.container_module} {
         scf.yield %v24 : f32
       }
       // test_mlir_support.py:50: tl.store(c + offs_m * N + offs_n, acc, mask=(offs_m < M) & (offs_n < N))
-      %v26 = arith.muli %v6, %N : i32
-      %v27 = llvm.getelementptr %c[%v26] : (!llvm.ptr, i32) -> !llvm.ptr, f32
+      %v26 = arith.muli %v6, %p_N : i32
+      %v27 = llvm.getelementptr %p_c[%v26] : (!llvm.ptr, i32) -> !llvm.ptr, f32
       %v28 = llvm.getelementptr %v27[%v10] : (!llvm.ptr, i32) -> !llvm.ptr, f32
       %v29 = arith.andi %v13, %v14 : i1
       scf.if %v29 {

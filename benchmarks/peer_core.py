@@ -1,0 +1,239 @@
+"""Run Triton's own language tests (its ``test_core.py``) against mytriton, as a yardstick.
+
+    python3 benchmarks/peer_core.py PATH/TO/test_core.py [pytest arguments...]
+    python3 benchmarks/peer_core.py ~/triton/python/test/unit/language/test_core.py -k "bin_op or shift" -n 8 --timeout 300
+
+The file is Triton's, not ours: it is read from the path given and never kept in this repository.
+A copy goes to a temporary directory with its ``import triton`` / ``import triton.language as tl``
+(and ``from triton[.language...] import ...`` lines) pointed at mytriton; Triton's test helpers
+(``triton._internal_testing``: ``numpy_random``, ``to_triton``, dtype lists; ``triton.runtime``:
+errors and the driver's device queries) still come from the real Triton, which must be installed.
+Triton's ``patch_kernel`` (which edits a kernel's source in place) is replaced by one that writes the
+patched source to a file, as mytriton reads kernels from their files.
+A ``conftest.py`` there provides the fixtures Triton's test directory has (``device``; tests needing
+Triton's own knobs or allocator are skipped) and classifies every failure:
+
+- **wrong value**: the test ran mytriton's kernel and a check of its results failed (an
+  ``AssertionError`` raised by the test or by numpy/torch's comparisons, not inside mytriton);
+- **compile error**: mytriton refused the kernel (``CompilationError``: unsupported or rejected);
+- **other**: anything else (a missing API, an exception in mytriton, ``DID NOT RAISE``...).
+
+pytest arguments pass through (``-k``, ``-x``, ``-n N`` with pytest-xdist, ``--timeout S`` with
+pytest-timeout, ``--device``). Prints pytest's own output, then a summary: passed / failed / errors
+/ skipped counts, failures per class, and the list of tests that gave a wrong value. Exit status:
+pytest's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# (pattern, replacement) on each line of the test file: the language and jit become mytriton's
+REWRITES = [
+    (re.compile(r"^(\s*)import triton\s*$"),                        # the real one stays, for its helpers
+     r"\1import triton as _real_triton  # (benchmarks/peer_core.py)\n\1import mytriton as triton"),
+    (re.compile(r"^(\s*)import triton\.language as (\w+)\s*$"), r"\1import mytriton.language as \2"),
+    (re.compile(r"^(\s*)from triton\.language((?:\.\w+)*) import "), r"\1from mytriton.language\2 import "),
+    (re.compile(r"^(\s*)from triton import "), r"\1from mytriton import "),
+]
+# device queries the tests make through `triton.runtime.driver` are the real Triton's helpers
+DRIVER = (re.compile(r"\btriton\.runtime\.driver\b"), "_real_triton.runtime.driver")
+
+# appended to the copy: Triton's patch_kernel edits a JITFunction's source in place
+# (`_unsafe_update_src`); mytriton reads a kernel's source from its file, so the patched source gets a file
+PATCH_KERNEL = '''
+
+def patch_kernel(template, to_replace):  # replaced by mytriton's benchmarks/peer_core.py
+    import hashlib, inspect, os, textwrap
+    src = textwrap.dedent(inspect.getsource(template.fn))
+    for key, value in to_replace.items():
+        src = src.replace(key, value)
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "patched_kernels")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{template.fn.__name__}_{hashlib.sha256(src.encode()).hexdigest()[:16]}.py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(src)
+        os.replace(tmp, path)
+    namespace = {}
+    exec(compile(src, path, "exec"), globals(), namespace)
+    return namespace[template.fn.__name__]
+'''
+
+CONFTEST = r'''
+"""Written by mytriton's benchmarks/peer_core.py: the fixtures of Triton's test directory, and the
+classification of failures (user_properties travel to the pytest-xdist controller)."""
+import json
+import os
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", action="store", default="cuda")
+
+
+@pytest.fixture
+def device(request):
+    return request.config.getoption("--device")
+
+
+@pytest.fixture
+def fresh_knobs():
+    pytest.skip("needs Triton's knobs (triton.knobs), not part of mytriton")
+
+
+@pytest.fixture
+def fresh_triton_cache():
+    pytest.skip("needs Triton's cache, not part of mytriton")
+
+
+@pytest.fixture
+def with_allocator():
+    pytest.skip("needs Triton's allocator (triton.set_allocator), not part of mytriton")
+
+
+def _classify(excinfo):
+    import mytriton
+    package = os.path.dirname(mytriton.__file__)
+    if excinfo.errisinstance(mytriton.CompilationError):
+        return "compile error"
+    if excinfo.errisinstance(AssertionError):
+        inside = [e for e in excinfo.traceback if str(e.path).startswith(package)]
+        return "other" if inside else "wrong value"
+    return "other"
+
+
+def _short(excinfo):
+    text = str(excinfo.value).strip() or excinfo.typename
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"{excinfo.typename}: " + " | ".join(lines[:3])[:300]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None:
+        report.user_properties.append(("mt_kind", _classify(call.excinfo)))
+        report.user_properties.append(("mt_message", _short(call.excinfo)))
+
+
+_RESULTS = {}
+
+
+def pytest_runtest_logreport(report):
+    entry = _RESULTS.setdefault(report.nodeid, {"outcome": "passed"})
+    props = dict(report.user_properties)
+    if report.when == "call":
+        if report.skipped:
+            entry["outcome"] = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+        elif report.failed:
+            entry["outcome"] = "failed"
+        elif hasattr(report, "wasxfail"):
+            entry["outcome"] = "xpassed"
+    elif report.skipped and report.when == "setup":
+        entry["outcome"] = "skipped"
+    elif report.failed:                                   # setup or teardown
+        entry["outcome"] = "error"
+    if report.failed and "mt_kind" in props:
+        entry.setdefault("kind", props["mt_kind"])
+        entry.setdefault("message", props["mt_message"])
+
+
+def pytest_collectreport(report):
+    if report.failed:                                     # e.g. the file does not import
+        _RESULTS[report.nodeid or "<collection>"] = {"outcome": "error", "kind": "other",
+                                                     "message": str(report.longrepr).strip().splitlines()[-1][:300]}
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workerinput"):            # a pytest-xdist worker: the controller writes
+        return
+    with open(os.environ["MT_PEER_RESULTS"], "w") as f:
+        json.dump(_RESULTS, f)
+'''
+
+
+def prepare(test_core: Path, workdir: Path) -> Path:
+    lines = test_core.read_text().splitlines(keepends=True)
+    out, rewritten = [], 0
+    for line in lines:
+        body = line.rstrip("\r\n")
+        new = body
+        for pattern, repl in REWRITES:
+            new = pattern.sub(repl, new)
+        new = DRIVER[0].sub(DRIVER[1], new)
+        rewritten += new != body
+        out.append(new + line[len(body):])
+    if not rewritten:
+        raise SystemExit(f"{test_core}: found no 'import triton' lines to point at mytriton")
+    if any(line.startswith("def patch_kernel(") for line in out):
+        out.append(PATCH_KERNEL)
+    target = workdir / test_core.name
+    target.write_text("".join(out))
+    (workdir / "conftest.py").write_text(CONFTEST)
+    return target
+
+
+def summarize(results: dict) -> tuple[str, int]:
+    outcomes = Counter(r["outcome"] for r in results.values())
+    kinds = Counter(r.get("kind", "other") for r in results.values() if r["outcome"] in ("failed", "error"))
+    wrong = sorted((nodeid, r.get("message", "")) for nodeid, r in results.items()
+                   if r["outcome"] == "failed" and r.get("kind") == "wrong value")
+    lines = ["", "=" * 30 + " mytriton vs Triton's test_core.py " + "=" * 30,
+             f"passed: {outcomes['passed']}   failed: {outcomes['failed']}   errors: {outcomes['error']}   "
+             f"skipped: {outcomes['skipped']}" + "".join(f"   {k}: {outcomes[k]}" for k in ("xfailed", "xpassed")
+                                                        if outcomes[k]),
+             "failures and errors by class: " + (", ".join(f"{k}: {v}" for k, v in sorted(kinds.items())) or "none")]
+    errors = sorted((nodeid, r.get("message", "")) for nodeid, r in results.items() if r["outcome"] == "error")
+    if errors:
+        lines.append("errors (setup or collection), the first 10:")
+        lines += [f"  {nodeid}\n      {message}" for nodeid, message in errors[:10]]
+    lines.append(f"wrong values ({len(wrong)} tests ran and gave a wrong result):")
+    lines += [f"  {nodeid}\n      {message}" for nodeid, message in wrong] or ["  none"]
+    return "\n".join(lines), len(wrong)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     usage="%(prog)s TEST_CORE_PY [pytest arguments...]")
+    parser.add_argument("test_core", type=Path, help="path of Triton's test_core.py")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (printed)")
+    args, pytest_args = parser.parse_known_args(argv)
+    if not args.test_core.is_file():
+        parser.error(f"{args.test_core}: no such file")
+    workdir = Path(tempfile.mkdtemp(prefix="mytriton-peer-core-"))
+    target = prepare(args.test_core.resolve(), workdir)
+    results_path = workdir / "results.json"
+    env = dict(os.environ, MT_PEER_RESULTS=str(results_path),
+               PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    cmd = [sys.executable, "-m", "pytest", target.name, "-p", "no:cacheprovider", "--rootdir", str(workdir),
+           "-q", *pytest_args]
+    print("running:", " ".join(cmd), f"(in {workdir})", flush=True)
+    rc = subprocess.call(cmd, cwd=workdir, env=env)
+    if not results_path.exists():
+        print(f"pytest exited with status {rc} before any test result was written", file=sys.stderr)
+        return rc or 1
+    text, _ = summarize(json.loads(results_path.read_text()))
+    print(text)
+    if args.keep:
+        print(f"(kept {workdir})")
+    else:
+        import shutil
+        shutil.rmtree(workdir, ignore_errors=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
