@@ -12,6 +12,7 @@ import ast
 import builtins
 import math
 import operator
+import sys
 
 from .. import language as tl
 from ..errors import CompilationError
@@ -22,6 +23,9 @@ from ..ir.types import I32
 from ..language.core import _current_builder, is_builtin, tensor, to_tensor
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
+# The AST is walked recursively (a few Python frames per level of expression nesting); Python's own
+# compiler accepts expressions a few thousand levels deep, so tracing runs with at least this limit.
+RECURSION_LIMIT = 20000
 
 _USER_ERRORS = (TypeError, ValueError, OpTypeError, NameError, AttributeError, IndexError, KeyError,
                 ZeroDivisionError, AssertionError, OverflowError, RuntimeError)
@@ -122,6 +126,8 @@ class CodeGenerator(ast.NodeVisitor):
             return super().visit(node)
         except (CompilationError, _Return):
             raise
+        except RecursionError:
+            raise self.error(node, "the kernel nests expressions or @jit calls too deeply to compile") from None
         except _USER_ERRORS as e:
             raise self.error(node, str(e) or type(e).__name__) from None
         finally:
@@ -488,5 +494,12 @@ def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, build
     for name, ty, align in params:
         env[name] = tensor(builder.param(name, ty, align))
     env.update(constexprs)
-    CodeGenerator(jit_fn, env, builder).run(jit_fn.parse())
+    limit = sys.getrecursionlimit()
+    if limit < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        CodeGenerator(jit_fn, env, builder).run(jit_fn.parse())
+    finally:
+        if limit < RECURSION_LIMIT:
+            sys.setrecursionlimit(limit)
     return builder.root
