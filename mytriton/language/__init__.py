@@ -64,6 +64,8 @@ def num_programs(axis):
 def arange(start, end):
     if type(start) is not int or type(end) is not int:
         raise TypeError("arange bounds must be constexpr integers")
+    if not (-2**31 <= start < 2**31 and -2**31 <= end <= 2**31):
+        raise ValueError(f"arange bounds must fit in int32, got ({start}, {end})")
     return make("arange", start=start, end=end)
 
 
