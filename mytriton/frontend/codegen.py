@@ -543,8 +543,11 @@ class CodeGenerator(ast.NodeVisitor):
                     if callable(a) and not isinstance(a, JITFunction) and _callable_kind(a) is None:
                         raise self.error(node, f"{fn.__name__}() would call '{_call_name(a)}', which a "
                                                "kernel may not call")
-            if fn is builtins.pow or fn is getattr(math, "pow", None):
-                check_constexpr_op(operator.pow, *args[:2]) if len(args) >= 2 else None
+            if fn is builtins.pow and len(args) == 2:
+                check_constexpr_op(operator.pow, *args)
+            if fn is builtins.sum and not isinstance(kwargs.get("start", args[1] if len(args) > 1 else 0),
+                                                     (int, float)):
+                raise self.error(node, "sum() of a kernel adds numbers; its start value must be a number")
         return fn(*args, **kwargs)
 
     def inline_call(self, node, callee, args, kwargs):
