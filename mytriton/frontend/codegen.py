@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import math
 import operator
 import re
 import sys
+import threading
 
 from .. import language as tl
 from ..errors import CompilationError
@@ -84,6 +86,11 @@ def check_constexpr_op(op, lhs, rhs) -> None:
         if is_int(lhs) and is_int(rhs) and rhs > 0 and abs(lhs) > 1 \
                 and (lhs.bit_length() - 1) * rhs > MAX_CONSTEXPR_BITS:
             raise _size_error(f"{lhs} ** {rhs} is too large")
+    elif op is operator.mod and isinstance(lhs, (str, bytes)):
+        text = lhs.decode("latin-1") if isinstance(lhs, bytes) else lhs
+        fields = re.findall(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?", text)
+        if any(n and int(n) > MAX_CONSTEXPR_LEN for f in fields for n in f):
+            raise _size_error("a width in the %-format is too large")
     elif op is operator.lshift:
         if is_int(lhs) and is_int(rhs) and lhs != 0 and lhs.bit_length() + rhs > MAX_CONSTEXPR_BITS:
             raise _size_error(f"{lhs} << {rhs} is too large")
@@ -591,12 +598,31 @@ def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, build
     for name, ty, align in params:
         env[name] = tensor(builder.param(name, ty, align))
     env.update(constexprs)
-    limit = sys.getrecursionlimit()
-    if limit < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
-    try:
+    with _deep_recursion():
         CodeGenerator(jit_fn, env, builder).run(jit_fn.parse())
-    finally:
-        if limit < RECURSION_LIMIT:
-            sys.setrecursionlimit(limit)
     return builder.root
+
+
+_recursion_lock = threading.Lock()
+_recursion_users = 0
+_recursion_saved = 0
+
+
+@contextlib.contextmanager
+def _deep_recursion():
+    """Run with Python's recursion limit at least ``RECURSION_LIMIT``; the previous limit comes
+    back when the last of the (possibly concurrent) traces ends."""
+    global _recursion_users, _recursion_saved
+    with _recursion_lock:
+        if _recursion_users == 0:
+            _recursion_saved = sys.getrecursionlimit()
+            if _recursion_saved < RECURSION_LIMIT:
+                sys.setrecursionlimit(RECURSION_LIMIT)
+        _recursion_users += 1
+    try:
+        yield
+    finally:
+        with _recursion_lock:
+            _recursion_users -= 1
+            if _recursion_users == 0 and _recursion_saved < RECURSION_LIMIT:
+                sys.setrecursionlimit(_recursion_saved)
