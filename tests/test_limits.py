@@ -56,10 +56,10 @@ def _kernel_from_source(tmp_path, name: str, body: list[str]):
 
 
 LONG = [
-    ("statements", ["    x = x + 1"] * 1500, 1500.0),
-    ("expression", ["    x = x" + " + 1" * 1200], 1200.0),
+    ("statements", ["    x = x + 1"] * 800, 800.0),
+    ("expression", ["    x = x" + " + 1" * 800], 800.0),
     ("static_range", ["    for i in tl.static_range(500):", "        x = x + i"], float(sum(range(500)))),
-    ("runtime_loop_body", ["    for j in range(n):"] + ["        x = x + 1"] * 1000, 3000.0),
+    ("runtime_loop_body", ["    for j in range(n):"] + ["        x = x + 1"] * 600, 1800.0),
 ]
 
 
