@@ -185,6 +185,13 @@ def test_unrolling_is_bounded(monkeypatch):
     assert_located(err, "trace_steps", "the kernel takes more than 20000 steps to trace")
 
 
+def test_run_time_loop_nesting_is_bounded():
+    """Nested regions are walked recursively by the passes and backends; a few hundred nested loops
+    (through inlined calls) ran into Python's recursion limit. Here 9 inlined levels of 8 loops."""
+    err = compile_error(bad.deeply_nested_loops)
+    assert_located(err, "loop_nesting", "run-time loops nest more than 64 deep (counting loops in inlined @jit calls)")
+
+
 def test_print_is_refused_not_run_on_the_host(capsys):
     err = compile_error(bad.print_in_kernel)
     assert_located(err, "print", "print() is not supported in a kernel")

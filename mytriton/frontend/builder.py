@@ -37,6 +37,7 @@ class Builder:
         self.loc: Loc | None = None
         self.globals_read: dict[tuple[int, str], tuple[dict, str, object]] = {}
         self.steps = 0                  # AST nodes the frontend evaluated (bounded by codegen)
+        self.loop_nesting = 0           # run-time loops open around the current statement
 
     def read_global(self, namespace: dict, name: str):
         """``namespace[name]``, remembered when it is a constant the compiled code bakes in, so

@@ -57,6 +57,9 @@ _MATH = {"ceil", "floor", "trunc", "log", "log2", "log10", "log1p", "exp", "exp2
 MAX_CONSTEXPR_LEN = 1 << 20
 MAX_CONSTEXPR_BITS = 1 << 16
 MAX_TRACE_STEPS = 500_000
+# Run-time loops may nest this deep (inlined calls included): the passes and backends walk nested
+# regions recursively.
+MAX_LOOP_NESTING = 64
 
 
 def _size_error(what: str) -> ValueError:
@@ -354,6 +357,9 @@ class CodeGenerator(ast.NodeVisitor):
 
     def runtime_loop(self, node: ast.For, r, assigned_names: list[str]):
         b = self.builder
+        if b.loop_nesting >= MAX_LOOP_NESTING:
+            raise self.error(node, f"run-time loops nest more than {MAX_LOOP_NESTING} deep (counting loops in "
+                                   f"inlined @jit calls)")
         start, stop = (to_tensor(x) for x in (r.start, r.stop))
         for name, v in (("start", start), ("stop", stop)):
             if v.type != I32:
@@ -379,6 +385,7 @@ class CodeGenerator(ast.NodeVisitor):
             self.env[name] = tensor(a)
         b.scope = body
         self.loop_depth += 1
+        b.loop_nesting += 1
         try:
             self.visit_block(node.body)
             outputs = []
@@ -392,6 +399,7 @@ class CodeGenerator(ast.NodeVisitor):
         finally:
             b.scope = outer
             self.loop_depth -= 1
+            b.loop_nesting -= 1
         loop = ForRange(index, start.node, stop.node, step.node, tuple(carried), tuple(inputs), args, body,
                         tuple(outputs), loc=self.src.loc(node))
         loop.results = tuple(b.leaf("loop_result", n.type, outer, loop=loop, index=i, name=carried[i])

@@ -238,3 +238,26 @@ def sorted_with_host_key(x, n):
 @triton.jit
 def launch_option_parameter(x, num_stages):  # ERR launch_option
     tl.store(x, 1.0)
+
+
+@triton.jit
+def _nest(n, D: tl.constexpr):
+    acc = 0
+    for a in range(n):  # ERR loop_nesting
+        for b in range(n):
+            for c in range(n):
+                for d in range(n):
+                    for e in range(n):
+                        for f in range(n):
+                            for g in range(n):
+                                for h in range(n):
+                                    if D > 0:
+                                        acc += _nest(n, D - 1)
+                                    else:
+                                        acc += 1
+    return acc
+
+
+@triton.jit
+def deeply_nested_loops(x, n):
+    tl.store(x, _nest(n, 8).to(tl.float32))
