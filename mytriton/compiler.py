@@ -97,6 +97,7 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     """Frontend and middle end: the verified (and, unless ``optimized=False``, optimized) SSA of
     one specialization."""
     constexprs = dict(constexprs or {})
+    fn.check_parameter_names()
     params, values = _params(fn, signature, constexprs)
     builder = Builder(fn.__name__)
     root = trace(fn, params, values, builder)

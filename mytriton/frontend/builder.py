@@ -5,8 +5,11 @@ from __future__ import annotations
 from ..ir.ops import OPS
 from ..ir.ssa import Loc
 from ..ir.tree import Node, Scope
-from ..ir.types import ScalarType, Type
+from ..ir.types import BlockType, ScalarType, Type
 from ..passes.typeinfer import type_node
+
+# Triton's TRITON_MAX_TENSOR_NUMEL: no block value may have more elements
+MAX_TENSOR_NUMEL = 2 ** 20
 
 
 def normalize_constant(value, ty: ScalarType):
@@ -33,6 +36,8 @@ class Builder:
         self.scope = self.root
         self.loc: Loc | None = None
         self.globals_read: dict[tuple[int, str], tuple[dict, str, object]] = {}
+        self.steps = 0                  # AST nodes the frontend evaluated (bounded by codegen)
+        self.loop_nesting = 0           # run-time loops open around the current statement
 
     def read_global(self, namespace: dict, name: str):
         """``namespace[name]``, remembered when it is a constant the compiled code bakes in, so
@@ -53,6 +58,9 @@ class Builder:
 
     def make(self, op: str, operands: list[Node], attrs: dict) -> Node:
         node = type_node(Node(op, tuple(operands), attrs, self.loc, self.scope))
+        if isinstance(node.type, BlockType) and node.type.numel > MAX_TENSOR_NUMEL:
+            raise ValueError(f"numel ({node.type.numel}) exceeds triton maximum tensor numel "
+                             f"({MAX_TENSOR_NUMEL}): the block {node.type} is too large")
         if not OPS[op].pure:
             self.scope.statements.append(node)
         return node

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import math
 import operator
+import re
+import sys
+import threading
 
 from .. import language as tl
 from ..errors import CompilationError
@@ -22,6 +26,9 @@ from ..ir.types import I32
 from ..language.core import _current_builder, is_builtin, tensor, to_tensor
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
+# The AST is walked recursively (a few Python frames per level of expression nesting); Python's own
+# compiler accepts expressions a few thousand levels deep, so tracing runs with at least this limit.
+RECURSION_LIMIT = 20000
 
 _USER_ERRORS = (TypeError, ValueError, OpTypeError, NameError, AttributeError, IndexError, KeyError,
                 ZeroDivisionError, AssertionError, OverflowError, RuntimeError)
@@ -33,9 +40,67 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 _CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
            ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+# What a kernel may call besides tl builtins and @jit functions (issue #11 §4): Python builtins and
+# math functions on constexprs. Anything else -- host functions, classes, the compiler's own
+# modules -- would run arbitrary code at build time and is refused at the call.
 _PY_BUILTINS = {"min", "max", "len", "int", "float", "bool", "abs", "isinstance", "tuple", "list",
-                "print", "getattr", "hasattr", "round", "zip", "enumerate", "str", "type", "all", "any",
+                "getattr", "hasattr", "round", "zip", "enumerate", "str", "type", "all", "any",
                 "sum", "divmod", "pow", "reversed", "sorted", "repr"}
+_MATH = {"ceil", "floor", "trunc", "log", "log2", "log10", "log1p", "exp", "exp2", "expm1", "sqrt",
+         "isqrt", "pow", "gcd", "lcm", "fabs", "fmod", "copysign", "isnan", "isinf", "isfinite",
+         "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "hypot",
+         "erf", "erfc", "radians", "degrees", "ldexp", "frexp", "modf", "remainder", "isclose"}
+
+# Bounds on what constexpr (Python) evaluation may create: sequences and strings of at most
+# MAX_CONSTEXPR_LEN items, integers of at most MAX_CONSTEXPR_BITS bits; and the number of AST
+# nodes one compile may evaluate (unrolled loops and inlined calls included).
+MAX_CONSTEXPR_LEN = 1 << 20
+MAX_CONSTEXPR_BITS = 1 << 16
+MAX_TRACE_STEPS = 500_000
+# Run-time loops may nest this deep (inlined calls included): the passes and backends walk nested
+# regions recursively.
+MAX_LOOP_NESTING = 64
+
+
+def _size_error(what: str) -> ValueError:
+    return ValueError(f"{what}: compile-time values are limited to {MAX_CONSTEXPR_LEN} items per "
+                      f"sequence or string and {MAX_CONSTEXPR_BITS}-bit integers")
+
+
+def check_constexpr_op(op, lhs, rhs) -> None:
+    """Refuse Python arithmetic on constexprs whose result would be huge, before computing it."""
+    def is_int(v):
+        return isinstance(v, int)
+
+    def is_seq(v):
+        return isinstance(v, (str, bytes, tuple, list))
+
+    if op is operator.mul:
+        if is_seq(lhs) and is_int(rhs) or is_seq(rhs) and is_int(lhs):
+            seq, n = (lhs, rhs) if is_seq(lhs) else (rhs, lhs)
+            if len(seq) * max(0, n) > MAX_CONSTEXPR_LEN:
+                raise _size_error(f"repeating a {type(seq).__name__} of length {len(seq)} {n} times is too large")
+        elif is_int(lhs) and is_int(rhs) and lhs.bit_length() + rhs.bit_length() > MAX_CONSTEXPR_BITS:
+            raise _size_error("the product is too large")
+    elif op is operator.add:
+        if is_seq(lhs) and is_seq(rhs) and len(lhs) + len(rhs) > MAX_CONSTEXPR_LEN:
+            raise _size_error("the concatenation is too large")
+    elif op is operator.pow:
+        if is_int(lhs) and is_int(rhs) and rhs > 0 and abs(lhs) > 1 \
+                and (lhs.bit_length() - 1) * rhs > MAX_CONSTEXPR_BITS:
+            raise _size_error(f"{lhs} ** {rhs} is too large")
+    elif op is operator.mod and isinstance(lhs, (str, bytes)):
+        text = lhs.decode("latin-1") if isinstance(lhs, bytes) else lhs
+        fields = re.findall(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?", text)
+        if any(n and int(n) > MAX_CONSTEXPR_LEN for f in fields for n in f):
+            raise _size_error("a width in the %-format is too large")
+    elif op is operator.lshift:
+        if is_int(lhs) and is_int(rhs) and lhs != 0 and lhs.bit_length() + rhs > MAX_CONSTEXPR_BITS:
+            raise _size_error(f"{lhs} << {rhs} is too large")
+
+
+def _call_name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
 
 
 class SourceInfo:
@@ -115,6 +180,11 @@ class CodeGenerator(ast.NodeVisitor):
         return CompilationError(message, self.src.loc(node), self.src.function)
 
     def visit(self, node):
+        self.builder.steps += 1
+        if self.builder.steps > MAX_TRACE_STEPS:
+            raise self.error(node, f"the kernel takes more than {MAX_TRACE_STEPS} steps to trace (unrolled "
+                                   f"loops and inlined @jit calls); use a run-time loop (range with a "
+                                   f"run-time bound) or fewer static iterations")
         saved = self.builder.loc
         if hasattr(node, "lineno"):
             self.builder.loc = self.src.loc(node)
@@ -122,6 +192,8 @@ class CodeGenerator(ast.NodeVisitor):
             return super().visit(node)
         except (CompilationError, _Return):
             raise
+        except RecursionError:
+            raise self.error(node, "the kernel nests expressions or @jit calls too deeply to compile") from None
         except _USER_ERRORS as e:
             raise self.error(node, str(e) or type(e).__name__) from None
         finally:
@@ -174,7 +246,11 @@ class CodeGenerator(ast.NodeVisitor):
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise self.error(node, f"unsupported operator {type(node.op).__name__}")
-        self.env[node.target.id] = op(cur, self.visit(node.value))
+        rhs = self.visit(node.value)
+        if op is operator.pow and (isinstance(cur, tensor) or isinstance(rhs, tensor)):
+            raise self.error(node, "`**` on run-time values is not supported")
+        check_constexpr_op(op, cur, rhs)
+        self.env[node.target.id] = op(cur, rhs)
 
     def visit_If(self, node):
         cond = self.visit(node.test)
@@ -281,11 +357,16 @@ class CodeGenerator(ast.NodeVisitor):
 
     def runtime_loop(self, node: ast.For, r, assigned_names: list[str]):
         b = self.builder
+        if b.loop_nesting >= MAX_LOOP_NESTING:
+            raise self.error(node, f"run-time loops nest more than {MAX_LOOP_NESTING} deep (counting loops in "
+                                   f"inlined @jit calls)")
         start, stop = (to_tensor(x) for x in (r.start, r.stop))
         for name, v in (("start", start), ("stop", stop)):
             if v.type != I32:
                 raise self.error(node.iter, f"run-time loop bounds must be int32 scalars; the {name} is {v.type}")
-        step = to_tensor(r.step)
+        if r.step >= 2**31:
+            raise self.error(node.iter, f"the step of a run-time loop must fit in int32, got {r.step}")
+        step = to_tensor(r.step, I32)
         carried = [n for n in assigned_names if n in self.env and n != node.target.id]
         inputs = []
         for name in carried:
@@ -304,6 +385,7 @@ class CodeGenerator(ast.NodeVisitor):
             self.env[name] = tensor(a)
         b.scope = body
         self.loop_depth += 1
+        b.loop_nesting += 1
         try:
             self.visit_block(node.body)
             outputs = []
@@ -317,6 +399,7 @@ class CodeGenerator(ast.NodeVisitor):
         finally:
             b.scope = outer
             self.loop_depth -= 1
+            b.loop_nesting -= 1
         loop = ForRange(index, start.node, stop.node, step.node, tuple(carried), tuple(inputs), args, body,
                         tuple(outputs), loc=self.src.loc(node))
         loop.results = tuple(b.leaf("loop_result", n.type, outer, loop=loop, index=i, name=carried[i])
@@ -377,7 +460,13 @@ class CodeGenerator(ast.NodeVisitor):
         return "".join(str(self.visit(v)) for v in node.values)
 
     def visit_FormattedValue(self, node):
-        return format(self.visit(node.value), self.visit(node.format_spec) if node.format_spec else "")
+        spec = self.visit(node.format_spec) if node.format_spec else ""
+        if any(int(width) > MAX_CONSTEXPR_LEN for width in re.findall(r"\d+", spec)):
+            raise _size_error(f"the format width in {spec!r} is too large")
+        value = self.visit(node.value)
+        if node.conversion in (ord("s"), ord("r"), ord("a")):
+            value = {ord("s"): str, ord("r"): repr, ord("a"): ascii}[node.conversion](value)
+        return format(value, spec)
 
     def visit_BinOp(self, node):
         op = _BINOPS.get(type(node.op))
@@ -386,6 +475,7 @@ class CodeGenerator(ast.NodeVisitor):
         lhs, rhs = self.visit(node.left), self.visit(node.right)
         if op is operator.pow and (isinstance(lhs, tensor) or isinstance(rhs, tensor)):
             raise self.error(node, "`**` on run-time values is not supported")
+        check_constexpr_op(op, lhs, rhs)
         return op(lhs, rhs)
 
     def visit_UnaryOp(self, node):
@@ -448,15 +538,32 @@ class CodeGenerator(ast.NodeVisitor):
             return self.inline_call(node, fn, args, kwargs)
         if fn is builtins.range or fn is tl.range or fn is tl.static_range:
             raise self.error(node, "range() can only be used as the iterable of a for loop")
-        if is_builtin(fn) or _is_allowed_python(fn):
-            if not is_builtin(fn) and any(isinstance(a, tensor) for a in (*args, *kwargs.values())) \
-                    and getattr(fn, "__module__", "") in ("builtins", "math"):
+        if fn is builtins.print:
+            raise self.error(node, "print() is not supported in a kernel (Triton prints on the device; mytriton "
+                                   "has no device print yet): use tl.static_print(...) to print compile-time "
+                                   "values while the kernel compiles")
+        kind = _callable_kind(fn)
+        if kind is None:
+            raise self.error(node, f"calls to '{_call_name(fn)}' are not allowed in a kernel: a kernel may call "
+                                   "mytriton.language (tl) builtins, @mytriton.jit functions, "
+                                   "triton.cdiv/next_power_of_2, and Python builtins (min, max, abs, len, int, "
+                                   "float, ...) and math functions on constexprs")
+        if kind == "python":
+            values = (*args, *kwargs.values())
+            if any(isinstance(a, tensor) for a in values):
                 raise self.error(node, f"{fn.__name__}() cannot take run-time values; "
                                        f"use the tl equivalent (tl.minimum, tl.maximum, tl.abs, ...)")
-            return fn(*args, **kwargs)
-        name = getattr(fn, "__qualname__", None) or repr(fn)
-        raise self.error(node, f"cannot call '{name}' in a kernel: only @mytriton.jit functions, "
-                               "mytriton.language builtins and a few Python builtins on constexprs are allowed")
+            if fn is not builtins.isinstance:
+                for a in values:
+                    if callable(a) and not isinstance(a, JITFunction) and _callable_kind(a) is None:
+                        raise self.error(node, f"{fn.__name__}() would call '{_call_name(a)}', which a "
+                                               "kernel may not call")
+            if fn is builtins.pow and len(args) == 2:
+                check_constexpr_op(operator.pow, *args)
+            if fn is builtins.sum and not isinstance(kwargs.get("start", args[1] if len(args) > 1 else 0),
+                                                     (int, float)):
+                raise self.error(node, "sum() of a kernel adds numbers; its start value must be a number")
+        return fn(*args, **kwargs)
 
     def inline_call(self, node, callee, args, kwargs):
         if self.call_depth > 32:
@@ -471,13 +578,24 @@ class CodeGenerator(ast.NodeVisitor):
         return gen.run(callee.parse())
 
 
-def _is_allowed_python(fn) -> bool:
-    mod = getattr(fn, "__module__", None) or ""
-    if mod == "builtins":
-        return getattr(fn, "__name__", "") in _PY_BUILTINS
-    if mod == "math" or getattr(fn, "__self__", None) is math:
-        return True
-    return mod == "mytriton" or mod.startswith("mytriton.")
+def _callable_kind(fn) -> str | None:
+    """"tl" for what the language defines, "python" for an allowed builtin or math function on
+    constexprs, None for anything else."""
+    from .. import next_power_of_2
+    if is_builtin(fn) and (getattr(fn, "__module__", None) or "").startswith("mytriton.language"):
+        return "tl"
+    if fn is tl.cdiv or fn is tl.constexpr or fn is next_power_of_2:
+        return "tl"
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, tensor) and not fn.__name__.startswith("_"):
+        return "tl"                                            # x.to(tl.float32)
+    name = getattr(fn, "__name__", None)
+    if isinstance(name, str):
+        if name in _PY_BUILTINS and getattr(builtins, name, None) is fn:
+            return "python"
+        if name in _MATH and getattr(math, name, None) is fn:
+            return "python"
+    return None
 
 
 def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, builder) -> Scope:
@@ -488,5 +606,31 @@ def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, build
     for name, ty, align in params:
         env[name] = tensor(builder.param(name, ty, align))
     env.update(constexprs)
-    CodeGenerator(jit_fn, env, builder).run(jit_fn.parse())
+    with _deep_recursion():
+        CodeGenerator(jit_fn, env, builder).run(jit_fn.parse())
     return builder.root
+
+
+_recursion_lock = threading.Lock()
+_recursion_users = 0
+_recursion_saved = 0
+
+
+@contextlib.contextmanager
+def _deep_recursion():
+    """Run with Python's recursion limit at least ``RECURSION_LIMIT``; the previous limit comes
+    back when the last of the (possibly concurrent) traces ends."""
+    global _recursion_users, _recursion_saved
+    with _recursion_lock:
+        if _recursion_users == 0:
+            _recursion_saved = sys.getrecursionlimit()
+            if _recursion_saved < RECURSION_LIMIT:
+                sys.setrecursionlimit(RECURSION_LIMIT)
+        _recursion_users += 1
+    try:
+        yield
+    finally:
+        with _recursion_lock:
+            _recursion_users -= 1
+            if _recursion_users == 0 and _recursion_saved < RECURSION_LIMIT:
+                sys.setrecursionlimit(_recursion_saved)

@@ -132,6 +132,23 @@ class JITFunction:
                 return node
         raise ValueError(f"cannot find the definition of {self.fn.__name__} in its source")
 
+    def check_parameter_names(self) -> None:
+        """Refuse parameters named like a launch option (``num_warps``, ``stream``, ...): a launch
+        could never pass them, so every path (compile, build, JIT, interpreter) refuses the kernel
+        alike, with a CompilationError at the parameter."""
+        from .launch import _LAUNCH_OPTIONS
+        clash = [a for a in self.arg_names if a in _LAUNCH_OPTIONS]
+        if not clash:
+            return
+        fn_def = self.parse()
+        args = fn_def.args
+        node = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == clash[0]), fn_def)
+        from ..errors import CompilationError
+        raise CompilationError(f"parameter name(s) {', '.join(clash)} clash with launch options "
+                               f"({', '.join(_LAUNCH_OPTIONS)}): a launch could never pass "
+                               f"{'it' if len(clash) == 1 else 'them'}; rename the parameter",
+                               self.source_info.loc(node), self.__name__)
+
     def closure_vars(self) -> dict:
         code = self.fn.__code__
         cells = self.fn.__closure__ or ()

@@ -24,10 +24,7 @@ def make_binder(jit_fn):
         else:
             params.append(name)
         (constexprs if name in jit_fn.constexpr_names else runtime).append(name)
-    clash = set(_LAUNCH_OPTIONS) & set(jit_fn.arg_names)
-    if clash:
-        raise CompilationError(f"parameter name(s) {', '.join(sorted(clash))} clash with launch options",
-                               kernel=jit_fn.__name__)
+    jit_fn.check_parameter_names()
     options = ", ".join(f"{k}={v!r}" for k, v in _LAUNCH_OPTIONS.items())
     src = (f"def {jit_fn.__name__}({', '.join(params)}{', ' if params else ''}*, {options}):\n"
            f"    return ({''.join(n + ', ' for n in runtime)}), "

@@ -17,7 +17,7 @@ __all__ = [
     "arange", "load", "store", "zeros", "full", "empty", "zeros_like", "full_like", "where", "exp",
     "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "floor", "ceil", "sigmoid",
     "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",
-    "expand_dims", "multiple_of", "max_contiguous", "static_assert", "PropagateNan",
+    "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
 ]
 
 
@@ -64,6 +64,8 @@ def num_programs(axis):
 def arange(start, end):
     if type(start) is not int or type(end) is not int:
         raise TypeError("arange bounds must be constexpr integers")
+    if not (-2**31 <= start < 2**31 and -2**31 <= end <= 2**31):
+        raise ValueError(f"arange bounds must fit in int32, got ({start}, {end})")
     return make("arange", start=start, end=end)
 
 
@@ -257,3 +259,10 @@ def static_assert(cond, msg=""):
         raise TypeError("static_assert needs a compile-time condition")
     if not cond:
         raise AssertionError(f"static_assert failed: {msg}" if msg else "static_assert failed")
+
+
+@builtin
+def static_print(*values, sep=" ", end="\n", flush=False):
+    """Print at compile time (once per compile), as Triton's ``tl.static_print``; run-time values
+    print as their type."""
+    builtins.print(*values, sep=sep, end=end, flush=flush)

@@ -12,12 +12,19 @@ from __future__ import annotations
 from collections import Counter
 from math import prod
 
-from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout
+from ..errors import CompilationError
+from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout, num_regs
 from ..ir.ops import REDUCE_KINDS
 from ..ir.ssa import Function, Op, Region, Value, walk
 from ..ir.types import BlockType, PointerType, broadcast_shapes
 
 REMATERIALIZE = ("arange", "zeros", "full", "empty")
+
+# The most elements of one block value a thread may hold in registers. Each thread's share is an
+# unrolled register array in the generated code; NVRTC's time grows faster than linearly with it
+# (on a 2-core machine: 128 elements ~2 s, 512 ~25 s, 1024 ~90 s), and far fewer fit the 255
+# registers a thread has anyway.
+MAX_ELEMENTS_PER_THREAD = 512
 
 
 def _elem_bytes(ty: BlockType) -> int:
@@ -183,7 +190,29 @@ def assign_layouts(fn: Function) -> Function:
     la.region(fn.body)
     assert not la.requests, "layout requests left for values defined nowhere"
     la.apply_inserts()
+    check_register_budget(fn)
     return fn
+
+
+def check_register_budget(fn: Function) -> None:
+    """Refuse a block value whose per-thread share exceeds ``MAX_ELEMENTS_PER_THREAD``, with the
+    location of the op that defines it."""
+    threads = fn.num_warps * 32
+    for op in walk(fn.body):
+        for v in op.results:
+            if v.layout is None or not isinstance(v.type, BlockType):
+                continue
+            regs = num_regs(v.layout, v.type.shape)
+            if regs > MAX_ELEMENTS_PER_THREAD:
+                warps = fn.num_warps
+                while warps < 32 and regs * fn.num_warps > MAX_ELEMENTS_PER_THREAD * warps:
+                    warps *= 2
+                fits = regs * fn.num_warps <= MAX_ELEMENTS_PER_THREAD * warps
+                more = f"more warps (num_warps={warps}) or " if fits and warps > fn.num_warps else ""
+                raise CompilationError(
+                    f"the {v.type} value would take {regs} elements in registers in each of the {threads} "
+                    f"threads (num_warps={fn.num_warps} x 32); at most {MAX_ELEMENTS_PER_THREAD} per thread "
+                    f"are supported: use {more}a smaller block", op.loc, fn.name)
 
 
 def verify_layouts(fn: Function) -> Function:

@@ -26,25 +26,42 @@ class Lowering:
                 self.value(st)
 
     def value(self, node: Node) -> Value | None:
-        key = id(node)
-        if key in self.values:
-            return self.values[key]
+        """The SSA value of ``node``, lowering it and its not yet lowered operands first.
+
+        Iterative (post-order with an explicit stack): a chain of dependent statements such as
+        ``x = x + 1`` repeated thousands of times is as deep as the program is long."""
+        values = self.values
+        if id(node) in values:
+            return values[id(node)]
+        stack = [node]
+        while stack:
+            top = stack[-1]
+            if id(top) in values:
+                stack.pop()
+                continue
+            pending = [o for o in top.operands if id(o) not in values]
+            if pending:
+                stack.extend(reversed(pending))
+                continue
+            stack.pop()
+            values[id(top)] = self.lower_node(top)
+            self.keep.append(top)
+        return values[id(node)]
+
+    def lower_node(self, node: Node) -> Value | None:
+        """One node whose operands are lowered already."""
         op = node.op
         if op == "const":
-            v = Const(node.attrs["value"], node.type)
-        elif op == "param":
-            v = self.params[node.attrs["name"]]
-        elif op in ("loop_index", "loop_carry", "loop_result"):
+            return Const(node.attrs["value"], node.type)
+        if op == "param":
+            return self.params[node.attrs["name"]]
+        if op in ("loop_index", "loop_carry", "loop_result"):
             raise AssertionError(f"{op} used before its loop was lowered")
-        else:
-            operands = [self.value(o) for o in node.operands]
-            result_types = [node.type] if node.type is not None else []
-            ssa_op = Op(op, operands, result_types, dict(node.attrs), loc=node.loc)
-            self.regions[id(node.scope)].ops.append(ssa_op)
-            v = ssa_op.results[0] if ssa_op.results else None
-        self.values[key] = v
-        self.keep.append(node)
-        return v
+        operands = [self.values[id(o)] for o in node.operands]
+        result_types = [node.type] if node.type is not None else []
+        ssa_op = Op(op, operands, result_types, dict(node.attrs), loc=node.loc)
+        self.regions[id(node.scope)].ops.append(ssa_op)
+        return ssa_op.results[0] if ssa_op.results else None
 
     def lower_for(self, loop: ForRange, region: Region):
         bounds = [self.value(n) for n in (loop.start, loop.stop, loop.step)]

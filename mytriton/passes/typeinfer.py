@@ -34,15 +34,21 @@ def check_tree(scope: Scope) -> None:
     """Re-derive the type of every node reachable from the statements and check loop lanes."""
     seen: set[int] = set()
 
-    def visit(node: Node):
-        if id(node) in seen:
-            return
-        seen.add(id(node))
-        for o in node.operands:
-            visit(o)
-        t = infer(node)
-        if node.op not in LEAVES and t != node.type:
-            raise OpTypeError(f"{node.op}: recorded type {node.type} but its rule gives {t}")
+    def visit(root: Node):
+        # iterative post-order: a chain of thousands of dependent statements is as deep as it is long
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                t = infer(node)
+                if node.op not in LEAVES and t != node.type:
+                    raise OpTypeError(f"{node.op}: recorded type {node.type} but its rule gives {t}")
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((o, False) for o in reversed(node.operands) if id(o) not in seen)
 
     def visit_scope(s: Scope):
         for st in s.statements:

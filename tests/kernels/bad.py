@@ -149,3 +149,115 @@ def calls_bad_callee(x, n):
 @triton.jit
 def needs_block(x, BLOCK: tl.constexpr):
     tl.store(x + tl.arange(0, BLOCK), 1.0)
+
+
+# --- issue #11: limits (tests/test_limits.py) ---------------------------------------------------
+
+@triton.jit
+def huge_arange(x, n):
+    offs = tl.arange(0, 2**24)  # ERR huge_numel
+    tl.store(x + offs, 1.0)
+
+
+@triton.jit
+def huge_broadcast(x, n):
+    a = tl.arange(0, 2048)
+    tl.store(x + a[:, None] + a[None, :], 1.0)  # ERR huge_broadcast
+
+
+@triton.jit
+def block_per_thread(x, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)  # ERR per_thread
+    tl.store(x + offs, 1.0)
+
+
+@triton.jit
+def loop_step_beyond_i32(x, n):
+    for i in range(0, n, 2**31):  # ERR step_i32
+        tl.store(x + i, 1.0)
+
+
+@triton.jit
+def arange_beyond_i32(x, n):
+    tl.store(x + tl.arange(2**31 - 8, 2**31 + 8), 1.0)  # ERR arange_i32
+
+
+@triton.jit
+def list_repeat(x, n):
+    big = [0] * 2**33  # ERR list_repeat
+    tl.store(x, len(big))
+
+
+@triton.jit
+def str_repeat(x, n):
+    s = "a" * 2**34  # ERR str_repeat
+    tl.store(x, len(s))
+
+
+@triton.jit
+def huge_power(x, n):
+    v = 10 ** 10 ** 8  # ERR huge_power
+    tl.store(x, v % 7)
+
+
+@triton.jit
+def tuple_doubling(x, n):
+    t = (0,)
+    for i in tl.static_range(40):
+        t = t + t  # ERR tuple_doubling
+    tl.store(x, len(t))
+
+
+@triton.jit
+def endless_unroll(x, n):
+    for i in tl.static_range(2**40):
+        pass  # ERR trace_steps
+
+
+@triton.jit
+def print_in_kernel(x, n):
+    print("printed on the host at build time")  # ERR print
+
+
+@triton.jit
+def calls_the_compiler(x, n):
+    triton.compile(needs_block)  # ERR compiler_call
+
+
+@triton.jit
+def opens_a_file(x, n):
+    open("/tmp/mytriton-kernel-wrote-this", "w")  # ERR open_call
+
+
+@triton.jit
+def sorted_with_host_key(x, n):
+    t = sorted((3, 1, 2), key=host_helper)  # ERR host_key
+    tl.store(x, t[0])
+
+
+@triton.jit
+def launch_option_parameter(x, num_stages):  # ERR launch_option
+    tl.store(x, 1.0)
+
+
+@triton.jit
+def _nest(n, D: tl.constexpr):
+    acc = 0
+    for a in range(n):  # ERR loop_nesting
+        for b in range(n):
+            for c in range(n):
+                for d in range(n):
+                    for e in range(n):
+                        for f in range(n):
+                            for g in range(n):
+                                for h in range(n):
+                                    if D > 0:
+                                        acc += _nest(n, D - 1)
+                                    else:
+                                        acc += 1
+    return acc
+
+
+@triton.jit
+def deeply_nested_loops(x, n):
+    tl.store(x, _nest(n, 8).to(tl.float32))

@@ -1,8 +1,19 @@
-"""NVRTC: CUDA C++ → PTX and cubin, in-process, with no GPU and no driver needed."""
+"""NVRTC: CUDA C++ → PTX and cubin, in-process, with no GPU and no driver needed.
+
+Every compile has a time limit (``MYTRITON_NVRTC_TIMEOUT`` seconds, default ``TIME_LIMIT_S``):
+NVRTC runs in a worker thread (it releases the GIL) and the caller waits at most that long. A
+compile that runs over is reported as an ``NVRTCError`` at once and cancelled through NVRTC's flow
+callback; NVRTC polls that only between its phases (on a huge kernel, seconds to tens of seconds
+apart), so the abandoned work may keep one core busy until then. The worker thread destroys the
+program when NVRTC returns. The thread costs well under a millisecond per compile.
+"""
 from __future__ import annotations
 
+import ctypes
 import functools
+import os
 import re
+import threading
 
 from ...errors import NVRTCError
 
@@ -65,6 +76,72 @@ def _check(result, what: str, log: str = "", source_name: str = "", source: str 
     return result[1:] if isinstance(result, tuple) and len(result) > 1 else None
 
 
+TIME_LIMIT_S = 120.0
+_FLOW_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def time_limit() -> float:
+    """Seconds one NVRTC compile may take: ``MYTRITON_NVRTC_TIMEOUT`` if set, else ``TIME_LIMIT_S``."""
+    text = os.environ.get("MYTRITON_NVRTC_TIMEOUT", "").strip()
+    if not text:
+        return TIME_LIMIT_S
+    try:
+        limit = float(text)
+    except ValueError:
+        raise NVRTCError(f"MYTRITON_NVRTC_TIMEOUT must be a number of seconds, got {text!r}") from None
+    if not limit > 0:
+        raise NVRTCError(f"MYTRITON_NVRTC_TIMEOUT must be positive, got {text!r}")
+    return limit
+
+
+class NVRTCTimeoutError(NVRTCError):
+    """A compile ran over the time limit; its program now belongs to the worker thread."""
+
+
+def _compile_bounded(nvrtc, prog, opts: list[bytes], source_name: str, arch_option: str):
+    """``nvrtcCompileProgram`` with the time limit. Returns its result; on a timeout raises
+    ``NVRTCTimeoutError`` and leaves ``prog`` to the worker thread, which destroys it once NVRTC returns."""
+    limit = time_limit()
+    lock = threading.Lock()
+    done = threading.Event()
+    abandoned = threading.Event()           # read by NVRTC's flow callback: 1 cancels the compile
+    out: list = []
+    callback = _FLOW_CALLBACK(lambda _payload, _reserved: 1 if abandoned.is_set() else 0)
+    try:
+        nvrtc.nvrtcSetFlowCallback(prog, ctypes.cast(callback, ctypes.c_void_p).value, 0)
+    except Exception:   # noqa: BLE001 - an NVRTC without flow callbacks: the time limit still holds
+        pass
+
+    def work(callback=callback):            # (holds the C callback until NVRTC returns)
+        try:
+            out.append(nvrtc.nvrtcCompileProgram(prog, len(opts), opts))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            out.append(e)
+        with lock:
+            done.set()
+            orphaned = abandoned.is_set()
+        if orphaned:
+            nvrtc.nvrtcDestroyProgram(prog)
+
+    threading.Thread(target=work, name=f"nvrtc {source_name}", daemon=True).start()
+    try:
+        done.wait(limit)
+    finally:
+        with lock:
+            if not done.is_set():
+                abandoned.set()
+    if abandoned.is_set():
+        raise NVRTCTimeoutError(
+            f"NVRTC did not finish compiling {source_name} ({arch_option}) within {limit:g} s: the kernel "
+            f"is probably too large for one thread block (big blocks become per-thread register arrays that "
+            f"NVRTC unrolls); use smaller blocks or more warps. MYTRITON_NVRTC_TIMEOUT sets the limit in "
+            f"seconds (default {TIME_LIMIT_S:g})")
+    result = out[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
     nvrtc = _nvrtc()
     (prog,) = _check(nvrtc.nvrtcCreateProgram(source.encode(), source_name.encode(), 0, [], []),
@@ -73,13 +150,15 @@ def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
         opts = [arch_option.encode(), b"-std=c++17", b"--device-as-default-execution-space"]
         if lineinfo:
             opts.append(b"--generate-line-info")
-        res = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        res = _compile_bounded(nvrtc, prog, opts, source_name, arch_option)
         (size,) = _check(nvrtc.nvrtcGetProgramLogSize(prog), "log size", source_name=source_name)
         buf = bytearray(size)         # mutable: NVRTC writes into it (never into a shared bytes object)
         nvrtc.nvrtcGetProgramLog(prog, buf)
         log = bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
         _check(res, "compilation", log, source_name, source)
         return nvrtc, prog, log
+    except NVRTCTimeoutError:
+        raise
     except Exception:
         nvrtc.nvrtcDestroyProgram(prog)
         raise
