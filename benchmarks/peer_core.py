@@ -11,7 +11,9 @@ errors and the driver's device queries) still come from the real Triton, which m
 Triton's ``patch_kernel`` (which edits a kernel's source in place) is replaced by one that writes the
 patched source to a file, as mytriton reads kernels from their files.
 A ``conftest.py`` there provides the fixtures Triton's test directory has (``device``; tests needing
-Triton's own knobs or allocator are skipped) and classifies every failure:
+Triton's own knobs or allocator are skipped), stands in for the public names of ``triton`` and
+``triton.language`` that mytriton lacks (so that the file imports; a test that uses one fails, as
+"other", and pytest's header lists them), and classifies every failure:
 
 - **wrong value**: the test ran mytriton's kernel and a check of its results failed (an
   ``AssertionError`` raised by the test or by numpy/torch's comparisons, not inside mytriton);
@@ -77,6 +79,44 @@ import json
 import os
 
 import pytest
+
+
+class _Missing:
+    """A name Triton has and mytriton lacks: the test file still imports (its module-level lists
+    name many dtypes); a test that uses it fails there, counted as 'other'."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return self._name
+
+    def __getattr__(self, attr):
+        raise AttributeError(f"mytriton has no {self._name} (its .{attr} was used)")
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError(f"mytriton has no {self._name}")
+
+
+def _fill_missing():
+    import mytriton
+    import mytriton.language
+    import triton
+    import triton.language
+    filled = []
+    for ours, theirs, prefix in ((mytriton, triton, "triton"), (mytriton.language, triton.language, "tl")):
+        for name in dir(theirs):
+            if not name.startswith("_") and not hasattr(ours, name):
+                setattr(ours, name, _Missing(f"{prefix}.{name}"))
+                filled.append(f"{prefix}.{name}")
+    return filled
+
+
+MISSING = _fill_missing()
+
+
+def pytest_report_header(config):
+    return f"mytriton lacks {len(MISSING)} public names of triton / triton.language: {', '.join(MISSING)}"
 
 
 def pytest_addoption(parser):

@@ -101,7 +101,7 @@ class FakeDriver:
             self.ctx_device[int(self.primary_of(d))] = d
         self.cc, self.version, self.optin = cc, version, optin
         self.max_threads, self.static_shared = max_threads, static_shared
-        self.calls, self.launches, self.modules, self.func_attrs = [], [], [], {}
+        self.calls, self.launches, self.modules, self.func_attrs, self.symbols = [], [], [], {}, []
         self.module_ctx = {}             # module number -> the context that loaded it
         self.param_sizes = None          # byte sizes of the parameters to read back at launch
         self.fail = {}                   # call name -> CUresult to return
@@ -183,6 +183,7 @@ class FakeDriver:
         return self._r("cuModuleLoadData", Handle(len(self.modules)))
 
     def cuModuleGetFunction(self, module, name):
+        self.symbols.append(name)
         return self._r("cuModuleGetFunction", Handle(1000 + int(module)))
 
     def cuFuncGetAttribute(self, attr, fn):
@@ -713,7 +714,7 @@ def test_kernel_constructor_checks():
         rt.Kernel("k", [], 4, 0, {})
     with pytest.raises(ValueError, match="sha256 for unknown images \\['sm_80'\\]"):
         rt.Kernel("k", [], 4, 0, {"sm_90": CUBIN}, sha256={"sm_80": "00"})
-    with pytest.raises(ValueError, match="C identifier"):
+    with pytest.raises(ValueError, match="kernel name must be an identifier, got 'a-b'"):
         rt.Kernel("a-b", [], 4, 0, {"sm_90": CUBIN})
     with pytest.raises(ValueError, match="unknown type 'float'"):
         rt.Kernel("k", [("x", "float")], 4, 0, {"sm_90": CUBIN})
@@ -810,6 +811,20 @@ def test_family_selection(family, fake):
     assert [(la["grid"][0], la["block"][0]) for la in fake.launches] == [(1, 128), (2, 256), (3, 128), (4, 128)]
     assert family.kernel(family._specs[0]) is family.kernel(family._specs[0])
     assert len(family._kernels) == 3 and len(fake.modules) == 3
+
+
+def test_family_loads_the_symbol_and_names_the_kernel(fake):
+    """The image's symbol (mangled by the compiler) is what the driver looks up; messages name the
+    kernel as the user wrote it."""
+    fam = rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], [spec(64, 4, symbol="k_add_kernel")])
+    fam[(1,)](0, 0, 0, 4, BLOCK=64)
+    assert fake.symbols == [b"k_add_kernel"]
+    with pytest.raises(TypeError, match=r"^add_kernel\(\) missing 1 required positional argument: 'n'"):
+        fam[(1,)](0, 0, 0, BLOCK=64)
+    kernel = fam.kernel(fam.select({"BLOCK": 64}))
+    assert (kernel.name, kernel.symbol) == ("add_kernel", "k_add_kernel") and "<Kernel add_kernel(" in repr(kernel)
+    with pytest.raises(ValueError, match="kernel symbol must be a C identifier, got 'k_\u00e9'"):
+        rt.Kernel("add_kernel", ADD_PARAMS, 4, 0, {"sm_90": CUBIN}, symbol="k_\u00e9")
 
 
 def test_family_callable_grid_gets_meta(family, fake):

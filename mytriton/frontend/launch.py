@@ -113,7 +113,7 @@ def _compile_for_target(jit_fn, names, signature, constexprs, num_warps, target,
         cubin = ck.asm["cubin"]
     except CompilationError as e:
         raise e.with_traceback(None) from None
-    kernel = driver.Kernel(ck.metadata["name"], list(zip(names, signature)), num_warps, ck.metadata["shared"],
-                           {target: cubin})
+    kernel = driver.Kernel(jit_fn.__name__, list(zip(names, signature)), num_warps, ck.metadata["shared"],
+                           {target: cubin}, symbol=ck.metadata["name"])
     kernel.globals_read = ck.function.globals_read
     return kernel

@@ -937,7 +937,8 @@ def _generate(template: str, label: str, params, names, block: str, shared: str,
 class Kernel:
     """One compiled kernel specialization.
 
-    ``name`` is the ``extern "C"`` symbol; ``params`` the runtime parameters in order as
+    ``name`` is the kernel's name in messages and ``symbol`` its ``extern "C"`` symbol in the
+    images (default: ``name``); ``params`` the runtime parameters in order as
     ``(name, type string)``; a block has ``num_warps * 32`` threads and ``shared`` bytes
     of dynamic shared memory; ``images`` maps ``"sm_XY"`` to cubin and ``"ptx"`` to PTX,
     as bytes (PTX also as text) or as a file path read lazily; ``sha256`` optionally maps
@@ -945,10 +946,14 @@ class Kernel:
     does no GPU work.
     """
 
-    def __init__(self, name: str, params, num_warps: int, shared: int, images: dict, sha256: dict | None = None):
+    def __init__(self, name: str, params, num_warps: int, shared: int, images: dict, sha256: dict | None = None,
+                 symbol: str | None = None):
+        symbol = name if symbol is None else symbol
         if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"kernel symbol must be a C identifier, got {name!r}")
-        self.name = name
+            raise ValueError(f"kernel name must be an identifier, got {name!r}")
+        if not isinstance(symbol, str) or not (symbol.isascii() and symbol.isidentifier()):
+            raise ValueError(f"kernel symbol must be a C identifier, got {symbol!r}")
+        self.name, self.symbol = name, symbol
         self.params = [(str(n), parse_type(t) if isinstance(t, str) else t) for n, t in params]
         for what, v, lo, hi in (("num_warps", num_warps, 1, 32), ("shared", shared, 0, 2**31)):
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
@@ -1075,7 +1080,8 @@ class Kernel:
         if key == "ptx" and not data.endswith(b"\0"):
             data += b"\0"   # cuModuleLoadData reads PTX as a NUL-terminated string
         module = _check(_cuda.cuModuleLoadData(data), f"cuModuleLoadData({self.name}, {key})")
-        fn = _check(_cuda.cuModuleGetFunction(module, self.name.encode()), f"cuModuleGetFunction({self.name}, {key})")
+        fn = _check(_cuda.cuModuleGetFunction(module, self.symbol.encode()),
+                    f"cuModuleGetFunction({self.symbol}, {key})")
         attr = _cuda.CUfunction_attribute
         max_threads = _check(_cuda.cuFuncGetAttribute(attr.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn),
                              "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)")
@@ -1274,8 +1280,9 @@ class KernelFamily:
         if id(spec) not in self._kernels:
             with _LOCK:
                 if id(spec) not in self._kernels:
-                    self._kernels[id(spec)] = Kernel(spec.get("symbol", self.name), self.params, spec["num_warps"],
-                                                     spec.get("shared", 0), spec["images"], spec.get("sha256"))
+                    self._kernels[id(spec)] = Kernel(self.name, self.params, spec["num_warps"],
+                                                     spec.get("shared", 0), spec["images"], spec.get("sha256"),
+                                                     symbol=spec.get("symbol", self.name))
         return self._kernels[id(spec)]
 
     def verify(self) -> None:
