@@ -1,5 +1,5 @@
 """Built packages on a real GPU: every specialization of manifests/elementwise.yaml against numpy,
-launched from a fresh process that imports only the generated package (DESIGN.md §4, §6).
+launched from a fresh process that imports only the generated package.
 
 Every test is marked ``gpu`` and skipped where the CUDA driver or a device is missing.
 """

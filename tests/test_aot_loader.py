@@ -1,4 +1,4 @@
-"""The generated package without a GPU: thin import, argument checks, sha256, pip wheel (DESIGN.md §4)."""
+"""The generated package without a GPU: thin import, argument checks, sha256, pip wheel."""
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,4 @@
-"""Manifest validation: every error names the manifest file and the line (DESIGN.md §3)."""
+"""Manifest validation: every error names the manifest file and the line."""
 from __future__ import annotations
 
 import pytest

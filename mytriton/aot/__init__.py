@@ -1,4 +1,4 @@
-"""Ahead-of-time build tool: a YAML manifest → an installable loader package (DESIGN.md §3–4).
+"""Ahead-of-time build tool: a YAML manifest → an installable loader package.
 
 ``manifest`` parses and validates, ``build`` orchestrates, ``jobs`` compiles (in worker
 processes), ``cache`` decides what must be rebuilt, ``package`` writes the generated package and

@@ -59,7 +59,7 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
                    jobs: int | None = None, echo: Callable[[str], None] = print,
                    notify: Callable[[str], None] | None = None, *,
                    max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False) -> list[PackageReport]:
-    """Build every manifest into ``out_dir/<package>/``; see DESIGN.md §3–4.
+    """Build every manifest into ``out_dir/<package>/``.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
     With ``jobs > 1`` compiles run in worker processes; with ``jobs=1`` (or a single compile) they

@@ -1,5 +1,5 @@
 """``mytriton-build MANIFEST... [--out DIR] [--target sm_XX ...] [-j N] [--max-specializations N]
-[--allow-outside]`` (DESIGN.md §3).
+[--allow-outside]``.
 
 Exit status: 0 success, 1 a kernel failed to compile, 2 a usage or manifest error, 130 interrupted.
 Errors go to stderr without a Python traceback (set MYTRITON_TRACEBACK=1 to see one for internal

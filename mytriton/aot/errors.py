@@ -1,4 +1,4 @@
-"""The build tool's user-facing errors; the CLI maps each to an exit status (DESIGN.md §3)."""
+"""The build tool's user-facing errors; the CLI maps each to an exit status."""
 from __future__ import annotations
 
 

@@ -1,4 +1,4 @@
-"""The build manifest (DESIGN.md §3): parse, validate against the real kernels, expand specializations.
+"""The build manifest: parse, validate against the real kernels, expand specializations.
 
 Every error names the manifest file and line::
 

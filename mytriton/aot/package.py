@@ -1,4 +1,4 @@
-"""Writing the generated package (DESIGN.md §4) into a staging folder.
+"""Writing the generated package into a staging folder.
 
 ::
 
