@@ -351,6 +351,22 @@ def test_scalar_store_is_predicated_to_one_thread():
     assert re.search(r"\n  if \(threadIdx\.x == 0\) \*v\d+ = v\d+;\n", cu), cu
 
 
+def test_a_store_by_one_thread_is_published_before_later_loads():
+    """The owning thread's store is followed by a block barrier when the kernel loads (another
+    thread may load that address next); a kernel that loads nothing needs none."""
+    cu = compile_cuda(h.store_then_load, {"p": F, "out": F}, {"BLOCK": 256}, num_warps=8).asm["cu"]
+    assert re.search(r"\n  if \(threadIdx\.x == 0\) \*v\d+ = v\d+;\n  __syncthreads\(\);\n", cu), cu
+    assert "__syncthreads" not in compile_cuda(h.fill_scalar, {"p": F}, num_warps=8).asm["cu"]
+    text = compile_cuda(h.store_then_load, {"p": F, "out": F}, {"BLOCK": 256}, num_warps=8,
+                        backend="mlir").asm["mlir"]
+    lines = [line.strip() for line in text.splitlines()]
+    first = lines.index(next(line for line in lines if line.startswith("llvm.store")))
+    assert lines[first + 1:first + 3] == ["}", "gpu.barrier"], text
+    p, out = np.zeros(3, np.float32), np.zeros(3 * 256, np.float32)
+    h.store_then_load[(3,)](p, out, BLOCK=256, num_warps=8)
+    assert out.tolist() == [5.0] * 256 + [6.0] * 256 + [7.0] * 256
+
+
 # --- const pointers ----------------------------------------------------------------------------------------
 
 def test_loop_carried_pointer_assigned_another_parameter():

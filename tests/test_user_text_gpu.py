@@ -102,6 +102,17 @@ def test_scalar_load_double_store_same_address(warps):
     assert (got == 8.0).all(), f"{np.count_nonzero(got != 8.0)} elements wrong, e.g. {got[got != 8.0][:5]}"
 
 
+@pytest.mark.parametrize("warps", [4, 32])
+def test_scalar_store_then_load_by_every_thread(warps):
+    """One thread stores for the program; every thread's later load must see that store."""
+    programs, block = 4096, 1024
+    p, out = dev(np.zeros(programs, np.float32)), dev(np.zeros(programs * block, np.float32))
+    for _ in range(3):
+        h.store_then_load[(programs,)](p, out, BLOCK=block, num_warps=warps)
+    got, want = host(out), np.repeat(np.arange(programs, dtype=np.float32) + 5.0, block)
+    assert (got == want).all(), f"{np.count_nonzero(got != want)} elements wrong"
+
+
 @pytest.mark.parametrize("block,warps", [(16, 4), (64, 32), (256, 16), (1024, 4)])
 def test_replicated_load_double_store(block, warps):
     programs = 4096

@@ -63,6 +63,20 @@ def double_in_place(p):
 
 
 @triton.jit
+def store_then_load(p, out, BLOCK: tl.constexpr):
+    """One program stores a scalar, then every thread loads it back."""
+    q = p + tl.program_id(0)
+    tl.store(q, tl.program_id(0) + 5.0)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.zeros([BLOCK], tl.float32) + tl.load(q))
+
+
+@triton.jit
+def fill_scalar(p):
+    tl.store(p + tl.program_id(0), 1.0)
+
+
+@triton.jit
 def double_row_in_place(p, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(p + offs, tl.load(p + offs) * 2.0)

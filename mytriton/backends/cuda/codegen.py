@@ -115,6 +115,9 @@ class CudaEmitter:
         self._root_memo: dict[Value, frozenset | None] = {}
         self.const_params = self._read_only_params()
         self.axis = analyze(fn)
+        # a store made by one owning thread is followed by a block barrier where the kernel loads at
+        # all, so that every thread's later load of that address sees it (see store_owner)
+        self.has_loads = any(op.name == "load" for op in walk(fn.body))
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -443,6 +446,7 @@ class CudaEmitter:
             if len(op.operands) == 3:
                 slow = f"if ({self.elem(ptr, op.operands[2], rj)}) {slow}"
             self.vectorized(ptr, op.operands[2:3], fast, slow, guard=own)
+            self.publish_store(own)
             return
         vals = [self.elem(ptr, v) if isinstance(ptr.type, BlockType) else self.ref(v) for v in op.operands]
         vals[1] = self.cast_to(vals[1], op.operands[1].type.scalar, pointee)
@@ -454,6 +458,13 @@ class CudaEmitter:
             self.per_element(ptr, stmt if conds else "{ " + stmt + " }")
         else:
             self.emit(stmt)
+        self.publish_store(own)
+
+    def publish_store(self, owner: str | None):
+        """After a store that one owning thread made for all copies of an element: a block barrier
+        (the other threads may load that address next: in program order they must see the store)."""
+        if owner is not None and self.has_loads:
+            self.emit("__syncthreads();")
 
     def op_where(self, op: Op):
         """The registry's where, except that pointer branches have no arithmetic compute type."""

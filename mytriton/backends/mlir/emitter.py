@@ -15,7 +15,7 @@ from ...errors import CompilationError
 from ...ir.layout import DimMap, dim_maps, dropped_dims
 from ...ir.ops import OPS, REDUCE_KINDS
 from ...ir.printer import Printer
-from ...ir.ssa import Const, Function, Op, Param, Value
+from ...ir.ssa import Const, Function, Op, Param, Value, walk
 from ...ir.types import F32, I32, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .arith import ELEMENTWISE, combine, constant_literal, constant_name, convert, mlir_type
@@ -58,6 +58,7 @@ class MLIREmitter:
         self.smem_bytes = 0
         self.last_line = None
         self.pending_comment: tuple | None = None      # (source position, comment line)
+        self.has_loads = any(op.name == "load" for op in walk(fn.body))   # see op_store
         self.smem = self.unique("smem")                 # the workgroup buffer's name
 
     # --- names and lines -------------------------------------------------------------------------
@@ -411,6 +412,7 @@ class MLIREmitter:
         elem = ptr.type.scalar.pointee
         ty = mlir_type(elem)
         converted: dict[str, str] = {}
+        owned = False       # some copy of an element stores for the others (see store_owner)
         for r in range(self.nregs(ptr)):
             p = self.ref(ptr, r)
             v = self.operand(ptr, value, r)
@@ -418,6 +420,7 @@ class MLIREmitter:
                 converted[v] = convert(self, v, value.type.scalar, elem)
             v = converted[v]
             conds = [c for c in (self.store_owner(ptr, r),) if c is not None]
+            owned = owned or bool(conds)
             if len(op.operands) == 3:
                 conds.append(self.operand(ptr, op.operands[2], r))
             if not conds:
@@ -427,6 +430,8 @@ class MLIREmitter:
             self.line(f"scf.if {cond} {{")
             self.line(f"  llvm.store {v}, {p} : {ty}, !llvm.ptr")
             self.line("}")
+        if self.has_loads and owned:
+            self.line("gpu.barrier")   # later loads of any thread see the owning thread's store
 
     def op_program_id(self, op: Op):
         self.grid_query(op, "block_id")
