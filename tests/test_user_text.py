@@ -262,16 +262,21 @@ def test_mixed_signedness_division_is_refused_for_every_width_pair(tmp_path, op)
     path = tmp_path / f"div{len(op)}{op == '%'}.py"
     path.write_text(div_kernel(op))
     fn = load_kernel_from(path, "k")
-    for tx in INTS:
-        for ty in INTS:
+    def signed(t):                      # int1 is one of Triton's unsigned types
+        return t[0] == "i" and t != "i1"
+
+    for tx in INTS + ["i1"]:
+        for ty in INTS + ["i1"]:
             sig = {"x_ptr": f"*{tx}", "y_ptr": f"*{ty}", "out_ptr": "*fp32"}
-            if (tx[0] == "i") == (ty[0] == "i"):
+            if signed(tx) == signed(ty):
                 compile_cuda(fn, sig)
                 continue
             with pytest.raises(mytriton.CompilationError) as e:
                 compile_cuda(fn, sig)
             msg = str(e.value)
-            assert f"cannot use '{op}' with {tx} and {ty}: they have different signedness (cast one of them)" in msg
+            shown = {"i1": "bool"}
+            assert (f"cannot use '{op}' with {shown.get(tx, tx)} and {shown.get(ty, ty)}: they have different "
+                    "signedness (cast one of them)") in msg
             assert f"{path}:8:" in msg, msg
 
 

@@ -93,10 +93,10 @@ def _int_only(op: str):
 
 def check_same_signedness(a: ScalarType, b: ScalarType, op: str):
     """Triton refuses integer / // % across signedness (rarely a useful answer), whatever the widths;
-    int1 counts as signed there (``tl.int1``), so bool with an unsigned type is refused too. The
-    one rule for tensor operands and (``language.core.computation_operands``) for a Python number
-    that takes part in the promotion."""
-    if a.is_int and b.is_int and (a.is_signed or a.is_bool) != (b.is_signed or b.is_bool):
+    int1 is one of Triton's unsigned types (``dtype.UINT_TYPES``), so bool with a signed type is
+    refused and bool with an unsigned one is not. The one rule for tensor operands and
+    (``language.core.computation_operands``) for a Python number that takes part in the promotion."""
+    if a.is_int and b.is_int and a.is_signed != b.is_signed:
         raise OpTypeError(f"cannot use '{op}' with {a} and {b}: they have different signedness (cast one of them)")
 
 
