@@ -167,6 +167,9 @@ CONSTEXPR = [
     ("str_repeat", bad.str_repeat, "repeating a str of length 1 17179869184 times is too large"),
     ("huge_power", bad.huge_power, "10 ** 100000000 is too large"),
     ("tuple_doubling", bad.tuple_doubling, "the concatenation is too large"),
+    ("pow_none", bad.pow_with_none_modulus, "7 ** 200000 is too large"),
+    ("pow_keywords", bad.pow_by_keyword, "7 ** 200000 is too large"),
+    ("format_star", bad.format_star_width, "a '*' width or precision in a %-format is not allowed in a kernel"),
 ]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import inspect
 import math
 import operator
 import re
@@ -91,7 +92,9 @@ def check_constexpr_op(op, lhs, rhs) -> None:
             raise _size_error(f"{lhs} ** {rhs} is too large")
     elif op is operator.mod and isinstance(lhs, (str, bytes)):
         text = lhs.decode("latin-1") if isinstance(lhs, bytes) else lhs
-        fields = re.findall(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?", text)
+        fields = re.findall(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d*)(?:\.(\*|\d*))?", text)
+        if any(n == "*" for f in fields for n in f):
+            raise _size_error("a '*' width or precision in a %-format is not allowed in a kernel")
         if any(n and int(n) > MAX_CONSTEXPR_LEN for f in fields for n in f):
             raise _size_error("a width in the %-format is too large")
     elif op is operator.lshift:
@@ -558,8 +561,13 @@ class CodeGenerator(ast.NodeVisitor):
                     if callable(a) and not isinstance(a, JITFunction) and _callable_kind(a) is None:
                         raise self.error(node, f"{fn.__name__}() would call '{_call_name(a)}', which a "
                                                "kernel may not call")
-            if fn is builtins.pow and len(args) == 2:
-                check_constexpr_op(operator.pow, *args)
+            if fn is builtins.pow:
+                try:     # pow(base, exp[, mod]) however spelled; with a modulus the result stays small
+                    bound = inspect.signature(pow).bind(*args, **kwargs)
+                except TypeError as e:
+                    raise self.error(node, f"pow(): {e}") from None
+                if bound.arguments.get("mod") is None and {"base", "exp"} <= set(bound.arguments):
+                    check_constexpr_op(operator.pow, bound.arguments["base"], bound.arguments["exp"])
             if fn is builtins.sum and not isinstance(kwargs.get("start", args[1] if len(args) > 1 else 0),
                                                      (int, float)):
                 raise self.error(node, "sum() of a kernel adds numbers; its start value must be a number")

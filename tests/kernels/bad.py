@@ -201,6 +201,24 @@ def huge_power(x, n):
 
 
 @triton.jit
+def pow_with_none_modulus(x, n):
+    v = pow(7, 200000, None)  # ERR pow_none
+    tl.store(x, v % 7)
+
+
+@triton.jit
+def pow_by_keyword(x, n):
+    v = pow(base=7, exp=200000)  # ERR pow_keywords
+    tl.store(x, v % 7)
+
+
+@triton.jit
+def format_star_width(x, n):
+    s = "%*d" % (3000000, 1)  # ERR format_star
+    tl.store(x, len(s))
+
+
+@triton.jit
 def tuple_doubling(x, n):
     t = (0,)
     for i in tl.static_range(40):
