@@ -151,7 +151,9 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
     symbol = kernel_symbol(fn.__name__)       # the extern "C" / gpu.func name the loaders look up
-    asm = _Asm(f"/mytriton/{symbol}.cu", target, **stages)
+    # NVRTC's messages name the source: the kernel's own name where it is plain ASCII
+    source_name = fn.__name__ if fn.__name__.isascii() else symbol
+    asm = _Asm(f"/mytriton/{source_name}.cu", target, **stages)
     metadata = {
         "name": symbol,
         "num_warps": num_warps,
