@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..backends.names import comment_text
 from .cache import CACHE_FORMAT, GENERATOR, Toolchain, sha256_bytes
 from .errors import AotError
 from .jobs import Artifacts
@@ -220,15 +221,7 @@ def py_literal(value) -> str:
 
 
 # -- escaping: the only ways user text enters a generated file ------------------------------------
-
-def comment_text(value) -> str:
-    """*value* as text that stays inside one ``#`` comment line of Python or TOML: printable ASCII,
-    with anything else (a newline in a manifest's file name, say) escaped as Python would show it."""
-    text = str(value)
-    if text.isascii() and text.isprintable():
-        return text
-    return ascii(text)[1:-1]
-
+# (comments: ``comment_text``, the same escaper as for generated CUDA and MLIR, imported above)
 
 def toml_value(value) -> str:
     """A TOML string or array of strings: JSON's escaping, ASCII only, is valid TOML."""
