@@ -229,6 +229,7 @@ def test_a_forked_child_gets_a_clear_error_without_touching_the_driver(two, fam,
             launch()
     a.free()                                         # dropped, not freed through the driver
     assert len(two.calls) == calls and len(two.launches) == 1
+    assert rt.native_launcher_status() == "not used (this process was forked from 4242 after CUDA was initialised)"
     assert issubclass(rt.ForkedProcessError, RuntimeError)
 
 

@@ -202,10 +202,11 @@ def _refuse_forked(*_):
 
 
 def _after_fork_in_child(parent: int) -> None:
-    global _forked, _get_ctx, _launch_kernel, _native, _LOCK
+    global _forked, _get_ctx, _launch_kernel, _native, _native_status, _LOCK
     _LOCK = threading.RLock()    # another thread of the parent may have held it
     if _available:
         _forked, _native = parent, None
+        _native_status = f"not used (this process was forked from {parent} after CUDA was initialised)"
         _get_ctx = _launch_kernel = _refuse_forked
 
 
