@@ -29,6 +29,7 @@ from test_mlir_support import CASES, tools_missing_reason  # noqa: E402
 
 import mytriton  # noqa: E402
 from mytriton.backends.mlir import emit_mlir, tools  # noqa: E402
+from mytriton.backends.names import kernel_symbol  # noqa: E402
 from mytriton.ir.types import PointerType, parse_type  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -131,7 +132,7 @@ def run_on_gpu(drv: Driver, case, image: bytes, name: str, shared: int) -> dict:
 def test_mlir_ptx_matches_cuda_backend(case):
     drv = Driver()
     ptx = mlir_ptx(case, emit_mlir(case.ssa()))
-    got = run_on_gpu(drv, case, ptx.encode() + b"\0", case.kernel.__name__, 0)
+    got = run_on_gpu(drv, case, ptx.encode() + b"\0", kernel_symbol(case.kernel.__name__), 0)
     expected = case.reference(case.inputs(np.random.default_rng(0)))
     for param in case.outputs:
         np.testing.assert_allclose(got[param], expected[param], rtol=case.rtol, atol=case.atol,
