@@ -212,6 +212,12 @@ def test_jit_compiles_for_the_device_of_its_arguments(two, monkeypatch):
                                          "cuda:0; 'out_ptr' on cuda:1\\)"):
         copy[(1,)](tensors(0, 0x1000)[0], out1, 10, BLOCK=16)
     assert len(two.launches) == 3
+    # a JIT launch looks at each tensor twice: the signature and device, then the launch's checks
+    looks = []
+    counted = type("Tensor", (Tensor,), {"get_device": lambda self: looks.append(self) or self._device})
+    x, out = counted(0x1000, "float32", device=0), counted(0x2000, "float32", device=0)
+    assert copy[(1,)](x, out, 10, BLOCK=16) is k0
+    assert looks.count(x) == looks.count(out) == 2
 
 
 def test_a_forked_child_gets_a_clear_error_without_touching_the_driver(two, fam, monkeypatch):

@@ -65,14 +65,14 @@ def launch(jit_fn, grid, args, kwargs):
     signature, devices = [], {}
     for name, value in zip(names, runtime):
         try:
-            ty, address = driver.describe_argument(value)
+            ty, address, device = driver.launch_argument_info(value)
         except TypeError as e:
             raise TypeError(f"{jit_fn.__name__}: parameter '{name}': {e}") from None
         # as Triton does, specialize on 16-byte alignment of pointers and divisibility by 16 of
         # integers (the runtime checks both promises at every launch of that specialization)
         if address is not None:
             aligned = address % 16 == 0
-            devices[name] = driver.argument_device(value)
+            devices[name] = device
         else:
             aligned = ty in ("i32", "i64") and value % 16 == 0
         signature.append(ty + ":16" if aligned else ty)

@@ -24,8 +24,8 @@ import threading
 import weakref
 
 __all__ = [
-    "ParamType", "parse_type", "pointer_info", "infer_type", "describe_argument", "argument_device",
-    "launch_device", "CudaError", "KernelLoadError", "ForkedProcessError", "SpecializationNotFoundError",
+    "ParamType", "parse_type", "pointer_info", "infer_type", "describe_argument", "launch_argument_info",
+    "argument_device", "launch_device", "CudaError", "KernelLoadError", "ForkedProcessError", "SpecializationNotFoundError",
     "driver_available", "current_device", "compute_capability", "synchronize", "Stream", "DeviceArray", "Kernel",
     "KernelFamily", "use_native_launcher", "native_launcher_status",
 ]
@@ -491,27 +491,38 @@ def infer_type(obj) -> str:
 
 
 def describe_argument(obj) -> tuple[str, int | None]:
-    """``(infer_type(obj), device address or None)`` in one look at the object (the JIT's
-    per-launch signature inference)."""
+    """``(infer_type(obj), device address or None)`` in one look at the object."""
+    return _describe(obj)[:2]
+
+
+def launch_argument_info(obj) -> tuple[str, int | None, int]:
+    """``(infer_type(obj), device address or None, argument_device(obj))`` in one look at the
+    object: the JIT's per-launch signature inference."""
+    ty, addr, device = _describe(obj)
+    return ty, addr, -1 if addr is None else _address_device(obj, addr, device)
+
+
+def _describe(obj):
+    """``(type, address or None, device as _pointer_info says it)``."""
     if isinstance(obj, bool):
-        return "i1", None
+        return "i1", None, -1
     if type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 0:
         dtype, desc = _dtype_info(obj.dtype)   # before float: np.float64 is a float
         if dtype is None:
             raise TypeError(f"unsupported numpy scalar type {desc}")
-        return dtype, None
+        return dtype, None, -1
     if isinstance(obj, int):
         for dtype, lo, hi in (("i32", -2**31, 2**31), ("i64", -2**63, 2**63), ("u64", 0, 2**64)):
             if lo <= obj < hi:
-                return dtype, None
+                return dtype, None, -1
         raise TypeError(f"integer argument {obj} does not fit in 64 bits")
     if isinstance(obj, float):
-        return "fp32", None
-    addr, dtype, desc, _ = _pointer_info(obj)
+        return "fp32", None, -1
+    addr, dtype, desc, device = _pointer_info(obj)
     if dtype is None:
         raise TypeError(f"cannot infer the element type of {type(obj).__name__} (dtype {desc}); "
                         f"supported: {' '.join(_DTYPES)}")
-    return "*" + dtype, addr
+    return "*" + dtype, addr, device
 
 
 def argument_device(obj) -> int:
