@@ -244,6 +244,75 @@ def test_allowed_calls_still_work(tmp_path):
     assert np.all(x == 50.0)
 
 
+@pytest.mark.parametrize("case, kernel, what", [
+    ("evil_str", bad.host_object_str, "'E'"), ("evil_prop", bad.host_object_property, "'E'"),
+    ("evil_add", bad.host_object_add, "'E'"), ("evil_len", bad.host_object_len, "'E'"),
+    ("evil_tuple", bad.host_object_in_tuple, "'EVILS' is a tuple holding a"), ("evil_module", bad.host_object_of_module, "'THIS.E'"),
+    ("evil_getattr", bad.host_object_getattr, "'getattr(THIS, 'E')'")])
+def test_kernel_cannot_use_a_host_object(case, kernel, what):
+    """A value of a host class read from outside the kernel runs none of its methods (str, a property,
+    __getattr__, +, len, hashing, isinstance's __class__): a located error at the use."""
+    bad.Evil.ran.clear()
+    kernel.cache_key                                  # (resolving names for the key runs nothing either)
+    err = compile_error(kernel)
+    if " is " not in what:
+        what += " is a"
+    assert_located(err, case, f"{what} tests.kernels.bad.Evil: from outside itself a kernel may use only "
+                              "numbers, strings")
+    assert bad.Evil.ran == []
+
+
+def test_constexpr_host_object_is_refused_at_the_parameter():
+    bad.Evil.ran.clear()
+    err = compile_error(bad.host_object_constexpr, constexprs={"C": bad.E})
+    col, src = assert_located(err, "evil_constexpr", "constexpr 'C' is a tests.kernels.bad.Evil")
+    assert src[col - 1:].startswith("C: tl.constexpr")
+    with pytest.raises(mytriton.CompilationError) as info:    # the launch path (here the interpreter)
+        bad.host_object_constexpr[(1,)](np.zeros(1, np.float32), 1, C=bad.E)
+    assert_located(info.value, "evil_constexpr", "constexpr 'C' is a tests.kernels.bad.Evil", frames=False)
+    assert bad.Evil.ran == []
+
+
+def test_parameter_default_host_object_is_refused_at_the_call():
+    bad.Evil.ran.clear()
+    err = compile_error(bad.host_object_default)
+    assert_located(err, "evil_default", "_evil_default(): the default of parameter 'C' is a tests.kernels.bad.Evil")
+    assert bad.Evil.ran == []
+
+
+def test_closure_host_object_is_refused(tmp_path):
+    path = tmp_path / "closure_kernel.py"
+    path.write_text("import mytriton\nfrom tests.kernels.bad import Evil\n\n\ndef make():\n    e = Evil()\n\n"
+                    "    @mytriton.jit\n    def k(x, n):\n        v = e + 1\n\n    return k\n")
+    spec = importlib.util.spec_from_file_location("closure_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    bad.Evil.ran.clear()
+    err = compile_error(module.make())
+    assert str(err).startswith(f"{path}:10:13: error: 'e' is a tests.kernels.bad.Evil"), str(err)
+    assert bad.Evil.ran == []
+
+
+def test_values_from_outside_that_kernels_may_use(tmp_path):
+    """Numbers, strings, containers of them, dtypes, modules, functions, classes the language names."""
+    path = tmp_path / "outside_kernel.py"
+    path.write_text("\n".join([
+        "import math", "import mytriton", "import mytriton.language as tl", "",
+        "CFG = {'scale': 2, 'names': ('a', 'b'), 'dt': tl.float32}", "LIMITS = [1, 2.5, None, b'x', 1j]", "",
+        "@mytriton.jit", "def k(x_ptr, n, BLOCK: tl.constexpr, T: tl.constexpr = (1, 2)):",
+        "    offs = tl.arange(0, BLOCK)",
+        "    m = CFG['scale'] + len(CFG['names']) + int(LIMITS[1]) + len(LIMITS[3]) + T[1] + int(math.pi)",
+        "    ok = isinstance(m, int) and type(m) is int and tl.PropagateNan.NONE == 0 and LIMITS[2] is None",
+        "    y = tl.load(x_ptr + offs).to(CFG['dt']) + m + (1 if ok else 0) + mytriton.cdiv(4, 2)",
+        "    tl.store(x_ptr + offs, y)", ""]))
+    spec = importlib.util.spec_from_file_location("outside_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.zeros(16, np.float32)
+    module.k[(1,)](x, 1, BLOCK=16)
+    assert np.all(x == 2 + 2 + 2 + 1 + 2 + 3 + 1 + 2)
+
+
 # --- §5: parameters named like launch options --------------------------------------------------------
 
 def test_launch_option_parameter_is_refused_by_compile_with_a_location():
