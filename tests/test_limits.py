@@ -138,6 +138,71 @@ def test_nvrtc_compile_has_a_time_limit(monkeypatch):
     assert len(ck.asm["cubin"]) > 0
 
 
+_ABANDON = """
+import atexit, os, sys, threading, time
+
+
+def report():       # registered before mytriton's own exit hook: runs after it
+    alive = [t for t in threading.enumerate() if t.name.startswith("nvrtc")]
+    for t in alive:
+        t.join(0.005)   # (the worker's last steps after NVRTC returned)
+    print("nvrtc threads at exit:", [t.name for t in alive if t.is_alive()], flush=True)
+
+
+atexit.register(report)
+import mytriton
+from tests.kernels import bad
+
+
+class SlowTeardown:     # the interpreter is still shutting down when NVRTC next polls its callback
+    def __del__(self, sleep=time.sleep):
+        sleep(0.3)
+
+
+keep = SlowTeardown()
+ck = mytriton.compile(bad.slow_to_compile, signature={"x": "*fp32"}, constexprs={"N": 10})
+os.environ["MYTRITON_NVRTC_TIMEOUT"] = "0.001"
+try:
+    ck.asm["cubin"]
+except mytriton.NVRTCError:
+    print("abandoned", flush=True)
+"""
+
+
+def _run_abandon(tail: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _ABANDON + tail], cwd=root, capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    return proc, time.perf_counter() - start
+
+
+def test_exit_with_an_abandoned_nvrtc_compile_waits_for_it_to_stop():
+    """A compile abandoned at its time limit is still inside NVRTC when the script exits: the exit waits
+    (bounded) until NVRTC, told to cancel by a callback that needs no interpreter, has returned."""
+    _need_nvrtc()
+    proc, elapsed = _run_abandon("sys.exit(3)\n")
+    assert proc.returncode == 3, proc.stderr
+    assert "abandoned" in proc.stdout
+    assert "nvrtc threads at exit: []" in proc.stdout, proc.stdout
+    for bad_news in ("Fatal Python error", "terminate called", "Aborted", "core dumped", "Traceback"):
+        assert bad_news not in proc.stderr, proc.stderr
+    assert elapsed < 60
+
+
+def test_build_ends_with_os_exit_when_an_abandoned_compile_does_not_stop():
+    _need_nvrtc()
+    proc, _ = _run_abandon("from mytriton.backends.cuda import nvrtc\nfrom mytriton.aot import cli\n"
+                           "nvrtc.EXIT_WAIT_S = 0.0\nprint('leaving', flush=True)\nsys.exit(cli._leave(4))\n")
+    assert proc.returncode == 4, proc.stderr
+    assert "leaving" in proc.stdout
+    assert "nvrtc threads at exit" not in proc.stdout          # os._exit: no exit hooks, no teardown
+    assert "Fatal Python error" not in proc.stderr and "Aborted" not in proc.stderr
+
+
 def test_nvrtc_time_limit_must_be_a_positive_number(monkeypatch):
     _need_nvrtc()
     ck = mytriton.compile(bad.needs_block, signature={"x": "*fp32"}, constexprs={"BLOCK": 16})

@@ -151,6 +151,16 @@ def needs_block(x, BLOCK: tl.constexpr):
     tl.store(x + tl.arange(0, BLOCK), 1.0)
 
 
+@triton.jit
+def slow_to_compile(x, N: tl.constexpr):
+    """NVRTC takes about 0.5 s on N=10 (tests/test_limits.py: exiting during an abandoned compile)."""
+    offs = tl.arange(0, 256)
+    v = tl.load(x + offs)
+    for i in tl.static_range(N):
+        v = tl.sin(v) * 1.5 + tl.exp(v * 0.5)
+    tl.store(x + offs, v)
+
+
 # --- issue #11: limits (tests/test_limits.py) ---------------------------------------------------
 
 @triton.jit
