@@ -312,7 +312,8 @@ def test_allowed_calls_still_work(tmp_path):
 @pytest.mark.parametrize("case, kernel, what", [
     ("evil_str", bad.host_object_str, "'E'"), ("evil_prop", bad.host_object_property, "'E'"),
     ("evil_add", bad.host_object_add, "'E'"), ("evil_len", bad.host_object_len, "'E'"),
-    ("evil_tuple", bad.host_object_in_tuple, "'EVILS' is a tuple holding a"), ("evil_module", bad.host_object_of_module, "'THIS.E'"),
+    ("evil_tuple", bad.host_object_in_tuple, "'EVILS' is a tuple holding a"),
+    ("evil_module", bad.host_object_of_module, "'THIS.E'"),
     ("evil_getattr", bad.host_object_getattr, "'getattr(THIS, 'E')'")])
 def test_kernel_cannot_use_a_host_object(case, kernel, what):
     """A value of a host class read from outside the kernel runs none of its methods (str, a property,

@@ -66,12 +66,13 @@ MAX_LOOP_NESTING = 64
 
 # What a kernel may take from outside itself (module globals, attributes of modules, closure
 # variables, constexpr arguments, parameter defaults, builtins): values whose every special method
-# is the interpreter's or the compiler's own -- numbers, strings, bytes, None, tuples, lists, sets,
-# dicts and types.SimpleNamespaces of admitted values, dtypes and the language's own objects,
-# modules, functions, @jit functions, builtin classes. Anything else (an instance of a host class, a numpy
-# scalar, an enum member) would run its own code when the kernel used it -- `str(obj)`, `obj.attr`,
-# `obj + 1`, `len(obj)` -- so it is refused where the kernel reads it. Types are compared exactly
-# and by id: `isinstance`, `==` or hashing could already run the object's (or its class's) code.
+# is the interpreter's or the compiler's own -- numbers, strings, bytes, None; tuples, lists, sets,
+# dicts and types.SimpleNamespaces of admitted values; dtypes and the language's own objects;
+# modules, functions, @jit functions, builtin and tl classes. Anything else (an instance of a host
+# class, a numpy scalar, an enum member) would run its own code when the kernel used it --
+# `str(obj)`, `obj.attr`, `obj + 1`, `len(obj)` -- so it is refused where the kernel reads it. Types
+# are compared exactly and by id: `isinstance`, `==` or hashing could already run the object's (or
+# its class's) code.
 _SCALAR_TYPES = (int, float, bool, complex, str, bytes, type(None), type(Ellipsis))
 _CODE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodWrapperType,
                types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType)
@@ -87,8 +88,9 @@ def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
         from ..ir.types import BlockType, PointerType, ScalarType
         from .jit import JITFunction
         kinds = {id(t): "scalar" for t in _SCALAR_TYPES}
-        kinds.update({id(tuple): "seq", id(list): "seq", id(set): "seq", id(frozenset): "seq", id(dict): "dict", id(types.ModuleType): "module",
-                      id(types.MethodType): "method", id(type): "class", id(types.SimpleNamespace): "ns"})
+        kinds.update({id(t): "seq" for t in (tuple, list, set, frozenset)})
+        kinds.update({id(dict): "dict", id(types.SimpleNamespace): "ns", id(types.ModuleType): "module",
+                      id(types.MethodType): "method", id(type): "class"})
         kinds.update({id(t): "code" for t in _CODE_TYPES})
         ours = (tensor, ScalarType, PointerType, BlockType, JITFunction, tl.range, tl.static_range)
         kinds.update({id(t): "leaf" for t in ours})
@@ -557,7 +559,8 @@ class CodeGenerator(ast.NodeVisitor):
         except AttributeError:
             what = "module" if is_module else type(base).__name__
             name = vars(base).get("__name__") if is_module else getattr(base, "__name__", "")
-            raise self.error(node, f"{what} {name if type(name) is str else ''} has no attribute '{node.attr}'".replace("  ", " ")) from None
+            name = name if type(name) is str else ""
+            raise self.error(node, f"{what} {name} has no attribute '{node.attr}'".replace("  ", " ")) from None
         return value if type(value) is tensor else self.admit(node, value)
 
     def visit_Tuple(self, node):
