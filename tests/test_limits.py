@@ -138,6 +138,71 @@ def test_nvrtc_compile_has_a_time_limit(monkeypatch):
     assert len(ck.asm["cubin"]) > 0
 
 
+_ABANDON = """
+import atexit, os, sys, threading, time
+
+
+def report():       # registered before mytriton's own exit hook: runs after it
+    alive = [t for t in threading.enumerate() if t.name.startswith("nvrtc")]
+    for t in alive:
+        t.join(0.005)   # (the worker's last steps after NVRTC returned)
+    print("nvrtc threads at exit:", [t.name for t in alive if t.is_alive()], flush=True)
+
+
+atexit.register(report)
+import mytriton
+from tests.kernels import bad
+
+
+class SlowTeardown:     # the interpreter is still shutting down when NVRTC next polls its callback
+    def __del__(self, sleep=time.sleep):
+        sleep(0.3)
+
+
+keep = SlowTeardown()
+ck = mytriton.compile(bad.slow_to_compile, signature={"x": "*fp32"}, constexprs={"N": 10})
+os.environ["MYTRITON_NVRTC_TIMEOUT"] = "0.001"
+try:
+    ck.asm["cubin"]
+except mytriton.NVRTCError:
+    print("abandoned", flush=True)
+"""
+
+
+def _run_abandon(tail: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _ABANDON + tail], cwd=root, capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    return proc, time.perf_counter() - start
+
+
+def test_exit_with_an_abandoned_nvrtc_compile_waits_for_it_to_stop():
+    """A compile abandoned at its time limit is still inside NVRTC when the script exits: the exit waits
+    (bounded) until NVRTC, told to cancel by a callback that needs no interpreter, has returned."""
+    _need_nvrtc()
+    proc, elapsed = _run_abandon("sys.exit(3)\n")
+    assert proc.returncode == 3, proc.stderr
+    assert "abandoned" in proc.stdout
+    assert "nvrtc threads at exit: []" in proc.stdout, proc.stdout
+    for bad_news in ("Fatal Python error", "terminate called", "Aborted", "core dumped", "Traceback"):
+        assert bad_news not in proc.stderr, proc.stderr
+    assert elapsed < 60
+
+
+def test_build_ends_with_os_exit_when_an_abandoned_compile_does_not_stop():
+    _need_nvrtc()
+    proc, _ = _run_abandon("from mytriton.backends.cuda import nvrtc\nfrom mytriton.aot import cli\n"
+                           "nvrtc.EXIT_WAIT_S = 0.0\nprint('leaving', flush=True)\nsys.exit(cli._leave(4))\n")
+    assert proc.returncode == 4, proc.stderr
+    assert "leaving" in proc.stdout
+    assert "nvrtc threads at exit" not in proc.stdout          # os._exit: no exit hooks, no teardown
+    assert "Fatal Python error" not in proc.stderr and "Aborted" not in proc.stderr
+
+
 def test_nvrtc_time_limit_must_be_a_positive_number(monkeypatch):
     _need_nvrtc()
     ck = mytriton.compile(bad.needs_block, signature={"x": "*fp32"}, constexprs={"BLOCK": 16})
@@ -242,6 +307,76 @@ def test_allowed_calls_still_work(tmp_path):
     k[(1,)](x, 1, BLOCK=16)
     # 16 + 2 + 2 + 1 + 3 = 24; + 4 + 8 + 4 + 8 = 48; + 1 (t[0]) + 1
     assert np.all(x == 50.0)
+
+
+@pytest.mark.parametrize("case, kernel, what", [
+    ("evil_str", bad.host_object_str, "'E'"), ("evil_prop", bad.host_object_property, "'E'"),
+    ("evil_add", bad.host_object_add, "'E'"), ("evil_len", bad.host_object_len, "'E'"),
+    ("evil_tuple", bad.host_object_in_tuple, "'EVILS' is a tuple holding a"),
+    ("evil_module", bad.host_object_of_module, "'THIS.E'"),
+    ("evil_getattr", bad.host_object_getattr, "'getattr(THIS, 'E')'")])
+def test_kernel_cannot_use_a_host_object(case, kernel, what):
+    """A value of a host class read from outside the kernel runs none of its methods (str, a property,
+    __getattr__, +, len, hashing, isinstance's __class__): a located error at the use."""
+    bad.Evil.ran.clear()
+    kernel.cache_key                                  # (resolving names for the key runs nothing either)
+    err = compile_error(kernel)
+    if " is " not in what:
+        what += " is a"
+    assert_located(err, case, f"{what} tests.kernels.bad.Evil: from outside itself a kernel may use only "
+                              "numbers, strings")
+    assert bad.Evil.ran == []
+
+
+def test_constexpr_host_object_is_refused_at_the_parameter():
+    bad.Evil.ran.clear()
+    err = compile_error(bad.host_object_constexpr, constexprs={"C": bad.E})
+    col, src = assert_located(err, "evil_constexpr", "constexpr 'C' is a tests.kernels.bad.Evil")
+    assert src[col - 1:].startswith("C: tl.constexpr")
+    with pytest.raises(mytriton.CompilationError) as info:    # the launch path (here the interpreter)
+        bad.host_object_constexpr[(1,)](np.zeros(1, np.float32), 1, C=bad.E)
+    assert_located(info.value, "evil_constexpr", "constexpr 'C' is a tests.kernels.bad.Evil", frames=False)
+    assert bad.Evil.ran == []
+
+
+def test_parameter_default_host_object_is_refused_at_the_call():
+    bad.Evil.ran.clear()
+    err = compile_error(bad.host_object_default)
+    assert_located(err, "evil_default", "_evil_default(): the default of parameter 'C' is a tests.kernels.bad.Evil")
+    assert bad.Evil.ran == []
+
+
+def test_closure_host_object_is_refused(tmp_path):
+    path = tmp_path / "closure_kernel.py"
+    path.write_text("import mytriton\nfrom tests.kernels.bad import Evil\n\n\ndef make():\n    e = Evil()\n\n"
+                    "    @mytriton.jit\n    def k(x, n):\n        v = e + 1\n\n    return k\n")
+    spec = importlib.util.spec_from_file_location("closure_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    bad.Evil.ran.clear()
+    err = compile_error(module.make())
+    assert str(err).startswith(f"{path}:10:13: error: 'e' is a tests.kernels.bad.Evil"), str(err)
+    assert bad.Evil.ran == []
+
+
+def test_values_from_outside_that_kernels_may_use(tmp_path):
+    """Numbers, strings, containers of them, dtypes, modules, functions, classes the language names."""
+    path = tmp_path / "outside_kernel.py"
+    path.write_text("\n".join([
+        "import math", "import mytriton", "import mytriton.language as tl", "",
+        "CFG = {'scale': 2, 'names': ('a', 'b'), 'dt': tl.float32}", "LIMITS = [1, 2.5, None, b'x', 1j]", "",
+        "@mytriton.jit", "def k(x_ptr, n, BLOCK: tl.constexpr, T: tl.constexpr = (1, 2)):",
+        "    offs = tl.arange(0, BLOCK)",
+        "    m = CFG['scale'] + len(CFG['names']) + int(LIMITS[1]) + len(LIMITS[3]) + T[1] + int(math.pi)",
+        "    ok = isinstance(m, int) and type(m) is int and tl.PropagateNan.NONE == 0 and LIMITS[2] is None",
+        "    y = tl.load(x_ptr + offs).to(CFG['dt']) + m + (1 if ok else 0) + mytriton.cdiv(4, 2)",
+        "    tl.store(x_ptr + offs, y)", ""]))
+    spec = importlib.util.spec_from_file_location("outside_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.zeros(16, np.float32)
+    module.k[(1,)](x, 1, BLOCK=16)
+    assert np.all(x == 2 + 2 + 2 + 1 + 2 + 3 + 1 + 2)
 
 
 # --- §5: parameters named like launch options --------------------------------------------------------

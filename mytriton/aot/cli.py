@@ -54,6 +54,23 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    return _leave(_main(argv))
+
+
+def _leave(status: int) -> int:
+    """``status``, once no NVRTC compile abandoned after its time limit is still running. One that
+    is still inside NVRTC ``nvrtc.EXIT_WAIT_S`` seconds after it was told to cancel would be torn
+    down with the interpreter (NVRTC's C++ code running while the process exits): the build then
+    ends here, with ``os._exit`` after flushing its output."""
+    nvrtc = sys.modules.get("mytriton.backends.cuda.nvrtc")
+    if nvrtc is not None and not nvrtc.settle(nvrtc.EXIT_WAIT_S):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         args = parser().parse_intermixed_args(argv)     # exits 2 with usage on a bad command line
         targets = [t for value in args.targets or [] for t in value.split(",") if t] or None

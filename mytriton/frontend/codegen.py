@@ -17,6 +17,7 @@ import operator
 import re
 import sys
 import threading
+import types
 
 from .. import language as tl
 from ..errors import CompilationError
@@ -61,6 +62,112 @@ MAX_TRACE_STEPS = 500_000
 # Run-time loops may nest this deep (inlined calls included): the passes and backends walk nested
 # regions recursively.
 MAX_LOOP_NESTING = 64
+
+
+# What a kernel may take from outside itself (module globals, attributes of modules, closure
+# variables, constexpr arguments, parameter defaults, builtins): values whose every special method
+# is the interpreter's or the compiler's own -- numbers, strings, bytes, None; tuples, lists, sets,
+# dicts and types.SimpleNamespaces of admitted values; dtypes and the language's own objects;
+# modules, functions, @jit functions, builtin and tl classes. Anything else (an instance of a host
+# class, a numpy scalar, an enum member) would run its own code when the kernel used it --
+# `str(obj)`, `obj.attr`, `obj + 1`, `len(obj)` -- so it is refused where the kernel reads it. Types
+# are compared exactly and by id: `isinstance`, `==` or hashing could already run the object's (or
+# its class's) code.
+_SCALAR_TYPES = (int, float, bool, complex, str, bytes, type(None), type(Ellipsis))
+_CODE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodWrapperType,
+               types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType)
+_MAX_ADMIT_DEPTH = 32
+_admitted_ids: tuple[dict[int, str], set[int]] | None = None
+
+
+def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
+    """id(type) -> what an instance of it is ("scalar", "seq", "dict", "code", "leaf": a compiler
+    object, "module", "method", "class"), and the ids of the classes a kernel may name."""
+    global _admitted_ids
+    if _admitted_ids is None:
+        from ..ir.types import BlockType, PointerType, ScalarType
+        from .jit import JITFunction
+        kinds = {id(t): "scalar" for t in _SCALAR_TYPES}
+        kinds.update({id(t): "seq" for t in (tuple, list, set, frozenset)})
+        kinds.update({id(dict): "dict", id(types.SimpleNamespace): "ns", id(types.ModuleType): "module",
+                      id(types.MethodType): "method", id(type): "class"})
+        kinds.update({id(t): "code" for t in _CODE_TYPES})
+        ours = (tensor, ScalarType, PointerType, BlockType, JITFunction, tl.range, tl.static_range)
+        kinds.update({id(t): "leaf" for t in ours})
+        classes = [v for k, v in vars(builtins).items() if not k.startswith("_") and type(v) is type]
+        classes += [*ours, type(None), tl.constexpr, tl.PropagateNan]
+        _admitted_ids = kinds, {id(c) for c in classes}
+    return _admitted_ids
+
+
+def _items(value, kind: str):
+    """The values (keys too) held by a container of an admitted type."""
+    if kind == "seq":
+        return value
+    namespace = value if kind == "dict" else object.__getattribute__(value, "__dict__")
+    return (x for kv in dict.items(namespace) for x in kv)
+
+
+def admitted(value, depth: int = 0) -> bool:
+    """Whether a kernel may use ``value``, read from outside it (see ``_SCALAR_TYPES`` above).
+    Looks only at exact types, never at the value's own attributes or methods."""
+    kinds, classes = _admitted_type_ids()
+    kind = kinds.get(id(type(value)))
+    if kind is None:
+        return False
+    if kind == "class":                         # type(value) is type: a class without a metaclass
+        return id(value) in classes
+    if kind in ("seq", "dict", "ns"):
+        if depth >= _MAX_ADMIT_DEPTH:
+            return False
+        return all(admitted(v, depth + 1) for v in _items(value, kind))
+    if kind == "method":                        # a bound Python method: x.to on a tensor
+        return type(value.__func__) is types.FunctionType and admitted(value.__self__, depth + 1)
+    return True
+
+
+def _is_own_module(module) -> bool:
+    name = vars(module).get("__name__")
+    return type(name) is str and name.split(".")[0] == "mytriton"
+
+
+def outside_attribute(base, attr: str):
+    """``base.attr`` for a value a kernel may use, as the frontend reads it: a module's attribute
+    from its namespace (only mytriton's own modules compute one on first use); raises AttributeError."""
+    if type(base) is types.ModuleType:
+        if attr in vars(base):
+            return vars(base)[attr]
+        if not _is_own_module(base):
+            raise AttributeError(attr)
+    return getattr(base, attr)
+
+
+def type_name(value) -> str:
+    """The name of ``value``'s class, read without running any of its (or its metaclass's) code."""
+    cls = type(value)
+    name = type.__dict__["__qualname__"].__get__(cls, type)
+    module = type.__dict__["__module__"].__get__(cls, type)
+    return f"{module}.{name}" if type(module) is str and module != "builtins" else name
+
+
+def _offender(value, depth: int = 0):
+    """The value inside ``value`` (a container, or a bound method's object) that is not ``admitted``."""
+    kinds, _ = _admitted_type_ids()
+    kind = kinds.get(id(type(value)))
+    if depth < _MAX_ADMIT_DEPTH and kind in ("seq", "dict", "ns", "method"):
+        items = (value.__func__, value.__self__) if kind == "method" else _items(value, kind)
+        for v in items:
+            if not admitted(v, depth + 1):
+                return _offender(v, depth + 1)
+    return value
+
+
+def not_admitted(what: str, value) -> str:
+    offender = _offender(value)
+    holding = f" holding a {type_name(offender)}" if offender is not value else ""
+    return (f"'{what}' is a {type_name(value)}{holding}: from outside itself a kernel may use only numbers, "
+            f"strings, bytes, None, tuples, lists, sets, dicts and SimpleNamespaces of those, dtypes, "
+            f"modules, functions and @jit functions (any other object would run its own methods on the host)")
 
 
 def _size_error(what: str) -> ValueError:
@@ -417,30 +524,44 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_Constant(self, node):
         return node.value
 
+    def admit(self, node: ast.AST, value, what: str | None = None):
+        """``value``, read from outside the kernel at ``node``, if a kernel may use it (``admitted``)."""
+        if not admitted(value):
+            raise self.error(node, not_admitted(what or ast.unparse(node), value))
+        return value
+
     def lookup(self, node: ast.Name):
         name = node.id
         if name in self.env:
             return self.env[name]
         if name in self.closure:
-            return self.closure[name]
+            return self.admit(node, self.closure[name])
         if name in self.globals:
+            self.admit(node, self.globals[name])
             return self.builder.read_global(self.globals, name)
-        if hasattr(builtins, name):
-            return getattr(builtins, name)
+        if name in vars(builtins):
+            return self.admit(node, vars(builtins)[name])
         raise self.error(node, f"name '{name}' is not defined")
 
     def visit_Name(self, node):
         return self.lookup(node)
 
     def visit_Attribute(self, node):
-        base = self.visit(node.value)
+        base = self.visit(node.value)          # a value the kernel may use: its attributes run no host code
+        is_module = type(base) is types.ModuleType
         try:
-            if type(base).__name__ == "module" and node.attr in vars(base):
+            if is_module and node.attr in vars(base):
+                self.admit(node, vars(base)[node.attr])
                 return self.builder.read_global(vars(base), node.attr)      # e.g. config.SCALE
-            return getattr(base, node.attr)
+            if is_module and not _is_own_module(base):
+                raise AttributeError(node.attr)     # (a module's own __getattr__ is host code)
+            value = getattr(base, node.attr)    # (mytriton loads some of its names on first use)
         except AttributeError:
-            what = "module" if type(base).__name__ == "module" else type(base).__name__
-            raise self.error(node, f"{what} {getattr(base, '__name__', '')!s} has no attribute '{node.attr}'".replace("  ", " ")) from None
+            what = "module" if is_module else type(base).__name__
+            name = vars(base).get("__name__") if is_module else getattr(base, "__name__", "")
+            name = name if type(name) is str else ""
+            raise self.error(node, f"{what} {name} has no attribute '{node.attr}'".replace("  ", " ")) from None
+        return value if type(value) is tensor else self.admit(node, value)
 
     def visit_Tuple(self, node):
         return tuple(self.visit(e) for e in node.elts)
@@ -457,7 +578,8 @@ class CodeGenerator(ast.NodeVisitor):
         index = self.visit(node.slice)
         if isinstance(index, tensor):
             raise self.error(node.slice, "indexing with a run-time value is not supported; use pointer arithmetic")
-        return base[index]
+        value = base[index]
+        return value if type(value) is tensor else self.admit(node, value)
 
     def visit_JoinedStr(self, node):
         return "".join(str(self.visit(v)) for v in node.values)
@@ -571,6 +693,7 @@ class CodeGenerator(ast.NodeVisitor):
             if fn is builtins.sum and not isinstance(kwargs.get("start", args[1] if len(args) > 1 else 0),
                                                      (int, float)):
                 raise self.error(node, "sum() of a kernel adds numbers; its start value must be a number")
+            return self.admit(node, fn(*args, **kwargs))          # getattr(x, name), type(x)
         return fn(*args, **kwargs)
 
     def inline_call(self, node, callee, args, kwargs):
@@ -580,7 +703,11 @@ class CodeGenerator(ast.NodeVisitor):
             bound = callee.signature.bind(*args, **kwargs)
         except TypeError as e:
             raise self.error(node, f"{callee.__name__}(): {e}") from None
+        given = set(bound.arguments)
         bound.apply_defaults()
+        for name, value in bound.arguments.items():
+            if name not in given and not admitted(value):
+                raise self.error(node, f"{callee.__name__}(): the default of parameter {not_admitted(name, value)}")
         gen = CodeGenerator(callee, dict(bound.arguments), self.builder, self.call_depth + 1)
         gen.loop_depth = 0
         return gen.run(callee.parse())
@@ -595,7 +722,7 @@ def _callable_kind(fn) -> str | None:
     if fn is tl.cdiv or fn is tl.constexpr or fn is next_power_of_2:
         return "tl"
     owner = getattr(fn, "__self__", None)
-    if isinstance(owner, tensor) and not fn.__name__.startswith("_"):
+    if type(owner) is tensor and not fn.__name__.startswith("_"):
         return "tl"                                            # x.to(tl.float32)
     name = getattr(fn, "__name__", None)
     if isinstance(name, str):
@@ -613,10 +740,23 @@ def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, build
     env: dict = {}
     for name, ty, align in params:
         env[name] = tensor(builder.param(name, ty, align))
+    check_constexprs(jit_fn, constexprs)
     env.update(constexprs)
     with _deep_recursion():
         CodeGenerator(jit_fn, env, builder).run(jit_fn.parse())
     return builder.root
+
+
+def check_constexprs(jit_fn, constexprs: dict) -> None:
+    """Refuse a constexpr value (an argument or a parameter default) that a kernel may not use
+    (``admitted``), with a CompilationError at that parameter -- before anything hashes or prints it."""
+    for name, value in constexprs.items():
+        if not admitted(value):
+            fn_def = jit_fn.parse()
+            args = fn_def.args
+            node = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == name), fn_def)
+            raise CompilationError(f"constexpr {not_admitted(name, value)}", jit_fn.source_info.loc(node),
+                                   jit_fn.__name__)
 
 
 _recursion_lock = threading.Lock()

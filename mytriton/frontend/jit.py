@@ -12,7 +12,7 @@ import textwrap
 import threading
 import types
 
-from .codegen import SourceInfo
+from .codegen import SourceInfo, admitted, outside_attribute, type_name
 
 
 def _is_constexpr_annotation(ann) -> bool:
@@ -72,6 +72,8 @@ def _literal(value, depth: int = 0) -> str | None:
 
 def _describe(value) -> str:
     """What a resolved name contributes to the cache key: deterministic (no addresses, no hash order)."""
+    if not admitted(value):             # (codegen refuses it; nothing of it runs here either)
+        return f"object of {type_name(value)}"
     if isinstance(value, JITFunction):
         return f"@jit {value.__qualname__}"           # its source and references are hashed apart
     literal = _literal(value)
@@ -177,10 +179,10 @@ class JITFunction:
             else:
                 value = getattr(builtins, name, _MISSING)
             for attr in chain[1:]:
-                if value is _MISSING:
-                    break
+                if value is _MISSING or not admitted(value):
+                    break           # (codegen refuses a value a kernel may not use: no getattr on it)
                 try:
-                    value = getattr(value, attr)
+                    value = outside_attribute(value, attr)
                 except Exception:   # noqa: BLE001 - codegen reports it if the kernel really reads it
                     value = _MISSING
             if value is not _MISSING:
@@ -194,7 +196,7 @@ class JITFunction:
         todo = [self]
         while todo:
             for _, value in todo.pop()._resolved():
-                if isinstance(value, JITFunction) and id(value) not in seen:
+                if type(value) is JITFunction and id(value) not in seen:
                     seen[id(value)] = value
                     todo.append(value)
         return list(seen.values())
@@ -222,7 +224,7 @@ class JITFunction:
             lines = []
             for chain, value in f._resolved():
                 lines.append(f"{'.'.join(chain)} = {_describe(value)}")
-                if isinstance(value, JITFunction) and id(value) not in blocks:
+                if type(value) is JITFunction and id(value) not in blocks:
                     todo.append(value)
             blocks[id(f)] = f"{f.__qualname__}\n{f.src}\n" + "\n".join(lines) + "\n"
         own = blocks.pop(id(self))

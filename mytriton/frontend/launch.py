@@ -8,6 +8,7 @@ import sys
 
 from ..errors import CompilationError
 from ..ir.ssa import globals_changed
+from .codegen import check_constexprs
 
 _LAUNCH_OPTIONS = {"num_warps": 4, "stream": None, "num_stages": None, "num_ctas": None, "maxnreg": None}
 
@@ -57,6 +58,7 @@ def launch(jit_fn, grid, args, kwargs):
         binder = jit_fn._binder = make_binder(jit_fn)
     bind, names = binder
     runtime, constexprs, num_warps, stream = bind(*args, **kwargs)
+    check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
     if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for v in runtime):
         from ..backends.interpreter import interpret
         return interpret(jit_fn, _grid(grid, constexprs, num_warps), list(zip(names, runtime)), constexprs,

@@ -151,6 +151,16 @@ def needs_block(x, BLOCK: tl.constexpr):
     tl.store(x + tl.arange(0, BLOCK), 1.0)
 
 
+@triton.jit
+def slow_to_compile(x, N: tl.constexpr):
+    """NVRTC takes about 0.5 s on N=10 (tests/test_limits.py: exiting during an abandoned compile)."""
+    offs = tl.arange(0, 256)
+    v = tl.load(x + offs)
+    for i in tl.static_range(N):
+        v = tl.sin(v) * 1.5 + tl.exp(v * 0.5)
+    tl.store(x + offs, v)
+
+
 # --- issue #11: limits (tests/test_limits.py) ---------------------------------------------------
 
 @triton.jit
@@ -279,3 +289,106 @@ def _nest(n, D: tl.constexpr):
 @triton.jit
 def deeply_nested_loops(x, n):
     tl.store(x, _nest(n, 8).to(tl.float32))
+
+
+class Evil:
+    """A host object whose special methods record that they ran (tests/test_limits.py)."""
+    ran: list = []
+
+    def _ran(self, what):
+        Evil.ran.append(what)
+
+    def __str__(self):
+        self._ran("__str__")
+        return "evil"
+
+    __repr__ = __str__
+
+    @property
+    def prop(self):
+        self._ran("prop")
+        return 1
+
+    def __getattr__(self, name):
+        self._ran("__getattr__")
+        return 1
+
+    def __add__(self, other):
+        self._ran("__add__")
+        return 1
+
+    def __len__(self):
+        self._ran("__len__")
+        return 1
+
+    def __getitem__(self, index):
+        self._ran("__getitem__")
+        return 1
+
+    def __hash__(self):
+        self._ran("__hash__")
+        return 1
+
+    def __eq__(self, other):
+        self._ran("__eq__")
+        return False
+
+    @property
+    def __class__(self):        # isinstance() reads it
+        self._ran("__class__")
+        return int
+
+
+E = Evil()
+EVILS = (1, E)
+THIS = __import__("sys").modules[__name__]
+
+
+@triton.jit
+def host_object_str(x, n):
+    s = str(E)  # ERR evil_str
+
+
+@triton.jit
+def host_object_property(x, n):
+    v = E.prop  # ERR evil_prop
+
+
+@triton.jit
+def host_object_add(x, n):
+    v = E + 1  # ERR evil_add
+
+
+@triton.jit
+def host_object_len(x, n):
+    v = len(E)  # ERR evil_len
+
+
+@triton.jit
+def host_object_in_tuple(x, n):
+    v = EVILS[0]  # ERR evil_tuple
+
+
+@triton.jit
+def host_object_of_module(x, n):
+    v = THIS.E  # ERR evil_module
+
+
+@triton.jit
+def host_object_constexpr(x, n, C: tl.constexpr):  # ERR evil_constexpr
+    tl.store(x, 1.0)
+
+
+@triton.jit
+def _evil_default(x, C: tl.constexpr = E):
+    return x
+
+
+@triton.jit
+def host_object_default(x, n):
+    v = _evil_default(1)  # ERR evil_default
+
+
+@triton.jit
+def host_object_getattr(x, n):
+    v = getattr(THIS, "E")  # ERR evil_getattr

@@ -6,14 +6,22 @@ compile that runs over is reported as an ``NVRTCError`` at once and cancelled th
 callback; NVRTC polls that only between its phases (on a huge kernel, seconds to tens of seconds
 apart), so the abandoned work may keep one core busy until then. The worker thread destroys the
 program when NVRTC returns. The thread costs well under a millisecond per compile.
+
+Exiting with a compile abandoned: the flow callback is native code (libc's ``strlen`` on a flag
+byte), so NVRTC never needs the interpreter -- a Python callback polled while the interpreter shuts
+down would end the thread with ``pthread_exit`` through NVRTC's C++ frames. At exit the process
+waits up to ``EXIT_WAIT_S`` seconds for abandoned compiles to stop (``settle``); ``mytriton-build``
+ends with ``os._exit`` if one is still running after that.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import os
 import re
 import threading
+import time
 
 from ...errors import NVRTCError
 
@@ -77,7 +85,38 @@ def _check(result, what: str, log: str = "", source_name: str = "", source: str 
 
 
 TIME_LIMIT_S = 120.0
+EXIT_WAIT_S = 10.0          # at exit, how long to wait for abandoned compiles to stop
 _FLOW_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+
+@functools.cache
+def _native_flow_callback() -> int | None:
+    """The address of libc's ``strlen``, NVRTC's flow callback: called as ``strlen(payload)`` on a
+    2-byte flag buffer, it returns 0 (go on) until the flag byte is set, then 1 (cancel), without
+    entering Python. None where there is no libc ``strlen``."""
+    try:
+        return ctypes.cast(ctypes.CDLL(None).strlen, ctypes.c_void_p).value
+    except (OSError, AttributeError, TypeError):    # pragma: no cover - not Linux/macOS
+        return None
+
+
+_running_lock = threading.Lock()
+_running: set[threading.Event] = set()  # abandoned compiles still inside NVRTC: set when they stop
+
+
+def settle(timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for abandoned compiles still inside NVRTC (told to cancel) to
+    return; True when none is left."""
+    deadline = time.monotonic() + timeout
+    with _running_lock:
+        pending = list(_running)
+    for finished in pending:
+        finished.wait(max(0.0, deadline - time.monotonic()))
+    with _running_lock:
+        return not _running
+
+
+atexit.register(lambda: settle(EXIT_WAIT_S))
 
 
 def time_limit() -> float:
@@ -104,15 +143,19 @@ def _compile_bounded(nvrtc, prog, opts: list[bytes], source_name: str, arch_opti
     limit = time_limit()
     lock = threading.Lock()
     done = threading.Event()
-    abandoned = threading.Event()           # read by NVRTC's flow callback: 1 cancels the compile
+    abandoned = threading.Event()
+    finished = threading.Event()            # the worker is out of NVRTC for good
     out: list = []
-    callback = _FLOW_CALLBACK(lambda _payload, _reserved: 1 if abandoned.is_set() else 0)
+    flag = ctypes.create_string_buffer(2)   # NVRTC's flow callback reads it: flag[0] set cancels
+    native = _native_flow_callback()
+    callback = None if native else _FLOW_CALLBACK(lambda _payload, _reserved: 1 if abandoned.is_set() else 0)
     try:
-        nvrtc.nvrtcSetFlowCallback(prog, ctypes.cast(callback, ctypes.c_void_p).value, 0)
+        nvrtc.nvrtcSetFlowCallback(prog, native or ctypes.cast(callback, ctypes.c_void_p).value,
+                                   ctypes.addressof(flag) if native else 0)
     except Exception:   # noqa: BLE001 - an NVRTC without flow callbacks: the time limit still holds
         pass
 
-    def work(callback=callback):            # (holds the C callback until NVRTC returns)
+    def work(callback=callback, flag=flag):     # (holds the callback and its flag until NVRTC returns)
         try:
             out.append(nvrtc.nvrtcCompileProgram(prog, len(opts), opts))
         except BaseException as e:  # noqa: BLE001 - handed to the caller
@@ -120,8 +163,13 @@ def _compile_bounded(nvrtc, prog, opts: list[bytes], source_name: str, arch_opti
         with lock:
             done.set()
             orphaned = abandoned.is_set()
-        if orphaned:
-            nvrtc.nvrtcDestroyProgram(prog)
+        try:
+            if orphaned:
+                nvrtc.nvrtcDestroyProgram(prog)
+        finally:
+            finished.set()
+            with _running_lock:
+                _running.discard(finished)
 
     threading.Thread(target=work, name=f"nvrtc {source_name}", daemon=True).start()
     try:
@@ -129,7 +177,11 @@ def _compile_bounded(nvrtc, prog, opts: list[bytes], source_name: str, arch_opti
     finally:
         with lock:
             if not done.is_set():
+                flag[0] = b"\x01"
                 abandoned.set()
+                with _running_lock:
+                    if not finished.is_set():
+                        _running.add(finished)
     if abandoned.is_set():
         raise NVRTCTimeoutError(
             f"NVRTC did not finish compiling {source_name} ({arch_option}) within {limit:g} s: the kernel "
