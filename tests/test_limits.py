@@ -363,11 +363,13 @@ def test_values_from_outside_that_kernels_may_use(tmp_path):
     """Numbers, strings, containers of them, dtypes, modules, functions, classes the language names."""
     path = tmp_path / "outside_kernel.py"
     path.write_text("\n".join([
-        "import math", "import mytriton", "import mytriton.language as tl", "",
-        "CFG = {'scale': 2, 'names': ('a', 'b'), 'dt': tl.float32}", "LIMITS = [1, 2.5, None, b'x', 1j]", "",
+        "import math", "import numpy as np", "import mytriton", "import mytriton.language as tl", "",
+        "CFG = {'scale': 2, 'names': ('a', 'b'), 'dt': tl.float32}", "LIMITS = [1, 2.5, None, b'x', 1j]",
+        "NP = (np.int64(3), np.float32(0.5))", "",
         "@mytriton.jit", "def k(x_ptr, n, BLOCK: tl.constexpr, T: tl.constexpr = (1, 2)):",
         "    offs = tl.arange(0, BLOCK)",
         "    m = CFG['scale'] + len(CFG['names']) + int(LIMITS[1]) + len(LIMITS[3]) + T[1] + int(math.pi)",
+        "    m = m + int(NP[0] * 2 * NP[1])",
         "    ok = isinstance(m, int) and type(m) is int and tl.PropagateNan.NONE == 0 and LIMITS[2] is None",
         "    y = tl.load(x_ptr + offs).to(CFG['dt']) + m + (1 if ok else 0) + mytriton.cdiv(4, 2)",
         "    tl.store(x_ptr + offs, y)", ""]))
@@ -376,7 +378,7 @@ def test_values_from_outside_that_kernels_may_use(tmp_path):
     spec.loader.exec_module(module)
     x = np.zeros(16, np.float32)
     module.k[(1,)](x, 1, BLOCK=16)
-    assert np.all(x == 2 + 2 + 2 + 1 + 2 + 3 + 1 + 2)
+    assert np.all(x == 2 + 2 + 2 + 1 + 2 + 3 + 3 + 1 + 2)
 
 
 # --- §5: parameters named like launch options --------------------------------------------------------

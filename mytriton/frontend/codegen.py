@@ -68,8 +68,8 @@ MAX_LOOP_NESTING = 64
 # variables, constexpr arguments, parameter defaults, builtins): values whose every special method
 # is the interpreter's or the compiler's own -- numbers, strings, bytes, None; tuples, lists, sets,
 # dicts and types.SimpleNamespaces of admitted values; dtypes and the language's own objects;
-# modules, functions, @jit functions, builtin and tl classes. Anything else (an instance of a host
-# class, a numpy scalar, an enum member) would run its own code when the kernel used it --
+# modules, functions, @jit functions, builtin and tl classes; numpy's scalars. Anything else (an
+# instance of a host class, an enum member) would run its own code when the kernel used it --
 # `str(obj)`, `obj.attr`, `obj + 1`, `len(obj)` -- so it is refused where the kernel reads it. Types
 # are compared exactly and by id: `isinstance`, `==` or hashing could already run the object's (or
 # its class's) code.
@@ -87,7 +87,10 @@ def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
     if _admitted_ids is None:
         from ..ir.types import BlockType, PointerType, ScalarType
         from .jit import JITFunction
-        kinds = {id(t): "scalar" for t in _SCALAR_TYPES}
+        import numpy as np          # its scalars' methods are numpy's own (C), like the builtins'
+        numpy_scalars = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                         np.uint64, np.float16, np.float32, np.float64)
+        kinds = {id(t): "scalar" for t in (*_SCALAR_TYPES, *numpy_scalars)}
         kinds.update({id(t): "seq" for t in (tuple, list, set, frozenset)})
         kinds.update({id(dict): "dict", id(types.SimpleNamespace): "ns", id(types.ModuleType): "module",
                       id(types.MethodType): "method", id(type): "class"})
