@@ -203,6 +203,65 @@ def test_build_ends_with_os_exit_when_an_abandoned_compile_does_not_stop():
     assert "Fatal Python error" not in proc.stderr and "Aborted" not in proc.stderr
 
 
+_FOREIGN_HANDLER = """
+import ctypes, os, signal, sys, threading, time
+from mytriton.backends.cuda import nvrtc
+
+libc = ctypes.CDLL(None)
+HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_int)
+ran = []
+foreign = HANDLER(lambda signum: ran.append(signum))   # stands for NVRTC's own: it would exit(4)
+
+
+class FakeNVRTC:
+    # NVRTC installs handlers of its own while it compiles and puts the saved ones back at the end
+    def nvrtcSetFlowCallback(self, prog, callback, payload):
+        pass
+
+    def nvrtcCompileProgram(self, prog, n, opts):
+        saved = {s: nvrtc._Sigaction() for s in (signal.SIGINT, signal.SIGTERM)}
+        for signum, old in saved.items():
+            new = nvrtc._Sigaction()
+            new.handler = ctypes.cast(foreign, ctypes.c_void_p).value
+            libc.sigaction(signum, ctypes.byref(new), ctypes.byref(old))
+        time.sleep(0.5)
+        for signum, old in saved.items():
+            libc.sigaction(signum, ctypes.byref(old), None)
+        return (0,)
+
+    def nvrtcDestroyProgram(self, prog):
+        pass
+
+
+def stop(signum, frame):
+    raise KeyboardInterrupt
+signal.signal(signal.SIGTERM, stop)          # as mytriton-build does for `kill`
+threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIG%s)).start()
+try:
+    nvrtc._compile_bounded(FakeNVRTC(), None, [], "k.cu", "--gpu-architecture=sm_90")
+    print("not interrupted; the foreign handler ran:", ran, flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(7)
+"""
+
+
+@pytest.mark.parametrize("signame", ["INT", "TERM"])
+def test_a_signal_while_nvrtc_compiles_reaches_python(signame):
+    """NVRTC installs SIGINT / SIGTERM handlers of its own while it compiles (seen with NVRTC 13.0:
+    Ctrl-C then ends a build with status 4, no message and no cleanup); the caller keeps the process's
+    own handlers in place, so the signal reaches Python."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the handlers are kept on Linux")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-c", _FOREIGN_HANDLER % signame], cwd=root, capture_output=True,
+                          text=True, timeout=60, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert (proc.returncode, proc.stdout) == (7, "interrupted\n"), (proc.returncode, proc.stdout, proc.stderr)
+
+
 def test_nvrtc_time_limit_must_be_a_positive_number(monkeypatch):
     _need_nvrtc()
     ck = mytriton.compile(bad.needs_block, signature={"x": "*fp32"}, constexprs={"BLOCK": 16})

@@ -20,6 +20,7 @@ import ctypes
 import functools
 import os
 import re
+import sys
 import threading
 import time
 
@@ -133,6 +134,74 @@ def time_limit() -> float:
     return limit
 
 
+# NVRTC installs SIGINT and SIGTERM handlers of its own while it compiles; a Ctrl-C or `kill` then
+# ends the process at once with status 4 -- no message, no cleanup, and the build's staging folder
+# and locks left behind. While NVRTC runs in its worker thread, the caller puts the process's own
+# handlers back every _SIGNAL_POLL_S seconds (NVRTC restores the ones it saved when it is done), so
+# the signal reaches Python, which abandons the compile as it does at the time limit.
+_SIGNAL_POLL_S = 0.002
+
+
+class _Sigaction(ctypes.Structure):
+    """Linux's ``struct sigaction`` (glibc, 64-bit): handler, mask, flags, restorer."""
+    _fields_ = [("handler", ctypes.c_void_p), ("mask", ctypes.c_ulong * 16), ("flags", ctypes.c_int),
+                ("restorer", ctypes.c_void_p)]
+
+
+class _SignalHandlers:
+    """The SIGINT / SIGTERM dispositions to keep while NVRTC compiles (a no-op off 64-bit Linux)."""
+    SIGNALS = (2, 15)
+
+    def __init__(self, libc, saved):
+        self.libc, self.saved = libc, saved
+
+    @classmethod
+    def save(cls) -> "_SignalHandlers":
+        libc = _libc() if sys.platform.startswith("linux") and ctypes.sizeof(ctypes.c_void_p) == 8 else None
+        saved = {}
+        for signum in cls.SIGNALS if libc is not None else ():
+            action = _Sigaction()
+            if libc.sigaction(signum, None, ctypes.byref(action)) == 0:
+                saved[signum] = action
+        return cls(libc, saved)
+
+    def keep(self) -> None:
+        for signum, action in self.saved.items():
+            now = _Sigaction()
+            if self.libc.sigaction(signum, None, ctypes.byref(now)) == 0 and now.handler != action.handler:
+                self.libc.sigaction(signum, ctypes.byref(action), None)
+
+
+_compiling_lock = threading.Lock()
+_compiling = 0                         # compiles inside NVRTC now
+_process_handlers: _SignalHandlers | None = None   # saved when the first of them started
+
+
+def _enter_nvrtc() -> _SignalHandlers:
+    """The process's own handlers, saved when no NVRTC compile was running (a compile that starts
+    while another one's NVRTC handlers are in place must not take those for the process's)."""
+    global _compiling, _process_handlers
+    with _compiling_lock:
+        if _compiling == 0 or _process_handlers is None:
+            _process_handlers = _SignalHandlers.save()
+        _compiling += 1
+        return _process_handlers
+
+
+def _leave_nvrtc() -> None:
+    global _compiling
+    with _compiling_lock:
+        _compiling -= 1
+
+
+@functools.cache
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:     # pragma: no cover
+        return None
+
+
 class NVRTCTimeoutError(NVRTCError):
     """A compile ran over the time limit; its program now belongs to the worker thread."""
 
@@ -167,13 +236,19 @@ def _compile_bounded(nvrtc, prog, opts: list[bytes], source_name: str, arch_opti
             if orphaned:
                 nvrtc.nvrtcDestroyProgram(prog)
         finally:
+            _leave_nvrtc()
             finished.set()
             with _running_lock:
                 _running.discard(finished)
 
+    handlers = _enter_nvrtc()
     threading.Thread(target=work, name=f"nvrtc {source_name}", daemon=True).start()
     try:
-        done.wait(limit)
+        deadline = time.monotonic() + limit
+        while not done.wait(min(_SIGNAL_POLL_S, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                break
+            handlers.keep()
     finally:
         with lock:
             if not done.is_set():
