@@ -380,15 +380,19 @@ def test_ctrl_c_leaves_the_previous_output(tmp_path, signum):
     assert tree_bytes(tmp_path / "out") == before and leftovers(tmp_path / "out") == []
 
 
-def test_ctrl_c_stops_parallel_workers(tmp_path):
-    # In a worker process the kernel file announces itself and hangs, standing for a long compile.
-    hang = ("import multiprocessing, os, time\n"
-            "if multiprocessing.parent_process() is not None:\n"
-            "    print('worker', os.getpid(), flush=True)\n"
-            "    time.sleep(120)\n")
+def write_hanging_project(tmp_path):
+    """The small project, whose kernel file, in a worker process, announces itself and hangs (a long
+    compile)."""
     write_project(tmp_path, SMALL_MANIFEST)
     kernel = tmp_path / "kernels" / "k.py"
-    kernel.write_text(hang + kernel.read_text())
+    kernel.write_text("import multiprocessing, os, time\n"
+                      "if multiprocessing.parent_process() is not None:\n"
+                      "    print('worker', os.getpid(), flush=True)\n"
+                      "    time.sleep(120)\n" + kernel.read_text())
+
+
+def test_ctrl_c_stops_parallel_workers(tmp_path):
+    write_hanging_project(tmp_path)
     start = time.monotonic()
     proc, out, err = _interrupt(tmp_path, [sys.executable, "-m", "mytriton.aot", "m.yaml", "--out", "out",
                                            "-j", "2"], "worker", env_with_repo())
@@ -474,13 +478,7 @@ def _alive(pid: int) -> bool:
 def test_sigkill_of_the_build_ends_its_workers(tmp_path):
     """After SIGKILL of mytriton-build its -j workers die too: they no longer hold the caller's
     stdout open, so communicate() returns (before, it waited for the workers' 120 s compiles)."""
-    hang = ("import multiprocessing, os, time\n"
-            "if multiprocessing.parent_process() is not None:\n"
-            "    print('worker', os.getpid(), flush=True)\n"
-            "    time.sleep(120)\n")
-    write_project(tmp_path, SMALL_MANIFEST)
-    kernel = tmp_path / "kernels" / "k.py"
-    kernel.write_text(hang + kernel.read_text())
+    write_hanging_project(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "mytriton.aot", "m.yaml", "--out", "out", "-j", "2"],
                             cwd=tmp_path, env=env_with_repo(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)

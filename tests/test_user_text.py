@@ -287,6 +287,18 @@ def evaluate_c(cond: str, thread: int, reg: int) -> bool:
     return bool(eval(expr, {}, {"lane": thread % 32, "warp": thread // 32, "tid": thread, "r": reg}))
 
 
+def store_counts(ptr, cond, warps) -> dict:
+    """How many (thread, register) copies of each element of ``ptr`` the C condition ``cond`` lets store."""
+    from mytriton.ir.layout import num_regs
+    counts = {}
+    for t in range(32 * warps):
+        for r in range(num_regs(ptr.layout, ptr.type.shape)):
+            if cond is None or evaluate_c(cond, t, r):
+                c = element_coords(ptr.layout, ptr.type.shape, t, r)
+                counts[c] = counts.get(c, 0) + 1
+    return counts
+
+
 STORE_CASES = [
     ("scalar", h.double_in_place, {"p": F}, {}, 32),
     ("replicated-1d", h.double_row_in_place, {"p": F}, {"BLOCK": 16}, 4),
@@ -310,13 +322,7 @@ def test_each_element_is_stored_by_exactly_one_thread(case):
         if not hasattr(ptr.type, "shape"):
             assert cond == "threadIdx.x == 0"
             continue
-        from mytriton.ir.layout import num_regs
-        counts = {}
-        for t in range(32 * warps):
-            for r in range(num_regs(ptr.layout, ptr.type.shape)):
-                if cond is None or evaluate_c(cond, t, r):
-                    c = element_coords(ptr.layout, ptr.type.shape, t, r)
-                    counts[c] = counts.get(c, 0) + 1
+        counts = store_counts(ptr, cond, warps)
         assert len(counts) == ptr.type.numel and set(counts.values()) == {1}, (cond, counts)
     assert "st.global" in ck.asm["ptx"]
 
@@ -337,16 +343,10 @@ def test_sliced_and_2d_stores_are_owned_once():
     for bm, bn, warps in [(4, 8, 4), (2, 64, 8), (16, 16, 1), (8, 32, 2), (32, 64, 4), (1, 32, 2)]:
         ck = compile_cuda(fn, {"x_ptr": F, "rows_ptr": F, "out_ptr": F}, {"BM": bm, "BN": bn}, num_warps=warps)
         emitter = CudaEmitter(ck.function)
-        from mytriton.ir.layout import num_regs
         for op in (op for op in walk(ck.function.body) if op.name == "store"):
             ptr = op.operands[0]
             cond = emitter.store_owner(ptr, "r")
-            counts = {}
-            for t in range(32 * warps):
-                for r in range(num_regs(ptr.layout, ptr.type.shape)):
-                    if cond is None or evaluate_c(cond, t, r):
-                        c = element_coords(ptr.layout, ptr.type.shape, t, r)
-                        counts[c] = counts.get(c, 0) + 1
+            counts = store_counts(ptr, cond, warps)
             assert len(counts) == ptr.type.numel and set(counts.values()) == {1}, (bm, bn, warps, cond)
         assert "st.global" in ck.asm["ptx"]
 
