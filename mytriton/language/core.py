@@ -121,14 +121,19 @@ class tensor:
     def __pos__(self): return self
     def __invert__(self): return make("invert", self)
 
-    def to(self, dtype, bitcast: bool = False):
-        if bitcast:
-            raise TypeError("bitcast is not supported yet")
+    def to(self, dtype, fp_downcast_rounding: str | None = None, bitcast: bool = False):
+        """Triton's ``x.to``: a numeric conversion (a float narrowed rounds to nearest even, or toward
+        zero with ``fp_downcast_rounding="rtz"``), or with ``bitcast=True`` the same bits read as
+        ``dtype`` (of the same width)."""
         if not isinstance(dtype, ScalarType):
             raise TypeError(f"to() expects a dtype such as tl.float32, got {dtype!r}")
         if dtype == self.dtype:
             return self
-        return make("cast", self, dtype=dtype)
+        if bitcast:
+            return make("bitcast", self, dtype=dtype)
+        return make("cast", self, dtype=dtype, rounding=fp_downcast_rounding)
+
+    cast = to
 
     def __getitem__(self, index):
         if not isinstance(index, tuple):
