@@ -32,5 +32,5 @@ __device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long byt
 // x.to(T, bitcast=True): the same bits read as T (of the same width).
 template <typename D, typename S> __device__ __forceinline__ D mt_bitcast(S s) {
   static_assert(sizeof(D) == sizeof(S), "a bitcast keeps the width");
-  D d; __builtin_memcpy(&d, &s, sizeof(D)); return d;
+  D d; memcpy(&d, &s, sizeof(D)); return d;
 }

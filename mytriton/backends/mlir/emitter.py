@@ -18,7 +18,7 @@ from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Value, walk
 from ...ir.types import F32, I32, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
-from .arith import ELEMENTWISE, combine, constant_literal, constant_name, convert, mlir_type
+from .arith import ELEMENTWISE, bitcast, combine, constant_literal, constant_name, convert, mlir_type
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 MAX_WORKGROUP_BYTES = 48 * 1024        # static shared memory per block without an opt-in
@@ -337,8 +337,13 @@ class MLIREmitter:
         src = op.operands[0].type.scalar
         if isinstance(src, PointerType):
             raise unsupported("casting a pointer", op)
-        dst = op.result.type.scalar
-        self.per_register(op, lambda r, name: convert(self, self.operand(op.result, op.operands[0], r), src, dst, name))
+        dst, rounding = op.result.type.scalar, op.attrs.get("rounding")
+        self.per_register(op, lambda r, name: convert(self, self.operand(op.result, op.operands[0], r), src, dst, name,
+                                                      rounding))
+
+    def op_bitcast(self, op: Op):
+        src, dst = op.operands[0].type.scalar, op.result.type.scalar
+        self.per_register(op, lambda r, name: bitcast(self, self.operand(op.result, op.operands[0], r), src, dst, name))
 
     def op_addptr(self, op: Op):
         ptr, off = op.operands
