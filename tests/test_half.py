@@ -11,7 +11,7 @@ import pytest
 import mytriton
 import mytriton.language as tl
 from mytriton.ir import ops
-from mytriton.ir.types import BF16, F16, F32, F64, I16, I32, SCALARS, U16
+from mytriton.ir.types import BF16, F16, F32, I16, I32, SCALARS, U16
 from mytriton.runtime import driver as rt
 from tests.kernels import half as hk
 
