@@ -434,3 +434,18 @@ def test_signature_suggests_half_spellings():
     assert "bf16" in SCALAR_TYPES and "fp16" in SCALAR_TYPES
     assert type_suggestion("*half:16") == "; did you mean '*fp16:16'?"
     assert type_suggestion("bfloat16") == "; did you mean 'bf16'?"
+
+
+@mytriton.jit
+def store_fp64_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_storing_fp64_into_bf16_rounds_once():
+    """A store converts as the cast op does: fp64 -> bf16 in one rounding (1 + 2**-8 + 2**-30 is
+    just above the tie, so it rounds up; through fp32 it would be a tie, rounded down to 1.0)."""
+    x = np.array([1 + 2 ** -8 + 2 ** -30, 2 ** 24 + 2 ** 16 + 1], np.float64)
+    out = np.zeros(2, BF)
+    store_fp64_kernel[(1,)](x, out, 2, BLOCK=4)
+    assert out.view(np.uint16).tolist() == [0x3F81, 0x4B81]
