@@ -376,6 +376,11 @@ def test_mlir_backend_emits_and_validates_half_kernels():
     assert "arith.truncf" in joined and "toward_zero : f64 to bf16" in joined
     assert "arith.bitcast" in joined and ": i16 to bf16" in joined
     assert "arith.addf" in joined and ": f16" in joined
+    try:
+        ptx = tools.to_ptx_many(texts)                   # and MLIR's NVPTX backend lowers them
+    except tools.MLIRToolsMissing as e:
+        pytest.skip(str(e))
+    assert all(".entry" in p for p in ptx)
 
 
 # --- the dtype table and the runtime's checks ---------------------------------------------------

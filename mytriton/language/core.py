@@ -131,6 +131,8 @@ class tensor:
             return self
         if bitcast:
             return make("bitcast", self, dtype=dtype)
+        if fp_downcast_rounding is None:
+            return make("cast", self, dtype=dtype)
         return make("cast", self, dtype=dtype, rounding=fp_downcast_rounding)
 
     cast = to

@@ -393,7 +393,7 @@ class CudaEmitter:
 
         def make_expr(_):
             expr = c_fn([operand(i, v) for i, v in enumerate(op.operands)], F32)
-            return self.cast_to(expr, F32, res_t)
+            return expr if res_t.is_bool else self.cast_to(expr, F32, res_t)      # comparisons give bool
         self.elementwise(op, make_expr, None, cast_operands=False)
 
     def elementwise(self, op: Op, make_expr, compute_type=None, cast_operands=True):
