@@ -200,7 +200,7 @@ def computation_operands(a, b, div_or_mod: bool = False, symbol: str | None = No
         return to_tensor(a), to_tensor(b)
     num, num_ty, ten_ty = (a, ta, tb) if a_num else (b, tb, ta)
     if _KIND[num_ty.kind] <= _KIND[ten_ty.kind]:
-        ct = F32 if div_or_mod and ten_ty.name in ("fp16", "bf16") else ten_ty
+        ct = F32 if div_or_mod and ten_ty.is_half else ten_ty
     else:
         ct = promote(num_ty, ten_ty)
         if div_or_mod and ct.is_int:
