@@ -146,7 +146,7 @@ def test_casts(src, dst, rounding, triton_half):
     if src in ("fp32", "fp64"):                        # every exponent range, and the edges of the halves
         x = x * torch.exp2(torch.randint(-20, 20, (N,), device="cuda").to(x.dtype))
         x[:4] = torch.tensor([65520.0, -7e4, 65519.0, 3.4e38])
-    if TORCH[dst].is_floating_point or dst == "i1":    # (a non-finite value has no integer)
+    if TORCH[src].is_floating_point and (TORCH[dst].is_floating_point or dst == "i1"):   # (no integer for inf)
         x[4:8] = torch.tensor([0.0, -0.0, float("inf"), float("nan")])
     out = torch.empty(N, device="cuda", dtype=TORCH[dst])
     grid = (mytriton.cdiv(N, BLOCK),)
