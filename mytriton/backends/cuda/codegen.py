@@ -117,7 +117,7 @@ class CudaEmitter:
         self.axis = analyze(fn)
         # a store made by one owning thread is followed by a block barrier where the kernel loads at
         # all, so that every thread's later load of that address sees it (see store_owner)
-        self.has_loads = any(op.name == "load" for op in walk(fn.body))
+        self.has_loads = any(OPS[op.name].reads_memory for op in walk(fn.body))
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -183,12 +183,12 @@ class CudaEmitter:
         return result
 
     def _read_only_params(self) -> set:
-        """Pointer parameters no store can reach (declared ``const``): a store through a value
-        marks every parameter it may point into."""
+        """Pointer parameters no write can reach (declared ``const``): an op that writes memory
+        through its pointer operand (the first) marks every parameter it may point into."""
         ptrs = {p for p in self.fn.params if isinstance(p.type, PointerType)}
         stored = set()
         for op in walk(self.fn.body):
-            if op.name == "store":
+            if OPS[op.name].writes_memory:
                 roots = self._roots(op.operands[0])
                 if roots is None:
                     return set()
@@ -312,8 +312,8 @@ class CudaEmitter:
             self.op(op)
 
     def op(self, op: Op):
-        if op.name == "yield":
-            return
+        if OPS[op.name].terminator:
+            return                                         # emitted by the op that owns the region
         self.source_comment(op)
         special = getattr(self, "op_" + op.name, None)
         if special is not None:
