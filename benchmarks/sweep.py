@@ -221,8 +221,9 @@ _MODULES: dict = {}
 
 
 def _module(path: str):
+    """The kernel file *path*, imported once per process (under the same name in every process)."""
     if path not in _MODULES:
-        _MODULES[path] = load_module(Path(path), f"sweep_{Path(path).stem}_{len(_MODULES)}")
+        _MODULES[path] = load_module(Path(path), f"sweep_{Path(path).stem}")
     return _MODULES[path]
 
 
@@ -351,8 +352,14 @@ def run_config(row, problem, mt_kernel, tr_fn, buffers, flusher, torch):
     if tr_fn is not None:
         for o in problem.outputs:
             bufs[o].fill_(float("nan"))
-        run_tr()
-        want = [bufs[o].clone() for o in problem.outputs]
+        try:
+            run_tr()
+            torch.cuda.synchronize()
+            want = [bufs[o].clone() for o in problem.outputs]
+        except Exception as e:  # noqa: BLE001 — Triton's failure is reported, not ours
+            row.status = "triton launch failed"
+            row.errors.append(f"Triton: {type(e).__name__}: {e}")
+            tr_fn = None
     for o in problem.outputs:
         bufs[o].fill_(-777.0)
     run_mt()
