@@ -28,12 +28,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import sys
 import tempfile
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -290,22 +292,22 @@ def compile_all(configs, problems, jobs, target, triton_files):
     mytriton and {config: error} for Triton."""
     from mytriton.runtime import driver
     mt_jobs, tr_jobs = {}, {}
-    ctx = __import__("multiprocessing").get_context("spawn")
+    ctx = multiprocessing.get_context("spawn")       # (workers start without this process's CUDA state)
     # the largest tiles compile longest: start them first
     order = sorted(configs, key=lambda c: -math.prod(v for _, v in c.constexprs) / c.num_warps)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         for c in order:
             k, p = KERNELS[c.kernel], problems[c]
-            names = runtime_params(k)
-            sig = mytriton_signature(names, p, c.aligned)
-            mt_jobs[c] = (names, sig, pool.submit(compile_mytriton, str(ROOT / k.file), k.function, sig,
-                                                  dict(c.constexprs), c.num_warps, target))
+            sig = mytriton_signature(runtime_params(k), p, c.aligned)
+            mt_jobs[c] = (sig, pool.submit(compile_mytriton, str(ROOT / k.file), k.function, sig,
+                                           dict(c.constexprs), c.num_warps, target))
             tr_jobs[c] = pool.submit(compile_triton, str(triton_files[k.file]), k.function, c.aligned, p.args,
                                      dict(c.constexprs), c.num_warps)
         mt, tr = {}, {}
         for c in configs:
-            names, sig, fut = mt_jobs[c]
-            result = fut.result()
+            sig, fut = mt_jobs[c]
+            result = _outcome(fut, ("error", "the compile worker died"))
+            tr[c] = _outcome(tr_jobs[c], "the compile worker died")
             if result[0] == "error":
                 mt[c] = (None, result[1])
             else:
@@ -313,8 +315,15 @@ def compile_all(configs, problems, jobs, target, triton_files):
                 kernel = driver.Kernel(KERNELS[c.kernel].function, list(sig.items()), c.num_warps, shared,
                                        {target: cubin}, symbol=symbol)
                 mt[c] = (kernel, None)
-            tr[c] = tr_jobs[c].result()
     return mt, tr
+
+
+def _outcome(future, if_died):
+    """A worker's result; *if_died* where the worker process itself died (a crash in a compiler)."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return if_died
 
 
 class Buffers:
