@@ -6,10 +6,10 @@ benchmarks/bench.py does): vector add and axpby (BLOCK 16…4096), row softmax (
 BLOCK the next power of 2 of the row length, num_warps up to 16), Triton's tutorial layer norm
 forward (fp32, BLOCK 16…4096 columns per loop iteration), a looped row sum (BLOCK 16…4096), and the
 seed's runtime-K matmul (BM, BN 16…128) — with num_warps 1, 2, 4, 8, each with and without the
-alignment promise. With it ("16"), both sides specialize as their JITs do: pointers 16-byte aligned,
-integers divisible by 16 marked so (mytriton: `*fp32:16` / `i32:16` in the signature). Without it
-("-"), no promise at all: mytriton gets plain `*fp32` / `i32`, Triton `do_not_specialize` on every
-run-time parameter.
+alignment promise. With it (":16" in the table), both sides specialize as their JITs do: pointers
+16-byte aligned, integers divisible by 16 marked so (mytriton: `*fp32:16` / `i32:16` in the
+signature). Without it ("no :16"), no promise at all: mytriton gets plain `*fp32` / `i32`, Triton
+`do_not_specialize` on every run-time parameter.
 
 Every specialization is compiled up front in parallel worker processes: mytriton's through
 `mytriton.compile` (NVRTC), then loaded by mytriton's runtime; Triton's through
@@ -57,7 +57,7 @@ class Config:
 
     def label(self) -> str:
         cx = " ".join(f"{k}={v}" for k, v in self.constexprs)
-        return f"{cx} w{self.num_warps} {'16' if self.aligned else '-'}"
+        return f"{cx} w{self.num_warps} {':16' if self.aligned else 'no :16'}"
 
 
 @dataclass
