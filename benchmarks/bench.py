@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from common import ROOT, bench, cdiv, check, triton_module
+from common import KERNELS, ROOT, bench, cdiv, check, triton_module
 
 
 def build_mytriton(out_dir: Path):
