@@ -190,7 +190,8 @@ def test_verifier_rejects_malformed_region_ops():
         verify(fn)
     fn, op = hand_if(Const(True, I1))
     op.regions[1].ops[-1].operands.pop()
-    with pytest.raises(VerificationError, match="if: 1 values in the terminator of region 1 flow into 2 in the results"):
+    with pytest.raises(VerificationError,
+                       match="if: 1 values in the terminator of region 1 flow into 2 in the results"):
         verify(fn)
     fn, op = hand_if(Const(True, I1))
     op.regions[1].ops[-1].operands[1] = Const(2, I32)

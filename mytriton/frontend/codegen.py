@@ -433,7 +433,8 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(cond.type, BlockType):
             raise self.error(test, f"the condition of a run-time `{what}` must be a scalar, got a block "
                                    f"({cond.type}); use tl.where to choose between blocks element by element"
-                                   + (", or reduce the condition (tl.max, tl.sum) to a scalar" if what == "while" else ""))
+                                   + (", or reduce the condition (tl.max, tl.sum) to a scalar"
+                                      if what == "while" else ""))
         if cond.dtype == I1:
             return cond
         if isinstance(cond.dtype, PointerType):
