@@ -13,6 +13,10 @@ are interpreted here, in ``STRUCTURAL`` (one table keyed by op name).
 Programs of a batch advance in lock step through the ops. That is faithful for any kernel without
 inter-program races, provided every loop runs the same iterations in every program: a kernel whose
 loop bounds depend on the program id is run one program at a time (see ``loop_bounds_vary``).
+Atomics are the one sanctioned inter-program race: an atomic op runs the batch's programs one after
+the other (``Memory.atomic``), so the batch behaves as some sequential order of its atomics and
+each program gets the old values that order gives; an atomic's result counts as differing between
+programs (a spin loop on it runs one program at a time).
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...ir.ops import OPS, REDUCE_COMBINE, constant_value, eval_elementwise, np_dtype
+from ...ir.ops import ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, eval_elementwise, np_dtype
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, shape_of
 from .memory import Memory, OutOfBounds, ReadOnly
@@ -49,7 +53,8 @@ class Program:
 
 def loop_bounds_vary(fn: Function) -> bool:
     """Whether some loop's start or stop may differ between program instances (may depend on
-    ``program_id``, directly or through memory, arithmetic or loop-carried values)."""
+    ``program_id`` or an atomic's result, directly or through memory, arithmetic or loop-carried
+    values)."""
     tainted: set[Value] = set()
 
     def region(r: Region) -> bool:
@@ -72,7 +77,8 @@ def loop_bounds_vary(fn: Function) -> bool:
                 for res, arg in zip(op.results, body.args[1:]):
                     if arg in tainted:
                         tainted.add(res)
-            elif op.name == "program_id" or any(v in tainted for v in op.operands):
+            elif op.name == "program_id" or any(v in tainted for v in op.operands) \
+                    or (OPS[op.name].writes_memory and op.results):     # an atomic's old values
                 tainted.update(op.results)
         return False
 
@@ -179,6 +185,24 @@ def _store(ex, op, args):
     ex.access(op, lambda: ex.memory.store(address, value.astype(dtype, copy=False), mask))
 
 
+def _atomic(ex, op, args):
+    """atomic_rmw (ptr, value [, mask]) and atomic_cas (ptr, cmp, value): every program of the batch
+    runs it, even where the operands are the same in all of them (a scalar atomic on a fixed
+    address runs once per program)."""
+    rank = _rank(op.operands[0])
+    n = len(ex.program_ids[0])
+    address, *rest = (np.broadcast_to(a, (n,) + a.shape[1:]) for a in _broadcast_all(args, rank))
+    has_mask = op.name == "atomic_rmw" and len(rest) == 2
+    mask = rest.pop() if has_mask else None
+    update = ATOMIC_UPDATE[op.attrs.get("kind", "cas")]
+    dtype = np_dtype(op.result.type.scalar)
+    return ex.access(op, lambda: ex.memory.atomic(address, mask, update, rest, dtype))
+
+
+def _barrier(ex, op, args):
+    """Programs of a batch advance in lock step: every op is already a barrier."""
+
+
 def _identity(ex, op, args):
     return args[0]
 
@@ -189,6 +213,7 @@ STRUCTURAL: dict[str, Callable] = {
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     "sum": _reduce, "max": _reduce, "min": _reduce,
     "addptr": _addptr, "load": _load, "store": _store,
+    "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier,
     "convert_layout": _identity,
 }
 # `for` (and the `yield` that ends its body) are run by Executor.run_for: they own regions.
