@@ -66,41 +66,32 @@ def cas_tile(dst_ptr, cmp_ptr, val_ptr, old_ptr, BLOCK: tl.constexpr):
 
 @triton.jit
 def every_atomic(ptr, val_ptr, out_ptr, KINDS: tl.constexpr, BLOCK: tl.constexpr):
-    """Every kind in KINDS with every sem and scope, on a scalar and on a tile (for the PTX test)."""
+    """Every kind in KINDS with every sem and scope (for the PTX tests)."""
     offs = tl.arange(0, BLOCK)
     v = tl.load(val_ptr + offs)
-    s = tl.load(val_ptr)
     acc = tl.zeros((BLOCK,), tl.int32)
     for i in tl.static_range(len(SEMS) * len(SCOPES)):
         sem: tl.constexpr = SEMS[i // len(SCOPES)]
         scope: tl.constexpr = SCOPES[i % len(SCOPES)]
-        for k in tl.static_range(len(KINDS)):
-            kind: tl.constexpr = KINDS[k]
+        for j in tl.static_range(len(KINDS)):
+            kind: tl.constexpr = KINDS[j]
             if kind == "add":
                 a = tl.atomic_add(ptr + offs, v, sem=sem, scope=scope)
-                b = tl.atomic_add(ptr, s, sem=sem, scope=scope)
             elif kind == "max":
                 a = tl.atomic_max(ptr + offs, v, sem=sem, scope=scope)
-                b = tl.atomic_max(ptr, s, sem=sem, scope=scope)
             elif kind == "min":
                 a = tl.atomic_min(ptr + offs, v, sem=sem, scope=scope)
-                b = tl.atomic_min(ptr, s, sem=sem, scope=scope)
             elif kind == "and":
                 a = tl.atomic_and(ptr + offs, v, sem=sem, scope=scope)
-                b = tl.atomic_and(ptr, s, sem=sem, scope=scope)
             elif kind == "or":
                 a = tl.atomic_or(ptr + offs, v, sem=sem, scope=scope)
-                b = tl.atomic_or(ptr, s, sem=sem, scope=scope)
             elif kind == "xor":
                 a = tl.atomic_xor(ptr + offs, v, sem=sem, scope=scope)
-                b = tl.atomic_xor(ptr, s, sem=sem, scope=scope)
             elif kind == "xchg":
                 a = tl.atomic_xchg(ptr + offs, v, sem=sem, scope=scope)
-                b = tl.atomic_xchg(ptr, s, sem=sem, scope=scope)
             else:
                 a = tl.atomic_cas(ptr + offs, v, v, sem=sem, scope=scope)
-                b = tl.atomic_cas(ptr, s, s, sem=sem, scope=scope)
-            acc += (a == b).to(tl.int32)
+            acc += (a == v).to(tl.int32)
     tl.store(out_ptr + offs, acc)
 
 
@@ -113,3 +104,62 @@ def spin_lock(data_ptr, lock_ptr, BLOCK: tl.constexpr):
     tl.store(ptrs, tl.load(ptrs) + 1.0)
     tl.debug_barrier()
     tl.atomic_xchg(lock_ptr, 0)
+
+
+# --- kernels that must not compile (each error's line ends with its marker) ---------------------
+
+@triton.jit
+def bad_sem(x):
+    tl.atomic_add(x, 1.0, sem="seq_cst")  # ERR bad_sem
+
+
+@triton.jit
+def bad_scope(x):
+    tl.atomic_cas(x, 0.0, 1.0, scope="device")  # ERR bad_scope
+
+
+@triton.jit
+def bad_dtype_i8(x):
+    tl.atomic_add(x, 1)  # ERR bad_dtype_i8
+
+
+@triton.jit
+def bad_dtype_fp16_max(x):
+    tl.atomic_max(x, 1.0)  # ERR bad_dtype_fp16_max
+
+
+@triton.jit
+def bad_float_and(x):
+    tl.atomic_and(x, 1.0)  # ERR bad_float_and
+
+
+@triton.jit
+def bad_pointer_value(x):
+    tl.atomic_xchg(x, x)  # ERR bad_pointer_value
+
+
+@triton.jit
+def bad_not_pointer(x):
+    v = tl.load(x)
+    tl.atomic_add(v, 1.0)  # ERR bad_not_pointer
+
+
+@triton.jit
+def bad_block_into_scalar(x):
+    tl.atomic_add(x, tl.zeros((8,), tl.float32))  # ERR bad_block_into_scalar
+
+
+@triton.jit
+def bad_mask(x):
+    tl.atomic_or(x + tl.arange(0, 8), 1, mask=tl.arange(0, 8))  # ERR bad_mask
+
+
+@triton.jit
+def spin_lock_body(data_ptr, lock_ptr, BLOCK: tl.constexpr):
+    """The spin lock without its `while` (one attempt): a compare-and-swap, a critical section, a
+    barrier, the release."""
+    ptrs = data_ptr + tl.arange(0, BLOCK)
+    got = tl.atomic_cas(lock_ptr, 0, 1, sem="acquire")
+    tl.store(ptrs, tl.load(ptrs) + 1.0, mask=got == 0)
+    tl.debug_barrier()
+    tl.atomic_xchg(lock_ptr, 0, mask=got == 0, sem="release")
