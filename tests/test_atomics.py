@@ -326,3 +326,16 @@ def test_located_errors(case, ptr, message):
     text = str(info.value)
     assert message in text
     assert f"{SRC}:{line}:" in text.splitlines()[0]
+
+
+@pytest.mark.parametrize("shape,axis", [((2, 8), 0), ((8, 2), 1), ((32, 32), 1), ((64, 16), 0)])
+def test_atomic_on_a_reduction_result(shape, axis):
+    x = rng(1).standard_normal(shape).astype(np.float32)
+    z0 = rng(2).standard_normal(shape[1 - axis]).astype(np.float32)
+    z, old = z0.copy(), np.zeros_like(z0)
+    k.sum_then_add[(1,)](z, x, old, AXIS=axis, SHAPE0=shape[0], SHAPE1=shape[1])
+    np.testing.assert_allclose(z, z0 + x.sum(axis=axis), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(old, z0)
+    ck = mytriton.compile(k.sum_then_add, signature={"z_ptr": "*fp32", "x_ptr": "*fp32", "old_ptr": "*fp32"},
+                          constexprs={"AXIS": axis, "SHAPE0": shape[0], "SHAPE1": shape[1]}, num_warps=4)
+    assert "atom.acq_rel.gpu.global.add.f32" in ck.asm["ptx"]

@@ -187,3 +187,17 @@ def test_spin_lock(sem_block):
     k.spin_lock[(2000,)](data, lock, BLOCK=sem_block)
     np.testing.assert_array_equal(host(data), np.full(sem_block, 2000.0, np.float32))
     assert host(lock)[0] == 0
+
+
+@pytest.mark.parametrize("impl", [i for _, i in IMPLS], ids=[n for n, _ in IMPLS])
+@pytest.mark.parametrize("shape,axis,dtype", [((2, 2), 0, "fp32"), ((8, 2), 1, "fp32"), ((32, 32), 0, "fp64"),
+                                              ((128, 128), 1, "fp32"), ((64, 64), 0, "i64")])
+def test_atomic_on_a_reduction_result(impl, shape, axis, dtype):
+    """Triton's test_tensor_atomic_rmw: the reduction's sliced layout holds copies of each element."""
+    r = np.random.default_rng(17)
+    x = (r.standard_normal(shape) * 10).astype(NP[dtype])
+    z0 = (r.standard_normal(shape[1 - axis]) * 10).astype(NP[dtype])
+    z, old = dev(z0), dev(np.zeros_like(z0))
+    impl.sum_then_add[(1,)](z, dev(x), old, AXIS=axis, SHAPE0=shape[0], SHAPE1=shape[1])
+    np.testing.assert_allclose(host(z), z0 + x.sum(axis=axis), rtol=1e-4)
+    np.testing.assert_array_equal(host(old), z0)

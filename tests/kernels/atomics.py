@@ -58,6 +58,21 @@ def rmw_tile(dst_ptr, val_ptr, old_ptr, n, KIND: tl.constexpr, SEM: tl.constexpr
 
 
 @triton.jit
+def sum_then_add(z_ptr, x_ptr, old_ptr, AXIS: tl.constexpr, SHAPE0: tl.constexpr, SHAPE1: tl.constexpr):
+    """Triton's tensor atomic test: a reduction's result (a sliced layout) added atomically."""
+    off0 = tl.arange(0, SHAPE0)
+    off1 = tl.arange(0, SHAPE1)
+    x = tl.load(x_ptr + off0[:, None] * SHAPE1 + off1[None, :])
+    z = tl.sum(x, axis=AXIS)
+    if AXIS == 1:
+        old = tl.atomic_add(z_ptr + off0, z)
+        tl.store(old_ptr + off0, old)
+    else:
+        old = tl.atomic_add(z_ptr + off1, z)
+        tl.store(old_ptr + off1, old)
+
+
+@triton.jit
 def cas_tile(dst_ptr, cmp_ptr, val_ptr, old_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     old = tl.atomic_cas(dst_ptr + offs, tl.load(cmp_ptr + offs), tl.load(val_ptr + offs))

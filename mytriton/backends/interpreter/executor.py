@@ -194,7 +194,7 @@ def _atomic(ex, op, args):
     address, *rest = (np.broadcast_to(a, (n,) + a.shape[1:]) for a in _broadcast_all(args, rank))
     has_mask = op.name == "atomic_rmw" and len(rest) == 2
     mask = rest.pop() if has_mask else None
-    update = ATOMIC_UPDATE[op.attrs.get("kind", "cas")]
+    update = ATOMIC_UPDATE["cas" if op.name == "atomic_cas" else op.attrs["kind"]]
     dtype = np_dtype(op.result.type.scalar)
     return ex.access(op, lambda: ex.memory.atomic(address, mask, update, rest, dtype))
 
