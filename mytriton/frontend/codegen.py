@@ -26,6 +26,7 @@ from ..ir.ssa import Loc
 from ..ir.tree import ForRange, Scope
 from ..ir.types import I32
 from ..language.core import _current_builder, is_builtin, tensor, to_tensor
+from ..language.triton_names import UnsupportedTritonName
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
 # The AST is walked recursively (a few Python frames per level of expression nesting); Python's own
@@ -559,7 +560,9 @@ class CodeGenerator(ast.NodeVisitor):
             if is_module and not _is_own_module(base):
                 raise AttributeError(node.attr)     # (a module's own __getattr__ is host code)
             value = getattr(base, node.attr)    # (mytriton loads some of its names on first use)
-        except AttributeError:
+        except AttributeError as e:
+            if type(e) is UnsupportedTritonName:       # tl.cumsum: Triton has it, mytriton not yet
+                raise self.error(node, str(e)) from None
             what = "module" if is_module else type(base).__name__
             name = vars(base).get("__name__") if is_module else getattr(base, "__name__", "")
             name = name if type(name) is str else ""

@@ -331,3 +331,9 @@ def static_print(*values, sep=" ", end="\n", flush=False):
     """Print at compile time (once per compile), as Triton's ``tl.static_print``; run-time values
     print as their type."""
     builtins.print(*values, sep=sep, end=end, flush=flush)
+
+
+def __getattr__(name):
+    """A name this module lacks: Triton's language names get "not supported by mytriton yet"."""
+    from .triton_names import missing_attribute
+    raise missing_attribute(name)
