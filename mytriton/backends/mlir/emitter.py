@@ -512,14 +512,12 @@ class MLIREmitter:
             neg = self.emit(f"arith.cmpi slt, {bits}, {self.const(0, I32 if elem.bits == 32 else I64)} : {ity}")
             pos_op, neg_op = ("max", "umin") if kind == "max" else ("min", "umax")
             got = self.emit(f"scf.if {neg} -> ({ity}) {{")
-            self.depth += 1
-            self.line(f"scf.yield {self.emit(f'llvm.atomicrmw {neg_op} {p}, {bits}{scope} monotonic : !llvm.ptr, {ity}')} : {ity}")
-            self.depth -= 1
-            self.line("} else {")
-            self.depth += 1
-            self.line(f"scf.yield {self.emit(f'llvm.atomicrmw {pos_op} {p}, {bits}{scope} monotonic : !llvm.ptr, {ity}')} : {ity}")
-            self.depth -= 1
-            self.line("}")
+            for i, rmw in enumerate((neg_op, pos_op)):
+                self.depth += 1
+                one = self.emit(f"llvm.atomicrmw {rmw} {p}, {bits}{scope} monotonic : !llvm.ptr, {ity}")
+                self.line(f"scf.yield {one} : {ity}")
+                self.depth -= 1
+                self.line("} else {" if i == 0 else "}")
             old = self.emit(f"arith.bitcast {got} : {ity} to {ty}", name)
         else:
             op = {"add": "fadd" if elem.is_float else "add", "and": "_and", "or": "_or", "xor": "_xor",
