@@ -22,10 +22,13 @@ import jinja2
 from ... import __version__
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
+from .atomics import atomic_statement
+from ...errors import CompilationError
 from ...ir.layout import DimMap, dim_maps, dropped_dims
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
-from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
+from ...ir.regions import control_operands, sources_of
+from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
 from ...ir.types import F32, BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
 
@@ -163,6 +166,7 @@ class CudaEmitter:
         # a store made by one owning thread is followed by a block barrier where the kernel loads at
         # all, so that every thread's later load of that address sees it (see store_owner)
         self.has_loads = any(OPS[op.name].reads_memory for op in walk(fn.body))
+        self.used = use_counts(fn.body)
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -191,8 +195,9 @@ class CudaEmitter:
 
     def _roots(self, v: Value) -> frozenset | None:
         """The pointer parameters ``v`` may point into — through pointer arithmetic, layout changes,
-        ``where`` (both branches) and loop-carried values (the initial value and every iteration's
-        yield) — or None when it may come from elsewhere."""
+        ``where`` (both branches) and the values flowing into region arguments and region op
+        results (a loop's initial value and every iteration's yield, each branch of an if) — or
+        None when it may come from elsewhere."""
         if v in self._root_memo:
             return self._root_memo[v]
         seen, roots, work = set(), set(), [v]
@@ -208,14 +213,11 @@ class CudaEmitter:
             owner = x.owner
             if isinstance(x, Const) or owner is None:
                 break
-            if isinstance(owner, Region):                # a loop-carried argument
-                i = owner.args.index(x)
-                if i == 0:
-                    break
-                work += [owner.parent.operands[3 + i - 1], owner.ops[-1].operands[i - 1]]
-            elif owner.name == "for":
-                i = owner.results.index(x)
-                work += [owner.operands[3 + i], owner.regions[0].ops[-1].operands[i]]
+            flowing = sources_of(x)                      # a region argument or a region op's result
+            if flowing is not None:
+                work += flowing
+            elif isinstance(owner, Region):              # a leading argument (a loop index)
+                break
             elif owner.name in ("addptr", "convert_layout", "expand_dims", "broadcast"):
                 work.append(owner.operands[0])
             elif owner.name == "where":
@@ -233,7 +235,7 @@ class CudaEmitter:
         ptrs = {p for p in self.fn.params if isinstance(p.type, PointerType)}
         stored = set()
         for op in walk(self.fn.body):
-            if OPS[op.name].writes_memory:
+            if OPS[op.name].writes_memory and op.operands:            # (a barrier has no pointer)
                 roots = self._roots(op.operands[0])
                 if roots is None:
                     return set()
@@ -559,6 +561,60 @@ class CudaEmitter:
         if owner is not None and self.has_loads:
             self.emit("__syncthreads();")
 
+    def op_atomic_rmw(self, op: Op):
+        self.atomic(op, op.attrs["kind"], op.operands[1:2], op.operands[2] if len(op.operands) == 3 else None)
+
+    def op_atomic_cas(self, op: Op):
+        self.atomic(op, "cas", op.operands[1:3], None)
+
+    def atomic(self, op: Op, kind: str, values: list[Value], mask: Value | None):
+        """Each element once, by its owning thread (``store_owner``; for a scalar: thread 0, once
+        per program), as inline PTX (backends/cuda/atomics.py). Where the old values are used and
+        other threads hold copies of the element, the owner hands its old value to them through
+        shared memory (masked-off elements read 0)."""
+        ptr, res = op.operands[0], op.result
+        elem = res.type.scalar
+        block = isinstance(res.type, BlockType)
+        own = self.store_owner(ptr)
+
+        def at(v: Value) -> str:
+            return self.elem(res, v) if block else self.ref(v)
+        out = f"{self.ref(res)}[r]" if block else self.ref(res)
+        stmt = atomic_statement(kind, elem, op.attrs["sem"], op.attrs["scope"], at(ptr), [at(v) for v in values], out)
+        conds = [c for c in (own, at(mask) if mask is not None else None) if c is not None]
+        if conds:
+            stmt = f"if ({' && '.join(conds)}) {stmt} else {out} = {c_literal(0, elem)};"
+        self.emit(self.declare(res) + ";")
+        if block:
+            self.per_element(res, f"{{ {stmt} }}")
+        else:
+            self.emit(stmt)
+        if own is None:
+            return
+        if res not in self.used:
+            self.publish_store(own)
+            return
+        numel = res.type.numel if block else 1
+        self.smem(numel * max(1, elem.bits // 8))
+        lin = self.linear(res.type.shape, self.coords(res, "r")) if block else "0"
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{elem.c_name}* buf = reinterpret_cast<{elem.c_name}*>(mt_smem);")
+        if block:
+            self.per_element(res, f"if ({own}) buf[{lin}] = {out};")
+            self.emit("__syncthreads();")
+            self.per_element(res, f"{out} = buf[{lin}];")
+        else:
+            self.emit(f"if ({own}) buf[0] = {out};")
+            self.emit("__syncthreads();")
+            self.emit(f"{out} = buf[0];")
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
+    def op_debug_barrier(self, op: Op):
+        self.emit("__syncthreads();")
+
     def op_where(self, op: Op):
         """The registry's where, except that pointer branches have no arithmetic compute type."""
         d = OPS["where"]
@@ -621,48 +677,152 @@ class CudaEmitter:
         self.depth -= 1
         self.emit("}")
 
+    def init_vars(self, targets: list[Value], inits: list[Value]):
+        """Declare the variables of ``targets`` (set to ``inits`` where given)."""
+        for i, res in enumerate(targets):
+            init = inits[i] if i < len(inits) else None
+            if isinstance(res.type, BlockType):
+                self.emit(self.declare(res) + ";")
+                if init is not None:
+                    self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, init)};")
+            else:
+                self.emit(f"{self.declare(res)}" + (f" = {self.ref(init)};" if init is not None else ";"))
+
+    def assign(self, targets: list[Value], values: list[Value], staged: bool = False):
+        """``targets = values``, all at once (through temporaries when ``staged``: a value may be
+        another target)."""
+        moves = [(t, v) for t, v in zip(targets, values) if t is not v and self.ref(t) != self.ref(v)]
+        names = {self.ref(t) for t in targets}
+        if staged and any(self.ref(v) in names for _, v in moves):
+            temps = []
+            for t, v in moves:
+                tmp = f"{self.ref(t)}_next"
+                if isinstance(t.type, BlockType):
+                    self.emit(f"{self.value_c_type(t)} {tmp}[{self.nregs(t)}];")
+                    self.per_element(t, f"{tmp}[r] = {self.elem(t, v)};")
+                else:
+                    self.emit(f"{self.value_c_type(t)} {tmp} = {self.ref(v)};")
+                temps.append(tmp)
+            for (t, _), tmp in zip(moves, temps):
+                if isinstance(t.type, BlockType):
+                    self.per_element(t, f"{self.ref(t)}[r] = {tmp}[r];")
+                else:
+                    self.emit(f"{self.ref(t)} = {tmp};")
+            return
+        for t, v in moves:
+            if isinstance(t.type, BlockType):
+                self.per_element(t, f"{self.ref(t)}[r] = {self.elem(t, v)};")
+            else:
+                self.emit(f"{self.ref(t)} = {self.ref(v)};")
+
+    def nested(self, region: Region) -> int:
+        """Emit ``region`` one level deeper; the index of its first line."""
+        first = len(self.lines)
+        self.depth += 1
+        self.region(region)
+        self.depth -= 1
+        return first
+
+    def may_differ(self, v: Value) -> bool:
+        """Whether the threads of a block may hold different values of the scalar ``v``: only what
+        each thread reads from memory itself may (another program can write it between two
+        threads' reads); bounds, program ids, reductions (combined through shared memory) and
+        arithmetic on them are alike in every thread."""
+        seen, work = set(), [v]
+        while work:
+            x = work.pop()
+            if x in seen or isinstance(x, (Const, Param)):
+                continue
+            seen.add(x)
+            flowing = sources_of(x)
+            if flowing is not None:
+                work += flowing
+                owner = x.owner
+                if isinstance(owner, Op):
+                    work += control_operands(owner)
+            elif isinstance(x.owner, Op):
+                if OPS[x.owner.name].reads_memory:
+                    return True
+                if x.owner.name not in REDUCE_KINDS:    # a reduction gives every thread its one result
+                    work += x.owner.operands
+            elif isinstance(x.owner, Region) and x.owner.parent is not None:
+                work += control_operands(x.owner.parent)
+        return False
+
+    def uniform_condition(self, cond: str, value: Value, header: int, body_from: int) -> None:
+        """Barriers need every thread of the block: when the lines from ``body_from`` on hold one
+        and the condition may differ between threads (``may_differ``), the condition on line
+        ``header`` is made the block's: ``__syncthreads_or`` (true for all when true for any)."""
+        if self.may_differ(value) and any("__syncthreads" in line for line in self.lines[body_from:]):
+            self.lines[header] = self.lines[header].replace(cond, f"__syncthreads_or({cond})", 1)
+
     def op_for(self, op: Op):
         body = op.regions[0]
         start, stop, step, *inits = op.operands
         index, args = body.args[0], body.args[1:]
-        for res, arg, init in zip(op.results, args, inits):
+        for res, arg in zip(op.results, args):
             self.names[arg] = self.names[res]
-            if isinstance(res.type, BlockType):
-                self.emit(self.declare(res) + ";")
-                self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, init)};")
-            else:
-                self.emit(f"{self.declare(res)} = {self.ref(init)};")
+        self.init_vars(op.results, inits)
         i = self.ref(index)
-        self.emit(f"for (int {i} = {self.ref(start)}; {i} < {self.ref(stop)}; {i} += {self.ref(step)}) {{")
+        if isinstance(step, Const):
+            test = f"{i} < {self.ref(stop)}" if step.value > 0 else f"{i} > {self.ref(stop)}"
+        else:          # a run-time step: counts up or down by its sign; zero runs no iteration
+            s_ = self.ref(step)
+            test = f"({s_} > 0) ? ({i} < {self.ref(stop)}) : ({s_} < 0 && {i} > {self.ref(stop)})"
+        unroll = op.attrs.get("loop_unroll_factor")
+        if unroll is not None:
+            self.emit(f"#pragma unroll {max(1, int(unroll))}")
+        self.emit(f"for (int {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
         self.region(body)
-        yields = body.ops[-1].operands
-        moves = [(res, y) for res, y, arg in zip(op.results, yields, args) if y is not arg]
-        # yields take effect together: stage them when one lane yields another lane's argument
-        staged = any(y in args for _, y in moves)
-        if staged:
-            temps = []
-            for n, (res, y) in enumerate(moves):
-                t = f"{self.ref(res)}_next"
-                if isinstance(res.type, BlockType):
-                    self.emit(f"{self.value_c_type(res)} {t}[{self.nregs(res)}];")
-                    self.per_element(res, f"{t}[r] = {self.elem(res, y)};")
-                else:
-                    self.emit(f"{self.value_c_type(res)} {t} = {self.ref(y)};")
-                temps.append(t)
-            for (res, _), t in zip(moves, temps):
-                if isinstance(res.type, BlockType):
-                    self.per_element(res, f"{self.ref(res)}[r] = {t}[r];")
-                else:
-                    self.emit(f"{self.ref(res)} = {t};")
-        else:
-            for res, y in moves:
-                if isinstance(res.type, BlockType):
-                    self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, y)};")
-                else:
-                    self.emit(f"{self.ref(res)} = {self.ref(y)};")
+        # yields take effect together: staged when one lane yields another lane's argument
+        self.assign(op.results, body.ops[-1].operands, staged=True)
         self.depth -= 1
         self.emit("}")
+
+    def op_if(self, op: Op):
+        """Result registers declared before; each branch assigns what it yields."""
+        then, orelse = op.regions
+        self.init_vars(op.results, [])
+        cond = self.ref(op.operands[0])
+        header = len(self.lines)
+        self.emit(f"if ({cond}) {{")
+        body_from = self.nested(then)
+        self.depth += 1
+        self.assign(op.results, then.ops[-1].operands)
+        self.depth -= 1
+        if orelse.ops[:-1] or op.results:
+            self.emit("} else {")
+            self.nested(orelse)
+            self.depth += 1
+            self.assign(op.results, orelse.ops[-1].operands)
+            self.depth -= 1
+        self.emit("}")
+        self.uniform_condition(cond, op.operands[0], header, body_from)
+
+    def op_while(self, op: Op):
+        """``while (true) { before; results = passed; if (!cond) break; after; args = yields }``:
+        the before region's arguments are variables of their own; the after region's arguments
+        are the result variables (what the condition passes is both)."""
+        before, after = op.regions
+        for res, arg in zip(op.results, after.args):
+            self.names[arg] = self.names[res]
+        self.init_vars(before.args, op.operands)
+        self.init_vars(op.results, [])
+        self.emit("while (true) {")
+        loop_from = len(self.lines)
+        self.nested(before)
+        self.depth += 1
+        cond, *passed = before.ops[-1].operands
+        self.assign(op.results, passed)
+        header = len(self.lines)
+        test = self.ref(cond)
+        self.emit(f"if (!{test}) break;")
+        self.region(after)
+        self.assign(before.args, after.ops[-1].operands, staged=True)
+        self.depth -= 1
+        self.emit("}")
+        self.uniform_condition(test, cond, header, loop_from)
 
     # --- reductions ---------------------------------------------------------------------------------
 

@@ -15,12 +15,13 @@ from ...errors import CompilationError
 from ...ir.layout import DimMap, dim_maps, dropped_dims
 from ...ir.ops import OPS, REDUCE_KINDS
 from ...ir.printer import Printer
-from ...ir.ssa import Const, Function, Op, Param, Value, walk
-from ...ir.types import F32, I32, BlockType, PointerType, ScalarType
+from ...ir.ssa import Const, Function, Op, Param, Value, use_counts, walk
+from ...ir.types import F32, I32, I64, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .arith import ELEMENTWISE, bitcast, combine, constant_literal, constant_name, convert, mlir_type
 
 WORKGROUP = "#gpu.address_space<workgroup>"
+SYNCSCOPE = {"gpu": ' syncscope("device")', "cta": ' syncscope("block")', "sys": ""}   # NVPTX's names
 MAX_WORKGROUP_BYTES = 48 * 1024        # static shared memory per block without an opt-in
 _SMEM_SIZE = "\0SMEM\0"                # the buffer's size is known only once the body is emitted
 
@@ -59,6 +60,7 @@ class MLIREmitter:
         self.last_line = None
         self.pending_comment: tuple | None = None      # (source position, comment line)
         self.has_loads = any(OPS[op.name].reads_memory for op in walk(fn.body))   # see op_store
+        self.uses = use_counts(fn.body)
         self.smem = self.unique("smem")                 # the workgroup buffer's name
 
     # --- names and lines -------------------------------------------------------------------------
@@ -438,6 +440,105 @@ class MLIREmitter:
         if self.has_loads and owned:
             self.line("gpu.barrier")   # later loads of any thread see the owning thread's store
 
+    # --- atomics (as the CUDA backend: each element once, by its owner; copies get the old value) ---
+
+    def op_atomic_rmw(self, op: Op):
+        self.atomic(op, op.attrs["kind"], op.operands[1:2], op.operands[2] if len(op.operands) == 3 else None)
+
+    def op_atomic_cas(self, op: Op):
+        self.atomic(op, "cas", op.operands[1:3], None)
+
+    def atomic(self, op: Op, kind: str, values: list[Value], mask: Value | None):
+        ptr, res = op.operands[0], op.result
+        elem = res.type.scalar
+        ty = mlir_type(elem)
+        owned = False
+        regs = []
+        for r, name in enumerate(self.reg_names(res)):
+            p = self.operand(res, ptr, r)
+            vals = [self.operand(res, v, r) for v in values]
+            conds = [c for c in (self.store_owner(ptr, r),) if c is not None]
+            owned = owned or bool(conds)
+            if mask is not None:
+                conds.append(self.operand(res, mask, r))
+            if not conds:
+                regs.append(self.atomic_element(kind, elem, op.attrs, p, vals, name))
+                continue
+            cond = conds[0] if len(conds) == 1 else self.emit(f"arith.andi {conds[0]}, {conds[1]} : i1")
+            old = self.emit(f"scf.if {cond} -> ({ty}) {{", name)
+            self.depth += 1
+            self.line(f"scf.yield {self.atomic_element(kind, elem, op.attrs, p, vals)} : {ty}")
+            self.depth -= 1
+            self.line("} else {")
+            self.line(f"  scf.yield {self.const(0, elem)} : {ty}")
+            self.line("}")
+            regs.append(old)
+        if owned and res in self.uses:           # the owner's old value to every copy
+            block = isinstance(res.type, BlockType)
+            count = res.type.numel if block else 1
+            buf = self.smem_buffer(_storage_type(elem), count, count * _storage_bytes(elem), op)
+            index = [self.linear(res.type.shape, self.coords(res, r)) if block else 0 for r in range(len(regs))]
+            for r, old in enumerate(regs):
+                self.line(f"scf.if {self.store_owner(ptr, r)} {{")
+                self.depth += 1
+                self.smem_store(buf, index[r], old, elem, count)
+                self.depth -= 1
+                self.line("}")
+            self.line("gpu.barrier")
+            regs = [self.smem_load(buf, index[r], elem, count) for r in range(len(regs))]
+            self.line("gpu.barrier")
+        elif owned and self.has_loads:
+            self.line("gpu.barrier")   # later loads of any thread see the owning thread's update
+        self.values[res] = regs if isinstance(res.type, BlockType) else regs[0]
+
+    def atomic_element(self, kind: str, elem: ScalarType, attrs: dict, p: str, vals: list[str],
+                       name: str | None = None) -> str:
+        """One atomic as ``llvm.atomicrmw``/``llvm.cmpxchg`` (monotonic, with the scope as a
+        syncscope) between the PTX fences its ``sem`` needs: LLVM 19's NVPTX backend drops the
+        ordering of atomics (and cannot select ``llvm.fence``), so the ordering is spelled as fences
+        (a release fence before, an acquire fence after), which the PTX memory model defines."""
+        sem, scope = attrs["sem"], SYNCSCOPE[attrs["scope"]]
+        if sem in ("release", "acq_rel"):
+            self.ptx_fence(attrs["scope"])
+        ty = mlir_type(elem)
+        if kind == "cas":
+            ity = f"i{elem.bits}"
+            cmp, val = (self.emit(f"arith.bitcast {v} : {ty} to {ity}") if elem.is_float else v for v in vals)
+            pair = self.emit(f"llvm.cmpxchg {p}, {cmp}, {val}{scope} monotonic monotonic : !llvm.ptr, {ity}")
+            old = self.emit(f"llvm.extractvalue {pair}[0] : !llvm.struct<({ity}, i1)>",
+                            None if elem.is_float else name)
+            if elem.is_float:
+                old = self.emit(f"arith.bitcast {old} : {ity} to {ty}", name)
+        elif elem.is_float and kind in ("max", "min"):
+            # Triton's float max/min: signed max (min) of the bits when the sign bit is clear,
+            # unsigned min (max) when it is set (backends/cuda/atomics.py)
+            ity = f"i{elem.bits}"
+            bits = self.emit(f"arith.bitcast {vals[0]} : {ty} to {ity}")
+            neg = self.emit(f"arith.cmpi slt, {bits}, {self.const(0, I32 if elem.bits == 32 else I64)} : {ity}")
+            pos_op, neg_op = ("max", "umin") if kind == "max" else ("min", "umax")
+            got = self.emit(f"scf.if {neg} -> ({ity}) {{")
+            for i, rmw in enumerate((neg_op, pos_op)):
+                self.depth += 1
+                one = self.emit(f"llvm.atomicrmw {rmw} {p}, {bits}{scope} monotonic : !llvm.ptr, {ity}")
+                self.line(f"scf.yield {one} : {ity}")
+                self.depth -= 1
+                self.line("} else {" if i == 0 else "}")
+            old = self.emit(f"arith.bitcast {got} : {ity} to {ty}", name)
+        else:
+            op = {"add": "fadd" if elem.is_float else "add", "and": "_and", "or": "_or", "xor": "_xor",
+                  "xchg": "xchg", "max": "max" if elem.is_signed else "umax",
+                  "min": "min" if elem.is_signed else "umin"}[kind]
+            old = self.emit(f"llvm.atomicrmw {op} {p}, {vals[0]}{scope} monotonic : !llvm.ptr, {ty}", name)
+        if sem in ("acquire", "acq_rel"):
+            self.ptx_fence(attrs["scope"])
+        return old
+
+    def ptx_fence(self, scope: str):
+        self.line(f'llvm.inline_asm has_side_effects "fence.acq_rel.{scope};", "~{{memory}}" : () -> ()')
+
+    def op_debug_barrier(self, op: Op):
+        self.line("gpu.barrier")
+
     def op_program_id(self, op: Op):
         self.grid_query(op, "block_id")
 
@@ -493,35 +594,122 @@ class MLIREmitter:
         self.line("gpu.barrier")
         self.values[res] = regs
 
+    def region_values(self, values: list[Value], prefix: str = "") -> tuple[list[str], list[str]]:
+        """Fresh register names for ``values`` (block values get one per register, bound as the
+        values' registers) and their MLIR types, flattened."""
+        names, types = [], []
+        for v in values:
+            ty = mlir_type(v.type.scalar)
+            regs = [self.unique(prefix + n) for n in self.reg_names(v)]
+            names += regs
+            types += [ty] * len(regs)
+            self.values[v] = regs if isinstance(v.type, BlockType) else regs[0]
+        return names, types
+
+    def forwarded(self, targets: list[Value], values: list[Value]) -> list[str]:
+        """The registers of ``values``, each read in the layout of the matching target."""
+        return [self.operand(t, v, r) for t, v in zip(targets, values) for r in range(self.nregs(t))]
+
+    def terminate(self, keyword: str, names: list[str], types: list[str]):
+        self.line(f"{keyword} {', '.join(names)} : {', '.join(types)}" if names else keyword)
+
     def op_for(self, op: Op):
         body = op.regions[0]
         start, stop, step, *inits = op.operands
         index, args = body.args[0], body.args[1:]
-        yields = body.ops[-1].operands
-        results, iter_args, types, yield_names = [], [], [], []
-        for res, arg, init, y in zip(op.results, args, inits, yields):
-            ty = mlir_type(res.type.scalar)
-            res_names = [self.unique(n) for n in self.reg_names(res)]
-            arg_names = [self.unique(n) for n in self.reg_names(arg)]
-            for r, (rn, an) in enumerate(zip(res_names, arg_names)):
-                results.append(rn)
-                iter_args.append(f"{an} = {self.operand(res, init, r)}")
-                types.append(ty)
-            self.values[arg] = arg_names if isinstance(arg.type, BlockType) else arg_names[0]
-            self.values[res] = res_names if isinstance(res.type, BlockType) else res_names[0]
-        iv = self.unique(self.ssa_names[index])
-        self.values[index] = iv
+        init_names = self.forwarded(op.results, inits)
+        results, types = self.region_values(op.results)
+        arg_names, _ = self.region_values(args)
+        iter_args = [f"{a} = {i}" for a, i in zip(arg_names, init_names)]
+        if isinstance(step, Const) and step.value > 0:
+            iv = self.unique(self.ssa_names[index])
+            bounds = f"{iv} = {self.ref(start)} to {self.ref(stop)} step {self.ref(step)}"
+            iv_type = "i32"
+        else:
+            iv = None
+            k = self.unique(self.ssa_names[index] + "_k")
+            bounds = f"{k} = {self.index_const_i64(0)} to {self.trip_count(start, stop, step)} " \
+                     f"step {self.index_const_i64(1)}"
+            iv_type = "i64"
         head = f"{', '.join(results)} = " if results else ""
-        head += f"scf.for {iv} = {self.ref(start)} to {self.ref(stop)} step {self.ref(step)}"
+        head += f"scf.for {bounds}"
         if results:
             head += f" iter_args({', '.join(iter_args)}) -> ({', '.join(types)})"
-        self.line(head + " : i32 {")
+        unroll = op.attrs.get("loop_unroll_factor")
+        self.line(head + f" : {iv_type} {{")
         self.depth += 1
+        if iv is None:              # the index from the iteration count: start + k * step (wrapping)
+            k32 = self.emit(f"arith.trunci {k} : i64 to i32")
+            scaled = self.emit(f"arith.muli {k32}, {self.ref(step)} : i32")
+            iv = self.emit(f"arith.addi {self.ref(start)}, {scaled} : i32", self.ssa_names[index])
+        self.values[index] = iv
         self.region(body.ops)
-        for res, y in zip(op.results, yields):
-            yield_names += [self.operand(res, y, r) for r in range(self.nregs(res))]
+        self.terminate("scf.yield", self.forwarded(op.results, body.ops[-1].operands), types)
+        self.depth -= 1
+        self.line("}" + (f" {{loop_unroll_factor = {max(1, int(unroll))} : i32}}" if unroll is not None else ""))
+
+    def index_const_i64(self, value: int) -> str:
+        return self.const(value, I64)
+
+    def trip_count(self, start: Value, stop: Value, step: Value) -> str:
+        """How many times ``for i in range(start, stop, step)`` runs, as i64, for a step of any sign
+        (zero: none), computed without overflow."""
+        a, b, s = (self.emit(f"arith.extsi {self.ref(v)} : i32 to i64") for v in (start, stop, step))
+        zero, one = self.const(0, I64), self.const(1, I64)
+        up = self.emit(f"arith.cmpi sgt, {s}, {zero} : i64")
+        span = self.emit(f"arith.subi {b}, {a} : i64")
+        back = self.emit(f"arith.subi {a}, {b} : i64")
+        neg_s = self.emit(f"arith.subi {zero}, {s} : i64")
+        dist = self.emit(f"arith.select {up}, {span}, {back} : i64")
+        size = self.emit(f"arith.select {up}, {s}, {neg_s} : i64")
+        dist = self.emit(f"arith.maxsi {dist}, {zero} : i64")
+        size_nz = self.emit(f"arith.maxsi {size}, {one} : i64")
+        count = self.emit(f"arith.ceildivsi {dist}, {size_nz} : i64")
+        moves = self.emit(f"arith.cmpi ne, {s}, {zero} : i64")
+        return self.emit(f"arith.select {moves}, {count}, {zero} : i64")
+
+    def op_if(self, op: Op):
+        then, orelse = op.regions
+        results, types = self.region_values(op.results)
+        head = f"{', '.join(results)} = " if results else ""
+        head += f"scf.if {self.ref(op.operands[0])}"
         if results:
-            self.line(f"scf.yield {', '.join(yield_names)} : {', '.join(types)}")
+            head += f" -> ({', '.join(types)})"
+        self.line(head + " {")
+        for i, region in enumerate((then, orelse)):
+            if i:
+                self.line("} else {")
+            self.depth += 1
+            self.region(region.ops)
+            if results:
+                self.terminate("scf.yield", self.forwarded(op.results, region.ops[-1].operands), types)
+            self.depth -= 1
+        self.line("}")
+
+    def op_while(self, op: Op):
+        """scf.while: the before region's arguments carry the loop's state; ``condition`` passes
+        the values that become the after region's arguments and, at the end, the results."""
+        before, after = op.regions
+        init_names = self.forwarded(before.args, op.operands)
+        arg_names, arg_types = self.region_values(before.args)
+        results, types = self.region_values(op.results)
+        head = f"{', '.join(results)} = " if results else ""
+        head += "scf.while (" + ", ".join(f"{a} = {i}" for a, i in zip(arg_names, init_names)) + ")"
+        head += f" : ({', '.join(arg_types)}) -> ({', '.join(types)}) {{"
+        self.line(head)
+        self.depth += 1
+        self.region(before.ops)
+        cond, *passed = before.ops[-1].operands
+        names = self.forwarded(op.results, passed)
+        self.line(f"scf.condition({self.ref(cond)})" + (f" {', '.join(names)} : {', '.join(types)}" if names else ""))
+        self.depth -= 1
+        self.line("} do {")
+        after_names, after_types = self.region_values(after.args)
+        if after_names:
+            self.line("^bb0(" + ", ".join(f"{n}: {t}" for n, t in zip(after_names, after_types)) + "):")
+        self.depth += 1
+        self.region(after.ops)
+        self.terminate("scf.yield", self.forwarded(before.args, after.ops[-1].operands), arg_types)
         self.depth -= 1
         self.line("}")
 
