@@ -23,7 +23,6 @@ from ... import __version__
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .atomics import atomic_statement
-from ...errors import CompilationError
 from ...ir.layout import DimMap, dim_maps, dropped_dims
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
