@@ -60,11 +60,20 @@ def f32(a):
 @pytest.mark.parametrize("ht", ["fp16", "bf16"])
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "maximum", "minimum", "where"])
 def test_half_op_half_is_computed_in_fp32_and_rounded_once(ht, op):
-    x, y, out = run_binary(op, ht, ht, ht, ht)
+    """... except that tl.maximum/minimum compute bf16 in fp32 and return fp32, as Triton's do."""
+    rt = "fp32" if op in ("maximum", "minimum") and ht == "bf16" else ht
+    x, y, out = run_binary(op, ht, ht, rt, rt)
     fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.fmax, "minimum": np.fmin,
           "where": lambda a, b: np.where(a > 0, a, b)}[op]
     with np.errstate(all="ignore"):
-        same(out, fn(f32(x), f32(y)).astype(NP[ht]))
+        same(out, fn(f32(x), f32(y)).astype(NP[rt]))
+
+
+def test_negation_is_zero_minus_x():
+    """Triton's -x is 0 - x: -(+0.0) is +0.0 (and so is -(-0.0)); NaN and inf as usual."""
+    x, _, out = run_binary("neg", "fp32", "fp32", "fp32", "fp32")
+    assert not np.signbit(out[0]) and not np.signbit(out[1]) and out[2] == -np.inf and np.isnan(out[3])
+    np.testing.assert_array_equal(out[4:], -x[4:])
 
 
 @pytest.mark.parametrize("ht", ["fp16", "bf16"])
@@ -107,7 +116,7 @@ def test_unary_and_constants(ht, op):
     x, _, out = run_binary(op, ht, ht, ht, ht)
     c = ops.constant_value(0.1, SCALARS[ht])           # 0.1 rounded once to the half type
     with np.errstate(all="ignore"):
-        want = {"neg": lambda: -x, "abs": lambda: np.abs(x),
+        want = {"neg": lambda: np.zeros_like(x) - x, "abs": lambda: np.abs(x),
                 "scaled": lambda: (f32((f32(x) * f32(c)).astype(NP[ht])) + 1.5).astype(NP[ht])}[op]()
     same(out, want.astype(NP[ht]))
 
@@ -454,3 +463,13 @@ def test_storing_fp64_into_bf16_rounds_once():
     out = np.zeros(2, BF)
     store_fp64_kernel[(1,)](x, out, 2, BLOCK=4)
     assert out.view(np.uint16).tolist() == [0x3F81, 0x4B81]
+
+
+def test_float_narrowing_rounds_to_nearest_unless_asked():
+    """fp64 -> fp32 is a plain (round-to-nearest-even) conversion; only rtz truncates."""
+    from mytriton.backends.cuda.codegen import c_convert
+    from mytriton.ir.types import F32, F64
+    assert c_convert("x", F64, F32) == "((float)x)"
+    assert c_convert("x", F64, F32, "rtne") == "((float)x)"
+    assert c_convert("x", F64, F32, "rtz") == "__double2float_rz(x)"
+    assert c_convert("x", F64, SCALARS["fp16"], "rtz") == "__float2half_rz(__double2float_rz(x))"

@@ -109,6 +109,8 @@ EXACT_VS_TRITON = {"add", "sub", "mul", "maximum", "minimum", "where", "neg", "a
 @pytest.mark.parametrize("op, result", BINARY)
 def test_binary(ht, op, result, triton_half):
     result = ht if result == "fp16" else result
+    if op in ("maximum", "minimum") and ht == "bf16":
+        result = "fp32"                   # Triton's tl.maximum/minimum compute bf16 in fp32
     x, y = rand(ht, 1), rand(ht, 2)
     x[:4] = torch.tensor([0.0, -0.0, float("inf"), float("nan")])
     y[10:40] = x[10:40]
@@ -130,7 +132,10 @@ def test_binary(ht, op, result, triton_half):
         if op in EXACT_VS_TRITON:
             assert_bits(out, ref, f"{op} {ht}: mytriton vs Triton")
         else:
-            torch.testing.assert_close(out.float(), ref.float(), rtol=1e-3, atol=1e-3, equal_nan=True)
+            # Triton contracts x * 0.1 + 1.5 into one fma (one rounding, where mytriton rounds
+            # after each op): a bf16 ulp is 2^-8 relative
+            tol = 1e-2 if result == "bf16" else 1e-3
+            torch.testing.assert_close(out.float(), ref.float(), rtol=tol, atol=tol, equal_nan=True)
 
 
 CASTS = [("fp32", "fp16", None), ("fp32", "bf16", None), ("fp32", "fp16", "rtz"), ("fp32", "bf16", "rtz"),

@@ -287,7 +287,8 @@ def test_int_min_floordiv_minus_one_wraps():
 # --- unary ops ------------------------------------------------------------------------------------
 
 UNARY_FLOAT = {
-    "neg": lambda a: -a, "abs": abs, "floor": math.floor, "ceil": math.ceil,
+    # Triton: -x is 0 - x, so -(+0.0) is +0.0
+    "neg": lambda a: 0.0 - a, "abs": abs, "floor": math.floor, "ceil": math.ceil,
     "exp": math.exp, "exp2": lambda a: 2.0 ** a, "log": math.log, "log2": math.log2, "sqrt": math.sqrt,
     "rsqrt": lambda a: 1.0 / math.sqrt(a), "sin": math.sin, "cos": math.cos,
 }

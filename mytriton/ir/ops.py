@@ -300,8 +300,10 @@ for _name, _sym, _np in (("cmp_lt", "<", np.less), ("cmp_le", "<=", np.less_equa
     _binary(_name, _arith_compute, _np, (lambda s: lambda o, ct: f"({o[0]} {s} {o[1]})")(_sym),
             result_elem=_bool_result)
 
-_unary("neg", _same_compute, np.negative,
-       lambda o, ct: f"mt_sub(({ct.c_name})0, {o[0]})" if ct.is_signed else f"(-{o[0]})")
+_unary("neg", _same_compute, lambda x: np.subtract(np.zeros_like(x), x),
+       lambda o, ct: f"mt_sub(({ct.c_name})0, {o[0]})" if ct.is_signed else
+       f"(({ct.c_name})0 - {o[0]})" if ct.is_float else f"(-{o[0]})",
+       doc="-x is 0 - x, as in Triton (semantic.minus): -(+0.0) is +0.0")
 _unary("invert", lambda t, a: _int_only("~")(t + t, a), np.invert,
        lambda o, ct: f"(!{o[0]})" if ct.is_bool else f"(~{o[0]})")
 _unary("exp", _float_only("exp"), np.exp,

@@ -274,18 +274,23 @@ def sigmoid(x):
     return 1.0 / (1.0 + exp(-x))
 
 
+def _bf16_to_fp32(v):
+    """Triton's tl.maximum/minimum compute bf16 operands in fp32 (and return fp32)."""
+    return v.to(float32) if isinstance(v, tensor) and v.dtype == bfloat16 else v
+
+
 @builtin
 def maximum(x, y, propagate_nan=PropagateNan.NONE):
     if propagate_nan != PropagateNan.NONE:
         raise TypeError("propagate_nan=ALL is not supported yet")
-    return _binary("maximum", x, y)
+    return _binary("maximum", _bf16_to_fp32(x), _bf16_to_fp32(y))
 
 
 @builtin
 def minimum(x, y, propagate_nan=PropagateNan.NONE):
     if propagate_nan != PropagateNan.NONE:
         raise TypeError("propagate_nan=ALL is not supported yet")
-    return _binary("minimum", x, y)
+    return _binary("minimum", _bf16_to_fp32(x), _bf16_to_fp32(y))
 
 
 def _reduce(kind):

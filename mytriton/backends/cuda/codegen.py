@@ -122,10 +122,10 @@ def c_convert(expr: str, src: ScalarType, dst: ScalarType, rounding: str | None 
         return f"({expr} != 0)"
     if src.is_float and dst.is_float and dst.bits < src.bits:
         mode = rounding or "rtne"
-        if (dst.name, src.name, mode) not in _NARROW:          # fp64 -> half, toward zero
-            expr, src = f"__double2float_rz({expr})", F32
         if dst == F32 and mode == "rtne":
             return f"((float){expr})"
+        if (dst.name, src.name, mode) not in _NARROW:          # fp64 -> half, toward zero
+            expr, src = f"__double2float_rz({expr})", F32
         return f"{_NARROW[dst.name, src.name, mode]}({expr})"
     if dst.name == "fp16":                                     # from an integer
         if src.bits == 64:

@@ -173,8 +173,8 @@ def _math(op: str):
 
 def _neg(e, args, ct, name):
     t = mlir_type(ct)
-    if ct.is_float:
-        return e.emit(f"arith.negf {args[0]} : {t}", name)
+    if ct.is_float:                               # 0 - x, as the registry's neg (-(+0.0) is +0.0)
+        return e.emit(f"arith.subf {e.const(0.0, ct)}, {args[0]} : {t}", name)
     return e.emit(f"arith.subi {e.const(0, ct)}, {args[0]} : {t}", name)
 
 
