@@ -66,7 +66,8 @@ def _eval_c(expr: str, **env) -> int:
                                              ((16,), 8, None), ((64, 64), 4, 0), ((64, 64), 4, 1),
                                              ((4, 8), 4, 1), ((128, 32), 8, 0)])
 def test_cuda_coordinates_match_the_layout(shape, warps, dim):
-    """The C++ index arithmetic the backend emits computes exactly ``element_coords``."""
+    """The C++ index arithmetic the backend emits computes exactly ``element_coords`` (and the
+    row-major offset a conversion through shared memory uses)."""
     from mytriton.backends.cuda.codegen import CudaEmitter
     from mytriton.ir.ssa import Function, Region, Value
     from mytriton.ir.types import BlockType, I32
@@ -77,14 +78,19 @@ def test_cuda_coordinates_match_the_layout(shape, warps, dim):
     v = Value(BlockType(vshape, I32))
     v.layout = lay
     exprs = em.coords(v, "r")
+    offset = em.offset(v, "r")
     for t in range(32 * warps):
         for r in range(num_regs(lay, vshape)):
             got = tuple(_eval_c(e, r=r, tid=t) for e in exprs)
             assert got == element_coords(lay, vshape, t, r)
+            row_major = 0
+            for c, n in zip(got, vshape):
+                row_major = row_major * n + c
+            assert _eval_c(offset, r=r, tid=t) == row_major
 
 
 SUM_CASES = [((32, 1), 4, 1), ((1, 64), 4, 0), ((4, 8), 4, 1), ((4, 8), 4, 0), ((64, 64), 4, 1), ((16,), 4, 0),
-             ((2, 1), 8, 1), ((1024,), 4, 0), ((8, 2), 2, 1), ((64, 64), 4, None), ((4, 8), 8, None)]
+             ((2, 1), 8, 1), ((1024,), 4, 0), ((8, 2), 2, 1), ((32, 64), 4, None), ((4, 8), 8, None)]
 
 
 @pytest.mark.parametrize("shape,warps,axis", SUM_CASES)
@@ -110,7 +116,7 @@ def test_reduction_combines_each_element_once(shape, warps, axis):
     group = [0]
     for m in lanes + [w << 5 for w in warp_bits]:
         group += [g ^ m for g in group]
-    for t in range(32 * warps):
+    for t in range(0, 32 * warps, 5):                  # a sample of the threads keeps this quick
         for q in range(rl.num_regs if rl else 1):
             got = [ll.apply(register=s, lane=u % 32, warp=u // 32)
                    for u in (t ^ g for g in group) for s in range(ll.num_regs) if not s & copies and q_of(s) == q]
@@ -139,3 +145,25 @@ def test_layout_verifier_catches_mismatched_operands():
     mul.result.layout = default_layout((32, 32), 8)     # break it
     with pytest.raises(VerificationError, match="elementwise operand: layout"):
         verify_layouts(fn)
+
+
+@pytest.mark.parametrize("shape,warps", [((64, 64), 4), ((4, 8), 4), ((128, 32), 8), ((2, 512), 2)])
+def test_cuda_operand_registers_of_broadcasts(shape, warps):
+    """The register the C++ reads from a broadcast operand (size 1 along a dimension) holds the
+    element the result register needs, with that dimension's coordinate 0."""
+    from mytriton.backends.cuda.codegen import CudaEmitter
+    from mytriton.ir.ssa import Function, Region, Value
+    from mytriton.ir.types import BlockType, I32
+
+    lay = default_layout(shape, warps)
+    em = CudaEmitter(Function("k", [], Region(), num_warps=warps))
+    res = Value(BlockType(shape, I32))
+    res.layout = lay
+    for small in [(1, shape[1]), (shape[0], 1), (1, 1)]:
+        opnd = Value(BlockType(small, I32))
+        opnd.layout = lay
+        index = em.operand_index(res, opnd, "r")
+        for t in range(0, 32 * warps, 3):
+            for r in range(num_regs(lay, shape)):
+                want = tuple(0 if n == 1 else c for c, n in zip(element_coords(lay, shape, t, r), small))
+                assert element_coords(lay, small, t, _eval_c(index, r=r)) == want
