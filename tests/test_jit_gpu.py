@@ -19,7 +19,9 @@ import softmax as sm  # noqa: E402
 
 from tests.kernels import basic  # noqa: E402
 
-SIZES = [(1000, 64, 4), (4099, 1024, 4), (77, 32, 4), (5000, 256, 2), (3, 16, 1), (70001, 2048, 8)]
+# n a multiple of 16 with a partial last block (1040, 4144) takes the one-predicate-per-vector path
+SIZES = [(1000, 64, 4), (4099, 1024, 4), (77, 32, 4), (5000, 256, 2), (3, 16, 1), (70001, 2048, 8),
+         (1040, 1024, 4), (4144, 4096, 1)]
 
 
 def rand(shape, seed, dtype=np.float32):

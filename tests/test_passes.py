@@ -92,3 +92,29 @@ def test_licm_keeps_loads_when_the_loop_stores():
     fn = verify(licm(build_ssa(k.load_after_store, P, optimized=False)))
     loop = next(op for op in fn.body.ops if op.name == "for")
     assert [op.name for op in loop.regions[0].ops][:1] == ["load"]
+
+
+def test_passes_ask_traits_not_names(monkeypatch):
+    """An op the passes have never heard of is handled by its traits alone: one that writes memory
+    survives DCE with its result unused and is not merged by CSE with its twin."""
+    import dataclasses
+
+    from mytriton.ir import ops as ir_ops
+    from mytriton.ir.ssa import Op
+    fn = build_ssa(k.invariant_in_loop, {"x_ptr": "*fp32", "out": "*fp32", "n": "i32", "stride": "i32"},
+                   optimized=False)
+    loop = next(op for op in fn.body.ops if op.name == "for")
+    store = next(op for op in walk(fn.body) if op.name == "store")
+    monkeypatch.setitem(ir_ops.OPS, "test_effect", dataclasses.replace(
+        ir_ops.OPS["load"], name="test_effect", writes_memory=True, mask_operand=None))
+    body = loop.regions[0]
+    loads = [op for op in body.ops if op.name == "load"]
+    effects = []
+    for _ in range(2):
+        e = Op("test_effect", [loads[0].operands[0]], [loads[0].result.type], loc=loads[0].loc)
+        body.ops.insert(body.ops.index(loads[0]), e)
+        effects.append(e)
+    fn = verify(dce(licm(cse(fn))))
+    body = next(op for op in fn.body.ops if op.name == "for").regions[0]
+    assert [op for op in body.ops if op.name == "test_effect"] == effects   # kept and not merged
+    assert store in list(walk(fn.body))

@@ -72,3 +72,22 @@ def test_integer_divisibility_promise_proves_alignment():
                               constexprs={"BLOCK": 1024}).asm["cu"]
         return cu.split('extern "C"')[1].count("mt_aligned(")
     assert checks("i32") == 2 and checks("i32:16") == 0
+
+
+def test_mask_by_a_multiple_of_the_width_is_one_predicate_per_vector():
+    """``offs < n`` with ``n: i32:16`` is constant over each 4-element chunk (the axis analysis
+    proves it), so a chunk is one predicated 16-byte access with no per-element fallback; without
+    the promise the per-element path stays (a chunk may straddle ``n``)."""
+    def compile_cu(n_type):
+        return mytriton.compile(basic.add_kernel, signature=dict(ALIGNED, n=n_type),
+                                constexprs={"BLOCK": 1024}).asm["cu"].split('extern "C"')[1]
+    fn = build_ssa(basic.add_kernel, dict(ALIGNED, n="i32:16"), {"BLOCK": 1024})
+    info = analyze(fn)
+    masks = [op.result for op in walk(fn.body) if op.name == "cmp_lt"]
+    assert masks and all(info.get(m).constancy == (16,) for m in masks)
+    proven, unproven = compile_cu("i32:16"), compile_cu("i32")
+    assert "} else {" not in proven and re.search(r"if \(v\d+\[r\]\) \{", proven)
+    assert proven.count("reinterpret_cast<") == 3                   # two loads and the store
+    assert unproven.count("} else {") == 3 and "[(r + 3)]" in unproven
+    fn = build_ssa(basic.add_kernel, dict(ALIGNED, n="i32:8"), {"BLOCK": 1024})
+    assert {analyze(fn).get(op.result).constancy for op in walk(fn.body) if op.name == "cmp_lt"} == {(8,)}

@@ -1,10 +1,19 @@
 """The op registry: every SSA op's definition in one place.
 
 For each op: its arity, its type rule (used by type inference on the expression tree *and* by the
-verifier on SSA), whether it is pure, and — for elementwise ops — its numpy semantics (the living
+verifier on SSA), its traits, and — for elementwise ops — its numpy semantics (the living
 definition: the interpreter runs it, the folder folds with it) and its CUDA C++ spelling. Ops with
 structure beyond "one scalar function per element" (loads, reductions, layout changes, loops) are
 emitted by the backends, which look them up by name.
+
+Traits are what the passes ask (never an op's name): ``reads_memory`` / ``writes_memory`` (memory
+effects: such ops are statements, kept in program order; DCE keeps every writer, LICM and CSE move
+or merge only what is ``pure``), ``regions`` (the op owns that many regions), ``terminator`` (ends
+a region, its operands flow to the parent op), ``elementwise`` (one scalar function per element,
+operands broadcast to the result's shape), ``keeps_layout`` (block operands share the result's
+layout: broadcasting never moves data), ``rematerializable`` (cheap to recompute in another layout
+instead of converting) and ``mask_operand`` (the index of an operand that disables the op per
+element, so a read can be made safe to run speculatively).
 """
 from __future__ import annotations
 
@@ -28,12 +37,24 @@ class OpDef:
     name: str
     arity: tuple[int, int]                      # (min, max) operand count
     type_rule: Callable[[list[Type], dict], Type | None]
-    pure: bool = True
+    reads_memory: bool = False
+    writes_memory: bool = False
+    regions: int = 0
+    terminator: bool = False
     elementwise: bool = False
+    keeps_layout: bool = False
+    rematerializable: bool = False
+    mask_operand: int | None = None
     compute: Callable[[list[Type], dict], ScalarType] | None = None   # operand type before the op
     np_fn: Callable[..., Any] | None = None     # elementwise semantics on numpy arrays of `compute` type
     c_fn: Callable[..., str] | None = None      # elementwise CUDA spelling: (operand exprs, compute type) -> expr
     doc: str = ""
+
+    @property
+    def pure(self) -> bool:
+        """No memory effects, no regions, not a terminator: may be moved, merged or dropped when
+        its results are unused."""
+        return not (self.reads_memory or self.writes_memory or self.regions or self.terminator)
 
 
 OPS: dict[str, OpDef] = {}
@@ -130,12 +151,12 @@ def _elementwise_rule(compute, result_elem=None):
 
 def _binary(name, compute, np_fn, c_fn, result_elem=None, doc=""):
     return define(OpDef(name, (2, 2), _elementwise_rule(compute, result_elem), elementwise=True,
-                        compute=compute, np_fn=np_fn, c_fn=c_fn, doc=doc))
+                        keeps_layout=True, compute=compute, np_fn=np_fn, c_fn=c_fn, doc=doc))
 
 
 def _unary(name, compute, np_fn, c_fn, result_elem=None, doc=""):
     return define(OpDef(name, (1, 1), _elementwise_rule(compute, result_elem), elementwise=True,
-                        compute=compute, np_fn=np_fn, c_fn=c_fn, doc=doc))
+                        keeps_layout=True, compute=compute, np_fn=np_fn, c_fn=c_fn, doc=doc))
 
 
 def _wrapping(sym: str, helper: str):
@@ -203,7 +224,7 @@ def _shr_rule(types, attrs):
     return make_type(shape, _int_only(">>")(types, attrs))
 
 
-define(OpDef("shr", (2, 2), _shr_rule, elementwise=True,
+define(OpDef("shr", (2, 2), _shr_rule, elementwise=True, keeps_layout=True,
              compute=_shr_compute, np_fn=np.right_shift, c_fn=lambda o, ct: f"({o[0]} >> {o[1]})",
              doc="right shift: arithmetic when the left operand is signed, logical otherwise"))
 _binary("maximum", _arith_compute, np.fmax,
@@ -243,7 +264,7 @@ def _cast_rule(types, attrs):
     return make_type(shape_of(types[0]), dst)
 
 
-define(OpDef("cast", (1, 1), _cast_rule, elementwise=True, compute=_same_compute,
+define(OpDef("cast", (1, 1), _cast_rule, elementwise=True, keeps_layout=True, compute=_same_compute,
              np_fn=None, c_fn=None, doc="x.to(dtype); the backends convert per element"))
 
 
@@ -264,7 +285,7 @@ def _where_rule(types, attrs):
     return make_type(shape, _where_compute(types, attrs))
 
 
-define(OpDef("where", (3, 3), _where_rule, elementwise=True, compute=_where_compute,
+define(OpDef("where", (3, 3), _where_rule, elementwise=True, keeps_layout=True, compute=_where_compute,
              np_fn=lambda c, x, y: np.where(c, x, y), c_fn=lambda o, ct: f"({o[0]} ? {o[1]} : {o[2]})"))
 
 
@@ -279,7 +300,7 @@ def _addptr_rule(types, attrs):
     return make_type(_broadcast(types, "pointer arithmetic"), p)
 
 
-define(OpDef("addptr", (2, 2), _addptr_rule, elementwise=True, doc="pointer + integer offset (in elements)"))
+define(OpDef("addptr", (2, 2), _addptr_rule, elementwise=True, keeps_layout=True, doc="pointer + integer offset (in elements)"))
 
 
 def _mask_check(t: Type, what: str):
@@ -299,7 +320,7 @@ def _load_rule(types, attrs):
     return make_type(_broadcast(types, "load"), p.pointee)
 
 
-define(OpDef("load", (1, 3), _load_rule, pure=False, elementwise=True,
+define(OpDef("load", (1, 3), _load_rule, reads_memory=True, elementwise=True, keeps_layout=True, mask_operand=1,
              doc="load ptr [, mask [, other]]: masked-off lanes never touch memory and read `other` (0)"))
 
 
@@ -317,7 +338,8 @@ def _store_rule(types, attrs):
     return None
 
 
-define(OpDef("store", (2, 3), _store_rule, pure=False, elementwise=True, doc="store ptr, value [, mask]"))
+define(OpDef("store", (2, 3), _store_rule, writes_memory=True, elementwise=True, keeps_layout=True,
+             mask_operand=2, doc="store ptr, value [, mask]"))
 
 
 # --- indices, shapes, factories ------------------------------------------------------------------
@@ -346,7 +368,7 @@ def _arange_rule(types, attrs):
     return BlockType((end - start,), I32)
 
 
-define(OpDef("arange", (0, 0), _arange_rule, doc="[start, end) as an i32 vector"))
+define(OpDef("arange", (0, 0), _arange_rule, rematerializable=True, doc="[start, end) as an i32 vector"))
 
 
 def _expand_rule(types, attrs):
@@ -367,7 +389,7 @@ def _broadcast_rule(types, attrs):
     return BlockType(shape, types[0].scalar)
 
 
-define(OpDef("broadcast", (1, 1), _broadcast_rule, doc="tl.broadcast_to"))
+define(OpDef("broadcast", (1, 1), _broadcast_rule, keeps_layout=True, doc="tl.broadcast_to"))
 
 
 def check_block_shape(shape) -> tuple[int, ...]:
@@ -394,9 +416,9 @@ def _factory_rule(types, attrs):
     return BlockType(shape, dtype)
 
 
-define(OpDef("zeros", (0, 0), _factory_rule))
-define(OpDef("empty", (0, 0), _factory_rule, doc="uninitialized contents"))
-define(OpDef("full", (1, 1), _factory_rule, doc="a block filled with one scalar"))
+define(OpDef("zeros", (0, 0), _factory_rule, rematerializable=True))
+define(OpDef("empty", (0, 0), _factory_rule, rematerializable=True, doc="uninitialized contents"))
+define(OpDef("full", (1, 1), _factory_rule, rematerializable=True, doc="a block filled with one scalar"))
 
 
 # --- reductions ------------------------------------------------------------------------------
@@ -430,9 +452,9 @@ REDUCE_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
 
 define(OpDef("convert_layout", (1, 1), lambda types, attrs: types[0],
              doc="moves a block to another layout through shared memory"))
-define(OpDef("for", (3, 1 << 30), lambda types, attrs: None, pure=False,
+define(OpDef("for", (3, 1 << 30), lambda types, attrs: None, regions=1,
              doc="structured loop: start, stop, step, initial carried values; one body region"))
-define(OpDef("yield", (0, 1 << 30), lambda types, attrs: None, pure=False, doc="loop body terminator"))
+define(OpDef("yield", (0, 1 << 30), lambda types, attrs: None, terminator=True, doc="loop body terminator"))
 
 
 # --- evaluation helpers shared by the folder and the interpreter -------------------------------

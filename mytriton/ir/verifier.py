@@ -68,9 +68,9 @@ class _Verifier:
                 self.fail(f"unknown op '{op.name}'", op, where)
             for v in op.operands:
                 self.check_operand(v, scope, op, where)
-            if op.name == "yield":
+            if d.terminator:
                 if not in_loop_body or i != len(region.ops) - 1:
-                    self.fail("yield must be the last op of a loop body", op, where)
+                    self.fail(f"{op.name} must be the last op of a region", op, where)
                 continue
             if op.name == "for":
                 self.loop(op, scope, where)
@@ -124,6 +124,6 @@ def verify(fn: Function) -> Function:
     v = _Verifier(fn)
     v.region(fn.body, set(), f"function {fn.name}", in_loop_body=False)
     for op in fn.body.ops:
-        if op.name == "yield":
-            v.fail("yield outside a loop", op)
+        if OPS[op.name].terminator:
+            v.fail(f"{op.name} outside a region", op)
     return fn

@@ -174,7 +174,36 @@ class AxisAnalysis:
         const = tuple(min(i.constancy[d] for i in infos) for d in range(n))
         return AxisInfo((1,) * n, (1,) * n, const)
 
-    rule_cmp_lt = rule_cmp_le = rule_cmp_gt = rule_cmp_ge = rule_cmp_eq = rule_cmp_ne = _constancy_only
+    def _compare(self, op: Op, lower_first: bool):
+        """``x < n`` / ``x >= n`` (``lower_first``: the run is on the left) and ``n > x`` /
+        ``n <= x``: where ``x`` runs +1 from a multiple of D and ``n`` is a multiple of D (D a power
+        of two), a run of D elements lies wholly below or wholly at/above ``n``, so the result is
+        constant over aligned runs of D — what lets a masked access by ``offs < n`` be vectorized
+        under one predicate. Otherwise as for any elementwise op."""
+        out = self._constancy_only(op)
+        if out is None:
+            return None
+        run, bound = self.operands(op) if lower_first else reversed(self.operands(op))
+        const = []
+        for d, c in enumerate(out.constancy):
+            if run.contiguity[d] > 1 and bound.constancy[d] >= run.contiguity[d]:
+                c = max(c, min(run.contiguity[d], run.divisibility[d], bound.divisibility[d]))
+            const.append(c)
+        return AxisInfo(out.contiguity, out.divisibility, tuple(const))
+
+    def rule_cmp_lt(self, op):
+        return self._compare(op, lower_first=True)
+
+    def rule_cmp_ge(self, op):
+        return self._compare(op, lower_first=True)
+
+    def rule_cmp_gt(self, op):
+        return self._compare(op, lower_first=False)
+
+    def rule_cmp_le(self, op):
+        return self._compare(op, lower_first=False)
+
+    rule_cmp_eq = rule_cmp_ne = _constancy_only
     rule_and = rule_or = rule_xor = rule_where = rule_cast = _constancy_only
 
 

@@ -1,13 +1,15 @@
-"""Dead-code elimination by liveness, region-aware: stores are live; an op is live when one of its
+"""Dead-code elimination by liveness, region-aware: ops that write memory are live; an op is live when one of its
 results is; a loop-carried lane is live when its result or its argument is (so a lane that only
-feeds itself — ``dead = dead + 1`` — dies); a loop with no live lane and no store in its body goes."""
+feeds itself — ``dead = dead + 1`` — dies); a loop with no live lane and no memory write in its body goes."""
 from __future__ import annotations
 
+from ..ir.ops import OPS
 from ..ir.ssa import Function, Op, Region, Value
 
 
 def _has_effects(op: Op) -> bool:
-    if op.name == "store":
+    """The op, or an op in its regions, writes memory (its results aside, it must run)."""
+    if OPS[op.name].writes_memory:
         return True
     return any(_has_effects(o) for r in op.regions for o in r.ops)
 
@@ -39,7 +41,7 @@ class _Liveness:
                 for i in lanes:
                     self.mark([op.operands[3 + i], body.ops[-1].operands[i], op.results[i], body.args[1 + i]])
                 self.region(body)
-            elif op.name == "store" or any(r in self.live for r in op.results):
+            elif _has_effects(op) or any(r in self.live for r in op.results):
                 self.mark(op.operands)
 
 
@@ -64,7 +66,7 @@ def _sweep(region: Region, live: set):
             if not op.results and not _has_effects(op):
                 continue
             _sweep(body, live)
-        elif op.name != "store" and not any(r in live for r in op.results):
+        elif not _has_effects(op) and not any(r in live for r in op.results):
             continue
         kept.append(op)
     region.ops = kept

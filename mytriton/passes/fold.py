@@ -8,7 +8,7 @@ import numpy as np
 
 from ..ir.ops import OPS, eval_elementwise
 from ..ir.ssa import Const, Function, Op, Region, Value
-from ..ir.types import ScalarType
+from ..ir.types import PointerType, ScalarType
 
 
 def _const_value(v: Const, x):
@@ -28,7 +28,7 @@ def _is(v: Value, x) -> bool:
 
 def _try_fold(op: Op) -> Value | None:
     d = OPS[op.name]
-    if not (d.elementwise and d.pure) or len(op.results) != 1 or op.name == "addptr":
+    if not (d.elementwise and d.pure) or len(op.results) != 1 or isinstance(op.result.type.scalar, PointerType):
         return None
     rt = op.result.type
     ops = op.operands

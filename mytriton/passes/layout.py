@@ -14,11 +14,9 @@ from math import prod
 
 from ..errors import CompilationError
 from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout, num_regs
-from ..ir.ops import REDUCE_KINDS
+from ..ir.ops import OPS, REDUCE_KINDS
 from ..ir.ssa import Function, Op, Region, Value, walk
 from ..ir.types import BlockType, PointerType, broadcast_shapes
-
-REMATERIALIZE = ("arange", "zeros", "full", "empty")
 
 # The most elements of one block value a thread may hold in registers. Each thread's share is an
 # unrolled register array in the generated code; NVRTC's time grows faster than linearly with it
@@ -87,7 +85,7 @@ class LayoutAssignment:
             if want == layout:
                 continue
             if want not in made:
-                if def_op is not None and def_op.name in REMATERIALIZE:
+                if def_op is not None and OPS[def_op.name].rematerializable:
                     new = Op(def_op.name, list(def_op.operands), [v.type], dict(def_op.attrs), loc=def_op.loc)
                 else:
                     new = Op("convert_layout", [v], [v.type], loc=consumer.loc)
@@ -98,8 +96,8 @@ class LayoutAssignment:
 
     def operand_requests(self, op: Op, layout: Layout | None):
         name = op.name
-        if name == "store":
-            layout = self.default(op.operands[0].type) if isinstance(op.operands[0].type, BlockType) else None
+        if layout is None and op.operands and isinstance(op.operands[0].type, BlockType):
+            layout = self.default(op.operands[0].type)     # a store: its pointer tile sets the layout
         if name == "expand_dims":
             self.request(op.operands[0], SliceLayout(op.attrs["axis"], layout), op, 0)
         elif name in REDUCE_KINDS:
@@ -149,7 +147,7 @@ class LayoutAssignment:
                 lay = nat.get(src)
                 if isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"]:
                     nat[op.result] = lay.parent
-            elif op.name not in REMATERIALIZE:
+            elif not OPS[op.name].rematerializable:
                 for v in op.operands:
                     lay = nat.get(v)
                     if lay is not None and lay.rank == op.result.type.rank:
@@ -221,7 +219,6 @@ def verify_layouts(fn: Function) -> Function:
     ``expand_dims`` reads a slice of its result's layout and a reduction yields a slice of its
     input's; a loop-carried lane keeps one layout through its initial value, argument, yield and
     result. Raises VerificationError."""
-    from ..ir.ops import OPS
     from ..ir.verifier import VerificationError
 
     def check(v: Value, where: Op):
@@ -254,7 +251,7 @@ def verify_layouts(fn: Function) -> Function:
                 if not (isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"] and lay.parent == op.operands[0].layout):
                     raise VerificationError(f"reduction result layout {lay} is not a slice of its input's "
                                             f"{op.operands[0].layout} along axis {op.attrs['axis']}", op)
-            elif OPS[op.name].elementwise or op.name == "broadcast":
+            elif OPS[op.name].keeps_layout:
                 anchor = op.results[0] if op.results else op.operands[0]
                 for v in op.operands:
                     same(v, anchor, op, "elementwise operand")

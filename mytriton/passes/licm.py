@@ -1,9 +1,10 @@
 """Loop-invariant code motion: ops in a loop body whose operands are all defined outside the loop
 move in front of it (innermost loops first, so invariants climb as far as they can).
 
-Pure ops always may. An invariant *load* may when nothing in the loop stores (memory cannot change
-while the loop runs); it then runs once before the loop, masked by ``start < stop`` so that a loop
-that runs zero times still never touches memory.
+Pure ops always may. An invariant read of memory (an op that reads and does not write, with a mask
+operand) may when nothing in the loop writes memory (it cannot change while the loop runs); it then
+runs once before the loop, masked by ``start < stop`` so that a loop that runs zero times still
+never touches memory.
 """
 from __future__ import annotations
 
@@ -12,25 +13,33 @@ from ..ir.ssa import Const, Function, Op, Region, walk
 from ..ir.types import BOOL, BlockType, PointerType
 
 
-def _stores_in(region: Region) -> bool:
-    return any(op.name == "store" for op in walk(region))
+def _writes_in(region: Region) -> bool:
+    return any(OPS[op.name].writes_memory for op in walk(region))
 
 
-def _guarded_load(load: Op, loop: Op) -> list[Op]:
-    """``load`` rewritten to run before ``loop``: masked by the loop running at least once."""
+def _speculatable_read(op: Op) -> bool:
+    d = OPS[op.name]
+    return d.reads_memory and not d.writes_memory and d.mask_operand is not None and _loadable(op)
+
+
+def _guarded_read(read: Op, loop: Op) -> list[Op]:
+    """``read`` rewritten to run before ``loop``: masked by the loop running at least once. A masked
+    read's operands are (..., mask, other): ``other`` (0 when absent) is what masked-off elements
+    read."""
     start, stop = loop.operands[0], loop.operands[1]
     runs = Op("cmp_lt", [start, stop], [BOOL], loc=loop.loc)
     ops = [runs]
     mask = runs.result
-    if len(load.operands) > 1:
-        both_type = load.operands[1].type
-        both = Op("and", [load.operands[1], mask], [both_type], loc=load.loc)
+    m = OPS[read.name].mask_operand
+    if len(read.operands) > m:
+        both_type = read.operands[m].type
+        both = Op("and", [read.operands[m], mask], [both_type], loc=read.loc)
         ops.append(both)
         mask = both.result
-    pointee = load.operands[0].type.scalar.pointee
-    other = load.operands[2] if len(load.operands) > 2 else Const(0.0 if pointee.is_float else 0, pointee)
-    load.operands = [load.operands[0], mask, other]
-    ops.append(load)
+    elem = read.results[0].type.scalar
+    other = read.operands[m + 1] if len(read.operands) > m + 1 else Const(0.0 if elem.is_float else 0, elem)
+    read.operands = [*read.operands[:m], mask, other, *read.operands[m + 2:]]
+    ops.append(read)
     return ops
 
 
@@ -41,14 +50,14 @@ def _hoist(region: Region):
             body = op.regions[0]
             _hoist(body)
             inside = set(body.args)
-            may_load = not _stores_in(body)
+            may_read = not _writes_in(body)
             stay, hoisted = [], []
             for inner in body.ops:
                 invariant = inner.results and not inner.regions and not any(v in inside for v in inner.operands)
                 if invariant and OPS[inner.name].pure:
                     hoisted.append(inner)
-                elif invariant and inner.name == "load" and may_load and _loadable(inner):
-                    hoisted.extend(_guarded_load(inner, op))
+                elif invariant and may_read and _speculatable_read(inner):
+                    hoisted.extend(_guarded_read(inner, op))
                 else:
                     stay.append(inner)
                     inside.update(inner.results)

@@ -29,7 +29,7 @@ from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
-from ...ir.types import BlockType, PointerType, ScalarType
+from ...ir.types import BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
 
 _env = None
@@ -142,7 +142,7 @@ class CudaEmitter:
         self.axis = analyze(fn)
         # a store made by one owning thread is followed by a block barrier where the kernel loads at
         # all, so that every thread's later load of that address sees it (see store_owner)
-        self.has_loads = any(op.name == "load" for op in walk(fn.body))
+        self.has_loads = any(OPS[op.name].reads_memory for op in walk(fn.body))
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -208,12 +208,12 @@ class CudaEmitter:
         return result
 
     def _read_only_params(self) -> set:
-        """Pointer parameters no store can reach (declared ``const``): a store through a value
-        marks every parameter it may point into."""
+        """Pointer parameters no write can reach (declared ``const``): an op that writes memory
+        through its pointer operand (the first) marks every parameter it may point into."""
         ptrs = {p for p in self.fn.params if isinstance(p.type, PointerType)}
         stored = set()
         for op in walk(self.fn.body):
-            if op.name == "store":
+            if OPS[op.name].writes_memory:
                 roots = self._roots(op.operands[0])
                 if roots is None:
                     return set()
@@ -291,8 +291,8 @@ class CudaEmitter:
             self.op(op)
 
     def op(self, op: Op):
-        if op.name == "yield":
-            return
+        if OPS[op.name].terminator:
+            return                                         # emitted by the op that owns the region
         self.source_comment(op)
         special = getattr(self, "op_" + op.name, None)
         if special is not None:
@@ -349,32 +349,54 @@ class CudaEmitter:
             vec *= 2
         return vec, info.divisibility[-1] >= vec * eb
 
-    def vectorized(self, ptr: Value, conds: list[Value], fast: list[str], slow: str, guard: str | None = None):
+    def vectorized(self, ptr: Value, conds: list[Value], fast: list[str], slow: str, guard: str | None = None,
+                   masked_off: str | None = None):
         """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``conds`` holds
         (and the address is aligned, unless proven), else the per-element ``slow`` statement; chunks
         where the C condition ``guard`` (on the chunk's first register ``r``) fails are skipped (a
-        chunk's registers are contiguous along the last dimension, so they share their owner)."""
+        chunk's registers are contiguous along the last dimension, so they share their owner).
+
+        When the alignment is proven and the axis analysis proves every mask constant over each
+        chunk (``offs < n`` with ``n`` a multiple of the width), one test of the chunk's first
+        element decides and there is no per-element path: the chunk is the straight-line
+        ``masked_off`` statement (per ``j``: what a masked-off element gets) and then the access
+        under one predicate, which ptxas turns into a predicated vector instruction as Triton's
+        ``@p ld.global.v4`` — no branches, so all of a thread's accesses are in flight at once."""
         vec, aligned = self.vector_width(ptr)
         eb = ptr.type.scalar.pointee.bits // 8
-        tests = [f"{self.elem(ptr, m, f'(r + {j})')}" for m in conds for j in range(vec)]
-        if not aligned:
-            tests.append(f"mt_aligned({self.ref(ptr)}[r], {vec * eb})")
+        uniform = aligned and all(self.mask_constancy(m, ptr) >= vec for m in conds)
+        if uniform:
+            tests = [self.elem(ptr, m, "r") for m in conds]
+        else:
+            tests = [f"{self.elem(ptr, m, f'(r + {j})')}" for m in conds for j in range(vec)]
+            if not aligned:
+                tests.append(f"mt_aligned({self.ref(ptr)}[r], {vec * eb})")
         self.emit("#pragma unroll")
         self.emit(f"for (int r = 0; r < {self.nregs(ptr)}; r += {vec}) {{")
         self.depth += 1
         if guard is not None:
             self.emit(f"if (!({guard})) continue;")
+        if uniform and tests and masked_off is not None:
+            self.emit("#pragma unroll")
+            self.emit(f"for (int j = 0; j < {vec}; ++j) {masked_off}")
         if tests:
             self.emit(f"if ({' && '.join(tests)}) {{")
         for line in fast:
             self.emit(("  " if tests else "") + line)
-        if tests:
+        if tests and not uniform:
             self.emit("} else {")
             self.emit("  #pragma unroll")
             self.emit(f"  for (int j = 0; j < {vec}; ++j) {slow}")
+        if tests:
             self.emit("}")
         self.depth -= 1
         self.emit("}")
+
+    def mask_constancy(self, mask: Value, ptr: Value) -> int:
+        """How many consecutive elements along the last dimension of ``ptr``'s shape the mask is
+        proven equal over (in aligned runs), as the axis analysis sees it broadcast there."""
+        info = self.axis.get(mask).expand(shape_of(mask.type), ptr.type.shape)
+        return info.constancy[-1] if info.constancy else 1
 
     def op_load(self, op: Op):
         res, ptr = op.result, op.operands[0]
@@ -386,12 +408,15 @@ class CudaEmitter:
         self.emit(self.declare(res) + ";")
         rj = "(r + j)"
         scalar = f"*{self.elem(res, ptr, rj)}"
+        masked_off = None
         if len(op.operands) > 1:
-            scalar = f"({self.elem(res, op.operands[1], rj)} ? {scalar} : {self.elem(res, op.operands[2], rj)})"
+            other = self.elem(res, op.operands[2], rj)
+            scalar = f"({self.elem(res, op.operands[1], rj)} ? {scalar} : {other})"
+            masked_off = f"{self.ref(res)}[r + j] = {other};"
         fast = [f"const {t} t = *reinterpret_cast<const {t}*>({self.ref(ptr)}[r]);",
                 "#pragma unroll",
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
-        self.vectorized(ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};")
+        self.vectorized(ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};", masked_off=masked_off)
 
     def store_owner(self, ptr: Value, r: str = "r") -> str | None:
         """C condition: this thread's register ``r`` of ``ptr`` is the one copy of its element that

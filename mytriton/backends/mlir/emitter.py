@@ -80,7 +80,7 @@ class MLIREmitter:
         self.smem_bytes = 0
         self.last_line = None
         self.pending_comment: tuple | None = None      # (source position, comment line)
-        self.has_loads = any(op.name == "load" for op in walk(fn.body))   # see op_store
+        self.has_loads = any(OPS[op.name].reads_memory for op in walk(fn.body))   # see op_store
         self.smem = self.unique("smem")                 # the workgroup buffer's name
 
     # --- names and lines -------------------------------------------------------------------------
@@ -280,8 +280,8 @@ class MLIREmitter:
 
     def region(self, ops: list[Op]):
         for op in ops:
-            if op.name == "yield":
-                continue                                   # emitted by op_for
+            if OPS[op.name].terminator:
+                continue                                   # emitted by the op that owns the region
             self.source_comment(op)
             special = getattr(self, "op_" + op.name, None)
             if special is not None:
