@@ -11,19 +11,15 @@ over several buffer sets so the L2 cache flatters no one. Prints a table and wri
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import torch
-
-ROOT = Path(__file__).resolve().parents[1]
-KERNELS = ROOT / "manifests" / "kernels"
+from common import ROOT, bench, cdiv, check, triton_module
 
 
 def build_mytriton(out_dir: Path):
@@ -34,54 +30,6 @@ def build_mytriton(out_dir: Path):
     sys.path.insert(0, str(out_dir))
     import mtbench
     return mtbench
-
-
-def triton_module(filename: str):
-    """The kernel file compiled by real Triton: same source, imports swapped."""
-    src = (KERNELS / filename).read_text()
-    src = src.replace("import mytriton as triton", "import triton").replace(
-        "import mytriton.language as tl", "import triton.language as tl")
-    path = Path(tempfile.mkdtemp()) / f"triton_{filename}"
-    path.write_text(src)                       # Triton's JIT reads the source from a file
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def bench(fn, rotations: int, warmup_ms=50, reps=50):
-    """Median ms of fn(i) over reps, i rotating over input sets; events around each call."""
-    for i in range(3):
-        fn(i % rotations)
-    torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn(0)
-    end.record()
-    torch.cuda.synchronize()
-    one = max(start.elapsed_time(end), 1e-3)
-    for i in range(max(1, int(warmup_ms / one))):
-        fn(i % rotations)
-    times = []
-    for i in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn(i % rotations)
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
-
-
-def check(name, got, want, rtol, atol):
-    if not torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
-        err = (got - want).abs().max().item()
-        raise AssertionError(f"{name}: results differ (max abs error {err})")
-
-
-def cdiv(a, b):
-    return (a + b - 1) // b
 
 
 class Suite:

@@ -23,7 +23,11 @@ def marker_line(case: str) -> int:
 
 SIG = {"x": "*fp32", "n": "i32"}
 CASES = [
-    ("while", bad.while_loop, "`while` loops are not supported"),
+    ("while_break", bad.while_loop, "`break` is not supported in kernel loops"),
+    ("while_continue", bad.while_continue, "`continue` is not supported in kernel loops"),
+    ("while_tile", bad.while_tile, "the condition of a run-time `while` must be a scalar, got a block "
+                                   "(vector<8 x bool>)"),
+    ("while_constant", bad.while_constant, "the condition of a `while` loop must be a run-time value"),
     ("break", bad.break_in_loop, "`break` is not supported"),
     ("undefined", bad.undefined_name, "name 'undefined_thing' is not defined"),
     ("load_non_pointer", bad.load_non_pointer, "tl.load expects a pointer"),
@@ -35,13 +39,23 @@ CASES = [
     ("carried", bad.carried_type_change, "loop-carried variable 'acc' enters the loop as i32 but is reassigned to vector<16 x f32>"),
     ("assign_loop_var", bad.assign_loop_var, "cannot assign to the loop variable 'i'"),
     ("for_else", bad.for_else, "for/else is not supported"),
-    ("runtime_if", bad.runtime_if, "`if` on a run-time value is not supported"),
+    ("tile_if", bad.tile_condition, "the condition of a run-time `if` must be a scalar, got a block "
+                                    "(vector<16 x bool>); use tl.where"),
+    ("branch_types", bad.branch_types, "mismatched type for `v` between the then branch (f32) and the else "
+                                       "branch (i32) of this run-time `if`"),
+    ("branch_redefines", bad.branch_redefines, "initial value for `v` is of type i32, but the then branch of "
+                                               "this run-time `if` redefines it as f32"),
+    ("one_branch", bad.one_branch_name, "'v' is assigned in only one branch of the run-time `if` at line"),
+    ("return_in_loop", bad.return_in_loop, "a `return` inside a run-time loop is not supported"),
+    ("ifexp_types", bad.ifexp_types, "mismatched type for the value of this conditional expression between "
+                                     "the then branch (f32) and the else branch (i32)"),
     ("host_call", bad.call_host_function, "calls to 'host_helper' are not allowed in a kernel"),
     ("arange_pow2", bad.arange_not_pow2, "arange: the range length (12) must be a power of 2"),
     ("zeros_shape", bad.zeros_bad_shape, "block dimensions must be positive integers, got (4, 0)"),
     ("full_block", bad.full_block_value, "full value must be scalar, got vector<4 x i32>"),
     ("store_shape", bad.store_shape_mismatch, "incompatible shapes"),
-    ("runtime_step", bad.runtime_step, "the loop step must be a positive compile-time integer"),
+    ("zero_step", bad.zero_step, "range() arg 3 must not be zero"),
+    ("float_step", bad.float_step, "the loop step must be an integer, got 1.5"),
     ("and_tensors", bad.bool_and_tensors, "`and` on run-time values is not supported"),
     ("in_callee", bad.calls_bad_callee, "mask must be int1"),
 ]

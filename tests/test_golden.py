@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import mytriton
-from tests.kernels import basic
+from tests.kernels import basic, control
 
 GOLDENS = Path(__file__).parent / "goldens"
 F32_1D = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
@@ -18,6 +18,14 @@ CASES = {
                           {"BLOCK": 1024}),
     "factories_kernel": (basic.factories_kernel, {"out": "*fp32", "value": "fp32"}, {"BLOCK": 8}),
     "matmul_kernel": (basic.matmul_kernel, MATMUL, {"BM": 4, "BN": 8}),
+    "control_branches": (control.branches, {"x_ptr": "*fp32", "out_ptr": "*fp32", "flags_ptr": "*i32", "n": "i32",
+                                            "thr": "fp32"}, {"BLOCK": 64}),
+    "control_countdown": (control.countdown, {"x_ptr": "*fp32", "out_ptr": "*fp32", "steps_ptr": "*i32",
+                                              "n": "i32"}, {"BLOCK": 64}),
+    "control_early_exit": (control.early_exit, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n_valid": "i32",
+                                                "lo": "fp32", "hi": "fp32"}, {"BLOCK": 16}),
+    "control_strides": (control.strides, {"out_ptr": "*i32", "start": "i32", "stop": "i32", "step": "i32",
+                                          "n": "i32"}, {}),
 }
 
 

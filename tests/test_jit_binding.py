@@ -77,3 +77,19 @@ def test_globals_read_are_recorded():
     from tests.kernels import globals_kernel as gk
     fn = build_ssa(gk.scale_kernel, {"x": "*fp32", "out": "*fp32"})
     assert [(name, value) for _, name, value in fn.globals_read] == [("SCALE", 2.0)]
+
+
+@mytriton.jit
+def _stages_kernel(out, num_stages: mytriton.language.constexpr, num_warps: mytriton.language.constexpr):
+    mytriton.language.store(out + mytriton.language.arange(0, 2),
+                            mytriton.language.arange(0, 2) * 0 + num_stages * 10 + num_warps)
+
+
+def test_constexpr_named_like_a_launch_option_takes_the_launch_value():
+    """Triton's tutorial-02 idiom: ``num_stages: tl.constexpr`` gets the value the launch passes
+    for the option (one keyword sets both); ``num_warps`` likewise, and it is the launch's warps."""
+    out = np.zeros(2, np.int32)
+    _stages_kernel[(1,)](out, num_stages=3, num_warps=2)
+    assert out.tolist() == [32, 32]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'num_warps'"):
+        _stages_kernel[(1,)](out, num_stages=3)

@@ -414,7 +414,7 @@ def manifest_specializations():
     manifest shipped under manifests/."""
     from mytriton.aot.manifest import load_manifest
     out = []
-    for path in sorted((REPO / "manifests").glob("*.yaml")):
+    for path in sorted(p for p in (REPO / "manifests").glob("*.yaml") if p.name != "tutorials.yaml"):
         manifest = load_manifest(str(path))
         for entry in manifest.kernels:
             for spec in entry.specializations:

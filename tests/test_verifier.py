@@ -58,14 +58,26 @@ def test_lane_types_must_match():
     z = zeros()
     f, n = loop([z.result], lambda i, a: [c := Op("cmp_lt", [a[0], Const(0.0, F32)], [BlockType((8,), I32.__class__("i1", "bool", 1, "bool"))], loc=LOC),
                                            Op("yield", [c.result], [])])
-    with pytest.raises(VerificationError, match="carried lane 0 has mismatched types"):
+    with pytest.raises(VerificationError, match="for lane 0 has mismatched types: the terminator of region 0 forwards vector<8 x bool> "
+                                                 "into the arguments of region 0, of type vector<8 x f32>"):
         verify(func([z, f], [n]))
 
 
-def test_step_must_be_positive_constant():
+def test_constant_step_must_not_be_zero():
     z = zeros()
     f, n = loop([z.result], lambda i, a: [Op("yield", [a[0]], [])], step=Const(0, I32))
-    with pytest.raises(VerificationError, match="step must be a positive constant"):
+    with pytest.raises(VerificationError, match="loop step must not be zero"):
+        verify(func([z, f], [n]))
+
+
+def test_step_may_be_negative_or_run_time():
+    for step in (Const(-2, I32), Param("s", I32)):
+        z = zeros()
+        f, n = loop([z.result], lambda i, a: [Op("yield", [a[0]], [])], step=step)
+        verify(func([z, f], [n] + ([step] if isinstance(step, Param) else [])))
+    z = zeros()
+    f, n = loop([z.result], lambda i, a: [Op("yield", [a[0]], [])], step=Const(1.0, F32))
+    with pytest.raises(VerificationError, match="loop step must be a scalar i32, got f32"):
         verify(func([z, f], [n]))
 
 
@@ -79,14 +91,14 @@ def test_bounds_must_be_i32_scalars():
 def test_counts_must_agree():
     z = zeros()
     f, n = loop([z.result], lambda i, a: [Op("yield", [a[0]], [])], n_results=0)
-    with pytest.raises(VerificationError, match="1 initial values, 1 carried arguments and 0 results"):
+    with pytest.raises(VerificationError, match="for: 1 values in the terminator of region 0 flow into 0 in the results"):
         verify(func([z, f], [n]))
 
 
 def test_body_must_end_with_yield():
     z = zeros()
     f, n = loop([z.result], lambda i, a: [Op("add", [a[0], a[0]], [V8], loc=LOC)])
-    with pytest.raises(VerificationError, match="does not end with yield"):
+    with pytest.raises(VerificationError, match="region does not end with yield"):
         verify(func([z, f], [n]))
 
 

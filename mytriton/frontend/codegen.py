@@ -3,8 +3,12 @@ expression tree. One ``visit_<Node>`` per supported construct; everything else i
 ``CompilationError`` naming the file, line and column (``generic_visit``).
 
 Python values (constexprs, module objects, dtypes) are computed in Python; run-time values are
-``tl.tensor``s whose operators build tree nodes. Constant-bound loops are unrolled here; a loop with
-a run-time bound becomes a ``ForRange`` statement with its own scope (seed part 10).
+``tl.tensor``s whose operators build tree nodes. Constant-bound loops and constexpr ``if``s are
+unrolled/resolved here; a loop with a run-time bound or step, a ``while`` loop and an ``if`` on a
+run-time scalar become ``RegionStmt``s (``for``/``while``/``if``) with scopes of their own (seed
+part 10), names assigned in them merged as Triton does. A ``return`` under a run-time condition
+makes the rest of the function (the statements after the ``if``, up to the function's end) part of
+each branch that does not return, as Triton's code generator does.
 """
 from __future__ import annotations
 
@@ -23,9 +27,10 @@ from .. import language as tl
 from ..errors import CompilationError
 from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
-from ..ir.tree import ForRange, Scope
-from ..ir.types import I32
+from ..ir.tree import RegionStmt, Scope
+from ..ir.types import I1, I32, BlockType, PointerType
 from ..language.core import _current_builder, is_builtin, tensor, to_tensor
+from ..language.triton_names import UnsupportedTritonName
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
 # The AST is walked recursively (a few Python frames per level of expression nesting); Python's own
@@ -230,7 +235,45 @@ class SourceInfo:
 
 
 class _Return(Exception):
-    """Unwinds the statement lists after a `return` (only used for statically-known control flow)."""
+    """Unwinds the statement lists after a `return` (statically known, or the end of an ``if`` that
+    holds the rest of the function in its branches)."""
+
+
+class _OneBranch:
+    """What a name holds after a run-time ``if`` that assigned it in only one branch: using it is an
+    error (as in Triton, where it is not defined there)."""
+    __slots__ = ("name", "line")
+
+    def __init__(self, name: str, line: int):
+        self.name, self.line = name, line
+
+
+_MISSING = object()
+
+
+def _has_return(stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+
+
+def _flatten(v) -> list:
+    """The leaves of a (nested) tuple of returned values."""
+    return [x for e in v for x in _flatten(e)] if isinstance(v, tuple) else [v]
+
+
+def _shape_of_tree(v):
+    return tuple(_shape_of_tree(e) for e in v) if isinstance(v, tuple) else None
+
+
+def _unflatten(template, parts):
+    return tuple(_unflatten(e, parts) for e in template) if isinstance(template, tuple) else next(parts)
+
+
+def _describe(v) -> str:
+    if v is None:
+        return "nothing"
+    if isinstance(v, tuple):
+        return f"a tuple of {len(v)}"
+    return "a value"
 
 
 class AssignedNames(ast.NodeVisitor):
@@ -276,6 +319,9 @@ class CodeGenerator(ast.NodeVisitor):
         self.call_depth = call_depth
         self.return_value = None
         self.loop_depth = 0
+        # the statements still to run after the one being visited, innermost list last (None: an
+        # unrolled loop, past which the rest is not a list of statements)
+        self.pending: list[list[ast.stmt] | None] = []
 
     # --- driving -------------------------------------------------------------------------------
 
@@ -316,8 +362,20 @@ class CodeGenerator(ast.NodeVisitor):
         raise self.error(node, f"unsupported Python construct in a kernel: {type(node).__name__}")
 
     def visit_block(self, stmts: list[ast.stmt]):
-        for s in stmts:
-            self.visit(s)
+        for i, s in enumerate(stmts):
+            self.pending.append(stmts[i + 1:])
+            try:
+                self.visit(s)
+            finally:
+                self.pending.pop()
+
+    def visit_unrolled(self, stmts: list[ast.stmt]):
+        """One iteration of an unrolled loop's body."""
+        self.pending.append(None)
+        try:
+            self.visit_block(stmts)
+        finally:
+            self.pending.pop()
 
     # --- statements -------------------------------------------------------------------------------
 
@@ -368,9 +426,148 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_If(self, node):
         cond = self.visit(node.test)
         if isinstance(cond, tensor):
-            raise self.error(node.test, "`if` on a run-time value is not supported yet; use tl.where, or make "
-                                        "the condition a tl.constexpr (a loop index is one only in tl.static_range)")
+            return self.runtime_if(node, self.condition(node.test, cond, "if"))
         self.visit_block(node.body if cond else node.orelse)
+
+    def condition(self, test: ast.expr, cond: tensor, what: str) -> tensor:
+        """A run-time condition as a scalar int1 (non-zero is true, as Triton's ``cond.to(int1)``)."""
+        if isinstance(cond.type, BlockType):
+            raise self.error(test, f"the condition of a run-time `{what}` must be a scalar, got a block "
+                                   f"({cond.type}); use tl.where to choose between blocks element by element"
+                                   + (", or reduce the condition (tl.max, tl.sum) to a scalar"
+                                      if what == "while" else ""))
+        if cond.dtype == I1:
+            return cond
+        if isinstance(cond.dtype, PointerType):
+            raise self.error(test, f"the condition of a run-time `{what}` must be a number, got {cond.type}")
+        return cond != 0
+
+    def trace_scope(self, scope: Scope, stmts, env: dict | None = None):
+        """Visit ``stmts`` (or call it) in ``scope`` with a copy of the environment (updated by
+        ``env``); the environment they leave, and what they return (``_MISSING`` when they fall
+        off the end)."""
+        b = self.builder
+        saved_env, saved_scope = self.env, b.scope
+        self.env = dict(saved_env)
+        self.env.update(env or {})
+        b.scope = scope
+        returned = _MISSING
+        try:
+            if callable(stmts):
+                returned = stmts()
+            else:
+                self.visit_block(stmts)
+        except _Return:
+            returned = self.return_value
+        finally:
+            out, self.env, b.scope = self.env, saved_env, saved_scope
+        return out, returned
+
+    def merge(self, node: ast.AST, name: str, then_v, else_v, before=_MISSING):
+        """The run-time value a name (or a returned value) has after an ``if`` whose branches give it
+        ``then_v`` and ``else_v``: Triton's rule -- a Python number becomes a constant tensor of its
+        own type (int32/int64, fp32, int1), then both branches must agree on the type exactly."""
+        values = []
+        for v in (then_v, else_v):
+            if isinstance(v, (int, float, bool)):
+                v = to_tensor(v)
+            if not isinstance(v, tensor):
+                shown = "None" if v is None else type_name(v)
+                raise self.error(node, f"{name} is {shown} in one branch of this run-time `if` and differs in "
+                                       f"the other: only numbers and run-time values may differ between branches")
+            values.append(v)
+        a, b = values
+        if a.type != b.type:
+            if isinstance(before, (tensor, int, float, bool)):
+                init = to_tensor(before).type
+                bad, branch = (a, "then") if a.type != init else (b, "else")
+                raise self.error(node, f"initial value for {name} is of type {init}, but the {branch} branch "
+                                       f"of this run-time `if` redefines it as {bad.type}; keep one type (e.g. "
+                                       f"convert with .to(...))")
+            raise self.error(node, f"mismatched type for {name} between the then branch ({a.type}) and the else "
+                                   f"branch ({b.type}) of this run-time `if`")
+        return a, b
+
+    def runtime_if(self, node: ast.If, cond: tensor):
+        """Both branches traced in scopes of their own; the names they assign are merged into the
+        results of an ``if`` op (a name assigned in one branch only and new there is not defined
+        after it)."""
+        if _has_return(node.body + node.orelse):
+            return self.returning_if(node, cond)
+        outer = self.builder.scope
+        then_scope, else_scope = Scope(outer), Scope(outer)
+        then_env, _ = self.trace_scope(then_scope, node.body)
+        else_env, _ = self.trace_scope(else_scope, node.orelse)
+        names, outs = [], ([], [])
+        for name in dict.fromkeys([*then_env, *else_env]):
+            t, e = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
+            if t is e:
+                continue                                   # not assigned in either branch
+            if t is _MISSING or e is _MISSING or isinstance(t, _OneBranch) or isinstance(e, _OneBranch):
+                self.env[name] = _OneBranch(name, self.src.loc(node).line)
+            elif not (isinstance(t, tensor) or isinstance(e, tensor)) and type(t) is type(e) and t == e:
+                self.env[name] = t                         # the same constant either way
+            else:
+                ta, ea = self.merge(node, f"`{name}`", t, e, self.env.get(name, _MISSING))
+                names.append(name)
+                outs[0].append(ta.node)
+                outs[1].append(ea.node)
+        results = self.region_stmt("if", (cond.node,), (then_scope, else_scope), ((), ()), outs,
+                                   [n.type for n in outs[0]], names, node)
+        for name, r in zip(names, results):
+            self.env[name] = tensor(r)
+
+    def returning_if(self, node: ast.If, cond: tensor):
+        """An ``if`` with a ``return`` inside: each branch continues with the rest of the function
+        and ends by returning; the ``if`` yields what they return, which the function returns."""
+        if self.loop_depth:
+            raise self.error(node, "a `return` inside a run-time loop is not supported (also under an `if`): "
+                                   "restructure the loop so that the function returns after it")
+        rest: list[ast.stmt] = []
+        for stmts in reversed(self.pending):
+            if stmts is None:
+                raise self.error(node, "a `return` under a run-time condition inside an unrolled loop "
+                                       "(tl.static_range, a constant-bound range) is not supported")
+            rest += stmts
+        saved_pending, self.pending = self.pending, []
+        outer = self.builder.scope
+        scopes = (Scope(outer), Scope(outer))
+        returned = []
+        try:
+            for scope, stmts in zip(scopes, (node.body, node.orelse)):
+                self.return_value = None
+                _, value = self.trace_scope(scope, stmts + rest)
+                returned.append(None if value is _MISSING else value)
+        finally:
+            self.pending = saved_pending
+        if _shape_of_tree(returned[0]) != _shape_of_tree(returned[1]):
+            raise self.error(node, "the branches of this run-time `if` return different kinds of values "
+                                   f"({_describe(returned[0])} and {_describe(returned[1])})")
+        outs, merged = ([], []), []
+        for t, e in zip(_flatten(returned[0]), _flatten(returned[1])):
+            if t is None and e is None:
+                merged.append(None)
+            elif not (isinstance(t, tensor) or isinstance(e, tensor)) and type(t) is type(e) and t == e:
+                merged.append(t)
+            else:
+                ta, ea = self.merge(node, "the returned value", t, e)
+                outs[0].append(ta.node)
+                outs[1].append(ea.node)
+                merged.append(_MISSING)                  # the if's next result
+        results = iter(self.region_stmt("if", (cond.node,), scopes, ((), ()), outs,
+                                        [n.type for n in outs[0]], ["return"] * len(outs[0]), node))
+        parts = [tensor(next(results)) if m is _MISSING else m for m in merged]
+        self.return_value = _unflatten(returned[0], iter(parts))
+        raise _Return()
+
+    def region_stmt(self, op: str, operands, scopes, args, exits, result_types, names, node, attrs=None):
+        """Record a RegionStmt in the current scope; its result leaves."""
+        b = self.builder
+        st = RegionStmt(op, tuple(operands), tuple(scopes), tuple(args), tuple(tuple(e) for e in exits),
+                        loc=self.src.loc(node), attrs={"names": tuple(names), **(attrs or {})})
+        st.results = tuple(b.leaf("region_result", t, b.scope, index=i) for i, t in enumerate(result_types))
+        b.scope.statements.append(st)
+        return st.results
 
     def visit_Return(self, node):
         if self.loop_depth:
@@ -387,7 +584,35 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(node, f"assertion failed: {msg}" if msg else "assertion failed")
 
     def visit_While(self, node):
-        raise self.error(node, "`while` loops are not supported; use `for i in range(...)`")
+        """A ``while`` on a run-time condition: MLIR's scf.while, the test in the before region, the
+        body in the after region, the names the body assigns (and that exist before) carried."""
+        if node.orelse:
+            raise self.error(node, "while/else is not supported")
+        assigned = self.check_loop_body(node.body)
+        b = self.builder
+        if b.loop_nesting >= MAX_LOOP_NESTING:
+            raise self.error(node, f"run-time loops nest more than {MAX_LOOP_NESTING} deep (counting loops in "
+                                   f"inlined @jit calls)")
+        carried, inputs = self.carried_values(node, assigned)
+        outer = b.scope
+        before, after = Scope(outer), Scope(outer)
+        before_args = tuple(b.leaf("region_arg", n.type, before, name=carried[i]) for i, n in enumerate(inputs))
+        after_args = tuple(b.leaf("region_arg", n.type, after, name=carried[i]) for i, n in enumerate(inputs))
+
+        def test():
+            cond = self.visit(node.test)
+            if not isinstance(cond, tensor):
+                raise self.error(node.test, "the condition of a `while` loop must be a run-time value (a "
+                                            "compile-time condition would never run the loop or never end it)")
+            return self.condition(node.test, cond, "while")
+
+        _, cond = self.trace_scope(before, test, {n: tensor(a) for n, a in zip(carried, before_args)})
+        outputs = self.loop_body(node, node.body, after, carried, inputs,
+                                 {n: tensor(a) for n, a in zip(carried, after_args)})
+        results = self.region_stmt("while", inputs, (before, after), (before_args, after_args),
+                                   ((cond.node, *before_args), outputs), [n.type for n in inputs], carried, node)
+        for name, res in zip(carried, results):
+            self.env[name] = tensor(res)
 
     def visit_Break(self, node):
         raise self.error(node, "`break` is not supported in kernel loops")
@@ -428,7 +653,7 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(iterable, (tuple, list)):
             for v in iterable:
                 self.env[node.target.id] = v
-                self.visit_block(node.body)
+                self.visit_unrolled(node.body)
             return
         raise self.error(it, "kernels can only loop over range(...), tl.range(...), tl.static_range(...) or a constant tuple")
 
@@ -438,35 +663,79 @@ class CodeGenerator(ast.NodeVisitor):
         if static and not constant:
             raise self.error(node.iter, "tl.static_range bounds must be compile-time constants (constexprs); "
                                         "use range(...) for a run-time loop")
-        if type(r.step) is not int or r.step <= 0:
-            raise self.error(node.iter, f"the loop step must be a positive compile-time integer, got {r.step!r}")
-        assigned = self.check_loop_body(node)
-        if constant and (static or len(range(*bounds)) <= UNROLL_LIMIT):
+        if type(r.step) is int and r.step == 0:
+            raise self.error(node.iter, "range() arg 3 must not be zero")
+        if not (type(r.step) is int or isinstance(r.step, tensor)):
+            raise self.error(node.iter, f"the loop step must be an integer, got {r.step!r}")
+        assigned = self.check_loop_body(node.body, node.target.id)
+        if constant and (static or len(range(*bounds)) <= UNROLL_LIMIT) and not getattr(r, "hints", None):
             for v in range(*bounds):
                 # tl.static_range gives a constexpr index; a `range` index is a run-time i32 in
                 # Triton (its // and % truncate, it wraps), so here it is an i32 constant
                 self.env[node.target.id] = v if static else to_tensor(v)
-                self.visit_block(node.body)
+                self.visit_unrolled(node.body)
             return
         self.runtime_loop(node, r, assigned)
 
-    def check_loop_body(self, node: ast.For) -> list[str]:
+    def check_loop_body(self, body: list[ast.stmt], target: str | None = None) -> list[str]:
         """Reject break/continue and assignments to the loop variable; the names the body assigns."""
-        for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+        for sub in ast.walk(ast.Module(body=body, type_ignores=[])):
             if isinstance(sub, ast.Break):
                 raise self.error(sub, "`break` is not supported in kernel loops")
             if isinstance(sub, ast.Continue):
                 raise self.error(sub, "`continue` is not supported in kernel loops")
         assigned = AssignedNames()
-        for s in node.body:
+        for s in body:
             assigned.visit(s)
-        if node.target.id in assigned.names:
-            for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+        if target is not None and target in assigned.names:
+            for sub in ast.walk(ast.Module(body=body, type_ignores=[])):
                 targets = getattr(sub, "targets", None) or [getattr(sub, "target", None)]
                 for t in targets:
-                    if isinstance(t, ast.Name) and t.id == node.target.id:
-                        raise self.error(t, f"cannot assign to the loop variable '{node.target.id}'")
+                    if isinstance(t, ast.Name) and t.id == target:
+                        raise self.error(t, f"cannot assign to the loop variable '{target}'")
         return assigned.names
+
+    def carried_values(self, node, assigned_names: list[str], exclude: str | None = None):
+        """The names a loop carries (assigned in it and defined before it) and their initial nodes."""
+        carried = [n for n in assigned_names
+                   if n in self.env and n != exclude and not isinstance(self.env[n], _OneBranch)]
+        inputs = []
+        for name in carried:
+            v = self.env[name]
+            if not isinstance(v, (tensor, int, float, bool)):
+                raise self.error(node, f"'{name}' is reassigned in a run-time loop but holds {type(v).__name__}, "
+                                       "which cannot be carried across iterations")
+            inputs.append(to_tensor(v).node)
+        return carried, inputs
+
+    def loop_body(self, node, body: list[ast.stmt], scope: Scope, carried, inputs, env: dict):
+        """Trace a loop body in ``scope``; the carried names' values at its end (of their initial types)."""
+        b = self.builder
+
+        def run():
+            self.visit_block(body)
+            outputs = []
+            for name, init in zip(carried, inputs):
+                value = self.env[name]
+                if isinstance(value, _OneBranch):
+                    raise self.error(node, f"loop-carried variable '{name}' is assigned in only one branch "
+                                           f"of the run-time `if` at line {value.line} in the loop body")
+                out = to_tensor(value, init.type.scalar).node
+                if out.type != init.type:
+                    raise self.error(node, f"loop-carried variable '{name}' enters the loop as {init.type} "
+                                           f"but is reassigned to {out.type} in the body; give it its final "
+                                           f"type before the loop (e.g. tl.zeros(shape, dtype))")
+                outputs.append(out)
+            return outputs
+
+        self.loop_depth += 1
+        b.loop_nesting += 1
+        try:
+            _, outputs = self.trace_scope(scope, run, env)
+        finally:
+            self.loop_depth -= 1
+            b.loop_nesting -= 1
+        return outputs
 
     def runtime_loop(self, node: ast.For, r, assigned_names: list[str]):
         b = self.builder
@@ -477,49 +746,24 @@ class CodeGenerator(ast.NodeVisitor):
         for name, v in (("start", start), ("stop", stop)):
             if v.type != I32:
                 raise self.error(node.iter, f"run-time loop bounds must be int32 scalars; the {name} is {v.type}")
-        if r.step >= 2**31:
-            raise self.error(node.iter, f"the step of a run-time loop must fit in int32, got {r.step}")
-        step = to_tensor(r.step, I32)
-        carried = [n for n in assigned_names if n in self.env and n != node.target.id]
-        inputs = []
-        for name in carried:
-            v = self.env[name]
-            if not isinstance(v, (tensor, int, float, bool)):
-                raise self.error(node, f"'{name}' is reassigned in a run-time loop but holds {type(v).__name__}, "
-                                       "which cannot be carried across iterations")
-            inputs.append(to_tensor(v).node)
-        outer = b.scope
-        body = Scope(outer)
-        index = b.leaf("loop_index", I32, body, name=node.target.id)
-        args = tuple(b.leaf("loop_carry", n.type, body, index=i, name=carried[i]) for i, n in enumerate(inputs))
-        saved_env = dict(self.env)
-        self.env[node.target.id] = tensor(index)
-        for name, a in zip(carried, args):
-            self.env[name] = tensor(a)
-        b.scope = body
-        self.loop_depth += 1
-        b.loop_nesting += 1
-        try:
-            self.visit_block(node.body)
-            outputs = []
-            for name, init in zip(carried, inputs):
-                out = to_tensor(self.env[name], init.type.scalar).node
-                if out.type != init.type:
-                    raise self.error(node, f"loop-carried variable '{name}' enters the loop as {init.type} "
-                                           f"but is reassigned to {out.type} in the body; give it its final "
-                                           f"type before the loop (e.g. tl.zeros(shape, dtype))")
-                outputs.append(out)
-        finally:
-            b.scope = outer
-            self.loop_depth -= 1
-            b.loop_nesting -= 1
-        loop = ForRange(index, start.node, stop.node, step.node, tuple(carried), tuple(inputs), args, body,
-                        tuple(outputs), loc=self.src.loc(node))
-        loop.results = tuple(b.leaf("loop_result", n.type, outer, loop=loop, index=i, name=carried[i])
-                             for i, n in enumerate(inputs))
-        outer.statements.append(loop)
-        self.env = saved_env
-        for name, res in zip(carried, loop.results):
+        if isinstance(r.step, tensor):
+            if r.step.type != I32:
+                raise self.error(node.iter, f"a run-time loop step must be an int32 scalar, got {r.step.type}")
+            step = r.step
+        else:
+            if not -2**31 <= r.step < 2**31:
+                raise self.error(node.iter, f"the step of a run-time loop must fit in int32, got {r.step}")
+            step = to_tensor(r.step, I32)
+        carried, inputs = self.carried_values(node, assigned_names, node.target.id)
+        body = Scope(b.scope)
+        index = b.leaf("region_arg", I32, body, name=node.target.id)
+        args = tuple(b.leaf("region_arg", n.type, body, name=carried[i]) for i, n in enumerate(inputs))
+        env = {node.target.id: tensor(index), **{n: tensor(a) for n, a in zip(carried, args)}}
+        outputs = self.loop_body(node, node.body, body, carried, inputs, env)
+        results = self.region_stmt("for", (start.node, stop.node, step.node, *inputs), (body,),
+                                   ((index, *args),), (outputs,), [n.type for n in inputs], carried, node,
+                                   attrs=dict(getattr(r, "hints", {})))
+        for name, res in zip(carried, results):
             self.env[name] = tensor(res)
 
     # --- expressions ------------------------------------------------------------------------------
@@ -536,7 +780,12 @@ class CodeGenerator(ast.NodeVisitor):
     def lookup(self, node: ast.Name):
         name = node.id
         if name in self.env:
-            return self.env[name]
+            value = self.env[name]
+            if isinstance(value, _OneBranch):
+                raise self.error(node, f"'{name}' is assigned in only one branch of the run-time `if` at line "
+                                       f"{value.line}, so it has no value here; assign it before the `if` or "
+                                       f"in both branches")
+            return value
         if name in self.closure:
             return self.admit(node, self.closure[name])
         if name in self.globals:
@@ -559,7 +808,9 @@ class CodeGenerator(ast.NodeVisitor):
             if is_module and not _is_own_module(base):
                 raise AttributeError(node.attr)     # (a module's own __getattr__ is host code)
             value = getattr(base, node.attr)    # (mytriton loads some of its names on first use)
-        except AttributeError:
+        except AttributeError as e:
+            if type(e) is UnsupportedTritonName:       # tl.cumsum: Triton has it, mytriton not yet
+                raise self.error(node, str(e)) from None
             what = "module" if is_module else type(base).__name__
             name = vars(base).get("__name__") if is_module else getattr(base, "__name__", "")
             name = name if type(name) is str else ""
@@ -643,9 +894,21 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_IfExp(self, node):
         cond = self.visit(node.test)
-        if isinstance(cond, tensor):
-            raise self.error(node.test, "a conditional expression on a run-time value is not supported; use tl.where")
-        return self.visit(node.body if cond else node.orelse)
+        if not isinstance(cond, tensor):
+            return self.visit(node.body if cond else node.orelse)
+        # on a run-time scalar: an `if` op that yields the value of the branch taken (as Triton)
+        cond = self.condition(node.test, cond, "if")
+        outer = self.builder.scope
+        scopes = (Scope(outer), Scope(outer))
+        values = [self.trace_scope(scope, lambda e=e: self.visit(e))[1]
+                  for scope, e in zip(scopes, (node.body, node.orelse))]
+        if values[0] is None and values[1] is None:          # e.g. a store in each branch
+            self.region_stmt("if", (cond.node,), scopes, ((), ()), ((), ()), [], (), node)
+            return None
+        t, e = self.merge(node, "the value of this conditional expression", *values)
+        (result,) = self.region_stmt("if", (cond.node,), scopes, ((), ()), ((t.node,), (e.node,)), [t.type],
+                                     ["value"], node)
+        return tensor(result)
 
     def visit_Call(self, node):
         fn = self.visit(node.func)
@@ -678,6 +941,16 @@ class CodeGenerator(ast.NodeVisitor):
                                    "float, ...) and math functions on constexprs")
         if kind == "python":
             values = (*args, *kwargs.values())
+            if fn in (builtins.min, builtins.max) and any(isinstance(a, tensor) for a in values):
+                # Triton: min/max of run-time values are tl.minimum/tl.maximum, pairwise
+                if kwargs or len(args) < 2:
+                    raise self.error(node, f"{fn.__name__}() of run-time values takes two or more positional "
+                                           f"arguments (no iterable, key or default)")
+                combine = tl.minimum if fn is builtins.min else tl.maximum
+                out = args[0]
+                for a in args[1:]:
+                    out = combine(out, a)
+                return out
             if any(isinstance(a, tensor) for a in values):
                 raise self.error(node, f"{fn.__name__}() cannot take run-time values; "
                                        f"use the tl equivalent (tl.minimum, tl.maximum, tl.abs, ...)")

@@ -135,11 +135,14 @@ class JITFunction:
         raise ValueError(f"cannot find the definition of {self.fn.__name__} in its source")
 
     def check_parameter_names(self) -> None:
-        """Refuse parameters named like a launch option (``num_warps``, ``stream``, ...): a launch
-        could never pass them, so every path (compile, build, JIT, interpreter) refuses the kernel
-        alike, with a CompilationError at the parameter."""
+        """Refuse parameters named like a launch option that a launch could not pass: ``stream``,
+        and a run-time parameter named ``num_warps``, ``num_stages``, ... Every path (compile,
+        build, JIT, interpreter) refuses the kernel alike, with a CompilationError at the
+        parameter. A *constexpr* named like an option other than ``stream`` is Triton's idiom
+        (tutorial 02's ``num_stages: tl.constexpr``): the launch's keyword sets both."""
         from .launch import _LAUNCH_OPTIONS
-        clash = [a for a in self.arg_names if a in _LAUNCH_OPTIONS]
+        clash = [a for a in self.arg_names if a in _LAUNCH_OPTIONS
+                 and (a == "stream" or a not in self.constexpr_names)]
         if not clash:
             return
         fn_def = self.parse()
@@ -148,7 +151,8 @@ class JITFunction:
         from ..errors import CompilationError
         raise CompilationError(f"parameter name(s) {', '.join(clash)} clash with launch options "
                                f"({', '.join(_LAUNCH_OPTIONS)}): a launch could never pass "
-                               f"{'it' if len(clash) == 1 else 'them'}; rename the parameter",
+                               f"{'it' if len(clash) == 1 else 'them'} as a run-time argument; rename the "
+                               f"parameter (a tl.constexpr other than 'stream' may share an option's name)",
                                self.source_info.loc(node), self.__name__)
 
     def closure_vars(self) -> dict:

@@ -26,7 +26,8 @@ def make_binder(jit_fn):
             params.append(name)
         (constexprs if name in jit_fn.constexpr_names else runtime).append(name)
     jit_fn.check_parameter_names()
-    options = ", ".join(f"{k}={v!r}" for k, v in _LAUNCH_OPTIONS.items())
+    # a constexpr named like an option (num_stages: tl.constexpr) is that option too: one name, one value
+    options = ", ".join(f"{k}={v!r}" for k, v in _LAUNCH_OPTIONS.items() if k not in jit_fn.signature.parameters)
     src = (f"def {jit_fn.__name__}({', '.join(params)}{', ' if params else ''}*, {options}):\n"
            f"    return ({''.join(n + ', ' for n in runtime)}), "
            f"{{{', '.join(f'{n!r}: {n}' for n in constexprs)}}}, num_warps, stream\n")

@@ -12,8 +12,11 @@ or merge only what is ``pure``), ``regions`` (the op owns that many regions), ``
 a region, its operands flow to the parent op), ``elementwise`` (one scalar function per element,
 operands broadcast to the result's shape), ``keeps_layout`` (block operands share the result's
 layout: broadcasting never moves data), ``rematerializable`` (cheap to recompute in another layout
-instead of converting) and ``mask_operand`` (the index of an operand that disables the op per
-element, so a read can be made safe to run speculatively).
+instead of converting), ``mask_operand`` (the index of an operand that disables the op per
+element, so a read can be made safe to run speculatively) and ``loop`` (its regions may run many
+times: loop-invariant code moves out of them). An op with regions describes with its
+``RegionFlow`` how values enter its regions, leave them through their terminators and come back
+(see below); passes handle every region op through it (ir/regions.py), never by its name.
 """
 from __future__ import annotations
 
@@ -24,12 +27,60 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .ssa import Const
 from .types import (SCALARS, BlockType, F32, I1, I32, PointerType, ScalarType, Type, broadcast_shapes,
                     make_type, promote, shape_of)
 
 
 class OpTypeError(TypeError):
     """A type rule rejected an op; the frontend turns it into a CompilationError at the user's line."""
+
+
+# --- regions: how values flow through an op that owns regions -------------------------------------
+#
+# In the spirit of MLIR's RegionBranchOpInterface. A region op's operands are `control` operands
+# (a loop's bounds, an if's condition: read by the op itself) followed by forwarded operands. Values
+# travel between *ports*, each a tuple of values:
+#   OPERANDS   the op's forwarded operands (operands[control:]);
+#   ARGS(i)    region i's arguments after its leading ones (a for's index is a leading argument);
+#   EXIT(i)    the forwarded operands of region i's terminator (after the terminator's own control
+#              operands: a while's `condition` first takes the condition);
+#   RESULTS    the op's results.
+# An edge (source, target) says that on some path the source port's values become the target's,
+# position by position: the two ports have equal lengths and types. Ports joined by edges form
+# one *lane* per position; every value of a lane is one variable of the program (the passes give
+# them one layout, keep or drop them together).
+
+OPERANDS = ("operands",)
+RESULTS = ("results",)
+
+
+def ARGS(i: int) -> tuple:             # noqa: N802 — reads like the constants beside it
+    return ("args", i)
+
+
+def EXIT(i: int) -> tuple:             # noqa: N802
+    return ("exit", i)
+
+
+@dataclass(frozen=True)
+class RegionFlow:
+    terminators: tuple[str, ...]                      # the terminator op that ends each region
+    edges: tuple[tuple[tuple, tuple], ...]
+    control: int = 0                                  # leading operands that are not forwarded
+    control_check: Callable | None = None             # (control operands, attrs) -> raises OpTypeError
+    leading_args: tuple[tuple[Type, ...], ...] = ()   # per region: types of arguments not forwarded
+    terminator_control: tuple[int, ...] = ()          # per region: leading terminator operands
+    terminator_check: tuple[Callable | None, ...] = ()  # per region: (those operands, attrs) -> raises
+    lane_attrs: tuple[str, ...] = ()                  # attributes with one entry per result
+    runs_guard: Callable | None = None                # loop: op -> (cmp op, operands) true iff it runs
+    static_branch: Callable | None = None             # op -> the one region that runs once, if known
+
+    def leading(self, region: int) -> tuple[Type, ...]:
+        return self.leading_args[region] if region < len(self.leading_args) else ()
+
+    def exit_control(self, region: int) -> int:
+        return self.terminator_control[region] if region < len(self.terminator_control) else 0
 
 
 @dataclass(frozen=True)
@@ -45,6 +96,8 @@ class OpDef:
     keeps_layout: bool = False
     rematerializable: bool = False
     mask_operand: int | None = None
+    loop: bool = False                          # its regions may run repeatedly (LICM hoists out of them)
+    region_flow: RegionFlow | None = None       # for ops with regions: how values flow through them
     compute: Callable[[list[Type], dict], ScalarType] | None = None   # operand type before the op
     np_fn: Callable[..., Any] | None = None     # elementwise semantics on numpy arrays of `compute` type
     c_fn: Callable[..., str] | None = None      # elementwise CUDA spelling: (operand exprs, compute type) -> expr
@@ -452,9 +505,70 @@ REDUCE_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
 
 define(OpDef("convert_layout", (1, 1), lambda types, attrs: types[0],
              doc="moves a block to another layout through shared memory"))
-define(OpDef("for", (3, 1 << 30), lambda types, attrs: None, regions=1,
-             doc="structured loop: start, stop, step, initial carried values; one body region"))
-define(OpDef("yield", (0, 1 << 30), lambda types, attrs: None, terminator=True, doc="loop body terminator"))
+def _scalar_i32(types, what):
+    for name, t in zip(what, types):
+        if t != I32:
+            raise OpTypeError(f"loop {name} must be a scalar i32, got {t}")
+
+
+def _for_control(op_operands, attrs):
+    """start, stop, step: scalar i32; a constant step is not zero (any other step, of either sign
+    and known only at run time, is allowed: a zero step at run time runs no iteration)."""
+    _scalar_i32([v.type for v in op_operands], ("start", "stop", "step"))
+    step = op_operands[2]
+    if isinstance(step, Const) and step.value == 0:
+        raise OpTypeError("loop step must not be zero")
+
+
+def _condition_control(op_operands, attrs):
+    c = op_operands[0].type
+    if c != I1:
+        raise OpTypeError(f"the condition must be a scalar i1, got {c}")
+
+
+def _for_runs_guard(op) -> tuple[str, list] | None:
+    """(comparison op name, its two operands): true exactly when the loop runs at least once; None
+    when the step's sign is not known at compile time."""
+    start, stop, step = op.operands[:3]
+    if not isinstance(step, Const) or not step.value:
+        return None
+    return ("cmp_lt", [start, stop]) if step.value > 0 else ("cmp_gt", [start, stop])
+
+
+def _if_static_branch(op) -> int | None:
+    cond = op.operands[0]
+    if isinstance(cond, Const):
+        return 0 if cond.value else 1
+    return None
+
+
+define(OpDef("for", (3, 1 << 30), lambda types, attrs: None, regions=1, loop=True,
+             region_flow=RegionFlow(
+                 control=3, control_check=_for_control, leading_args=((I32,),),
+                 terminators=("yield",),
+                 edges=((EXIT(0), ARGS(0)), (OPERANDS, ARGS(0)), (EXIT(0), RESULTS), (OPERANDS, RESULTS)),
+                 lane_attrs=("names",), runs_guard=_for_runs_guard),
+             doc="structured loop: start, stop, step, initial carried values; one body region whose "
+                 "arguments are the index and the carried values, ending in `yield` of the next values"))
+define(OpDef("if", (1, 1), lambda types, attrs: None, regions=2,
+             region_flow=RegionFlow(control=1, control_check=_condition_control, terminators=("yield", "yield"),
+                                    edges=((EXIT(0), RESULTS), (EXIT(1), RESULTS)), lane_attrs=("names",),
+                                    static_branch=_if_static_branch),
+             doc="if cond (scalar i1): a then and an else region, each ending in `yield` of the results"))
+define(OpDef("while", (0, 1 << 30), lambda types, attrs: None, regions=2, loop=True,
+             region_flow=RegionFlow(
+                 terminators=("condition", "yield"), terminator_control=(1, 0),
+                 terminator_check=(_condition_control, None),
+                 edges=((OPERANDS, ARGS(0)), (EXIT(1), ARGS(0)), (EXIT(0), ARGS(1)), (EXIT(0), RESULTS)),
+                 lane_attrs=("names",)),
+             doc="MLIR's scf.while: the before region (arguments: the carried values) computes the "
+                 "condition and ends in `condition c, values...`; while c the values enter the after "
+                 "region (the body), whose `yield` feeds the before region again; when c is false they "
+                 "are the results"))
+define(OpDef("yield", (0, 1 << 30), lambda types, attrs: None, terminator=True,
+             doc="ends a region; its operands flow on as the parent op's interface says"))
+define(OpDef("condition", (1, 1 << 30), lambda types, attrs: None, terminator=True,
+             doc="ends a while's before region: the condition, then the values passed on"))
 
 
 # --- evaluation helpers shared by the folder and the interpreter -------------------------------

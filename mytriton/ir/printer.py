@@ -6,8 +6,22 @@
       yield %26
     }
 
-Values are numbered in definition order (a loop's index and carried arguments before its body, its
-results after); constants print as literals and parameters by name. With ``layouts=True`` each
+    %3, %4 = if %c -> (f32, vector<64 x f32>) {
+      ...
+      yield %1, %2
+    } else {
+      yield 0.0, %0
+    }
+    %9 = while (%5 = 0) : (i32) {
+      ...
+      condition %6, %5
+    } do (%7) {
+      ...
+      yield %8
+    }
+
+Values are numbered in definition order (a region's arguments before its ops, an op's regions
+before its results); constants print as literals and parameters by name. With ``layouts=True`` each
 block value's layout is appended (the dump after layout assignment).
 """
 from __future__ import annotations
@@ -42,10 +56,10 @@ class Printer:
 
     def number(self, region: Region):
         for op in region.ops:
-            if op.name == "for":
-                for a in op.regions[0].args:
+            for r in op.regions:                  # a region's arguments, then its ops
+                for a in r.args:
                     self.names[a] = f"%{len(self.names)}"
-                self.number(op.regions[0])
+                self.number(r)
             for r in op.results:
                 self.names[r] = f"%{len(self.names)}"
 
@@ -65,35 +79,78 @@ class Printer:
         return types
 
     def op_lines(self, op: Op) -> list[str]:
-        if op.name == "for":
-            return self.for_lines(op)
+        if op.regions:
+            return _REGION_PRINTERS.get(op.name, Printer.generic_region_lines)(self, op)
         lhs = ", ".join(self.ref(r) for r in op.results)
         text = (f"{lhs} = " if lhs else "") + op.name
         if op.operands:
             text += " " + ", ".join(self.ref(o) for o in op.operands)
-        attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
-        if attrs:
-            text += " {" + ", ".join(f"{k}={_format_attr(v)}" for k, v in attrs.items()) + "}"
+        text += self.attr_text(op)
         if op.results:
             text += " : " + self.type_suffix(op.results)
         return [text]
+
+    @staticmethod
+    def attr_text(op: Op, skip=()) -> str:
+        attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_") and k not in skip}
+        if not attrs:
+            return ""
+        return " {" + ", ".join(f"{k}={_format_attr(v)}" for k, v in attrs.items()) + "}"
+
+    def body_lines(self, region: Region) -> list[str]:
+        return ["  " + line for inner in region.ops for line in self.op_lines(inner)]
+
+    def lhs(self, op: Op) -> str:
+        return ", ".join(self.ref(r) for r in op.results) + " = " if op.results else ""
 
     def for_lines(self, op: Op) -> list[str]:
         body = op.regions[0]
         index, args = body.args[0], body.args[1:]
         start, stop, step, *inits = op.operands
-        head = ""
-        if op.results:
-            head = ", ".join(self.ref(r) for r in op.results) + " = "
+        head = self.lhs(op)
         head += f"for {self.ref(index)} in range({self.ref(start)}, {self.ref(stop)}, {self.ref(step)})"
         if args:
             head += " iter_args(" + ", ".join(f"{self.ref(a)} = {self.ref(i)}" for a, i in zip(args, inits)) + ")"
             head += " : " + self.type_suffix(op.results)
-        lines = [head + " {"]
-        for inner in body.ops:
-            lines.extend("  " + line for line in self.op_lines(inner))
-        lines.append("}")
-        return lines
+        head += self.attr_text(op, skip=("names",))
+        return [head + " {", *self.body_lines(body), "}"]
+
+    def if_lines(self, op: Op) -> list[str]:
+        """``%3, %4 = if %c -> (f32, vector<64 x f32>) { ... } else { ... }``"""
+        head = self.lhs(op) + f"if {self.ref(op.operands[0])}"
+        if op.results:
+            head += f" -> ({self.type_suffix(op.results)})"
+        then, orelse = op.regions
+        return [head + " {", *self.body_lines(then), "} else {", *self.body_lines(orelse), "}"]
+
+    def while_lines(self, op: Op) -> list[str]:
+        """``%5 = while (%1 = %0) : (i32) { ... condition %c, %1 } do (%3) { ... yield %4 }``"""
+        before, after = op.regions
+        head = self.lhs(op) + "while (" + ", ".join(
+            f"{self.ref(a)} = {self.ref(i)}" for a, i in zip(before.args, op.operands)) + ")"
+        if before.args:
+            head += f" : ({self.type_suffix(before.args)})"
+        do = "} do (" + ", ".join(self.ref(a) for a in after.args) + ") {"
+        return [head + " {", *self.body_lines(before), do, *self.body_lines(after), "}"]
+
+    def generic_region_lines(self, op: Op) -> list[str]:
+        lines = [self.op_lines_head(op) + " {"]
+        for i, r in enumerate(op.regions):
+            if i:
+                lines.append("} {")
+            if r.args:
+                lines.append("  ^(" + ", ".join(f"{self.ref(a)}: {a.type}" for a in r.args) + "):")
+            lines += self.body_lines(r)
+        return lines + ["}"]
+
+    def op_lines_head(self, op: Op) -> str:
+        text = self.lhs(op) + op.name
+        if op.operands:
+            text += " " + ", ".join(self.ref(o) for o in op.operands)
+        text += self.attr_text(op)
+        if op.results:
+            text += " : " + self.type_suffix(op.results)
+        return text
 
     def function(self, fn: Function) -> str:
         self.number(fn.body)
@@ -110,3 +167,6 @@ def print_function(fn: Function, layouts: bool = False) -> str:
 def print_signature(fn: Function) -> str:
     params = ", ".join(f"{p.name}: {p.type}" for p in fn.params)
     return f"func {fn.name}({params})"
+
+
+_REGION_PRINTERS = {"for": Printer.for_lines, "if": Printer.if_lines, "while": Printer.while_lines}

@@ -3,10 +3,10 @@
 Pure values are ``Node``s that refer to their operands by object; they are lowered to SSA on demand,
 so an unused pure expression never reaches SSA. Memory operations and loops are *statements*,
 recorded in program order in the ``Scope`` that created them, so loads and stores keep their order.
-A runtime loop is a ``ForRange`` statement whose body is a nested scope (seed part 10): its index and
-carried arguments are leaf nodes of that scope, its results are nodes of the enclosing scope. A node
-created in an outer scope and read inside the body is a capture: lowering emits it into the region
-of the scope that created it, i.e. before the loop.
+A run-time loop or ``if`` is a ``RegionStmt`` whose bodies are nested scopes (seed part 10): its
+region arguments (a loop's index and carried values) are leaf nodes of those scopes, its results
+are leaf nodes of the enclosing scope. A node created in an outer scope and read inside a body is
+a capture: lowering emits it into the region of the scope that created it, i.e. before the op.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class Scope:
 
     def __init__(self, parent: "Scope | None" = None):
         self.parent = parent
-        self.statements: list[Node | ForRange] = []
+        self.statements: list[Node | RegionStmt] = []
 
 
 class Node:
@@ -42,21 +42,22 @@ class Node:
         return f"<Node {self.op} : {self.type}>"
 
 
-LEAVES = ("const", "param", "loop_index", "loop_carry", "loop_result")
+LEAVES = ("const", "param", "region_arg", "region_result")
 
 
 @dataclass(eq=False)
-class ForRange:
-    """A runtime ``for i in range(start, stop, step)`` loop (seed part 10)."""
-    index: Node                                   # op "loop_index", i32, in the body scope
-    start: Node
-    stop: Node
-    step: Node
-    carried_names: tuple[str, ...]
-    carried_inputs: tuple[Node, ...]              # values before the first iteration
-    carried_args: tuple[Node, ...]                # op "loop_carry": the values at an iteration's start
-    body: Scope
-    carried_outputs: tuple[Node, ...] = ()        # the values at an iteration's end
-    results: tuple[Node, ...] = ()                # op "loop_result": the values after the loop
+class RegionStmt:
+    """A statement that owns scopes — a run-time ``for`` (seed part 10), ``if`` or ``while`` — lowered
+    to the registry op ``op`` with one region per scope, exactly as the op's RegionFlow reads:
+    ``operands`` are the op's (control ones first), ``args[i]`` the leaves ("region_arg") that
+    stand for scope i's region arguments, ``exits[i]`` the operands of its terminator (with
+    its own leading operands, such as a while's condition, first) and
+    ``results`` the leaves ("region_result") of the enclosing scope that stand for its results."""
+    op: str
+    operands: tuple[Node, ...]
+    scopes: tuple[Scope, ...]
+    args: tuple[tuple[Node, ...], ...]
+    exits: tuple[tuple[Node, ...], ...] = ()
+    results: tuple[Node, ...] = ()
     loc: Loc | None = None
     attrs: dict[str, Any] = field(default_factory=dict)

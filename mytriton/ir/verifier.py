@@ -1,14 +1,15 @@
 """The SSA verifier: runs after lowering and after every pass (seed parts 5 and 10).
 
 Checks that every op is known and well-typed by its registry rule, every operand is defined before
-use in its own or an enclosing region, values defined in a region do not escape it, and loops are
-well formed (scalar i32 bounds, a positive constant step, matching carried lanes, a final yield).
+use in its own or an enclosing region, values defined in a region do not escape it, and ops with
+regions agree with their RegionFlow (ir/ops.py): control operands, leading region arguments, the
+terminator that ends each region, and equal counts and types along every edge of values.
 """
 from __future__ import annotations
 
 from .ops import OPS, OpTypeError
+from .regions import port
 from .ssa import Const, Function, Op, Param, Region, Value
-from .types import I32
 
 
 class VerificationError(Exception):
@@ -60,7 +61,8 @@ class _Verifier:
                 self.fail("operand is used outside the region that defines it", op, where)
             self.fail("operand is used before it is defined", op, where)
 
-    def region(self, region: Region, visible: set, where: str, in_loop_body: bool):
+    def region(self, region: Region, visible: set, where: str, terminator: str | None):
+        """``terminator``: the op that must end this region (None for the function body)."""
         scope = set(visible)
         for i, op in enumerate(region.ops):
             d = OPS.get(op.name)
@@ -69,15 +71,24 @@ class _Verifier:
             for v in op.operands:
                 self.check_operand(v, scope, op, where)
             if d.terminator:
-                if not in_loop_body or i != len(region.ops) - 1:
+                if terminator is None:
+                    self.fail(f"{op.name} outside a region", op, where)
+                if i != len(region.ops) - 1:
                     self.fail(f"{op.name} must be the last op of a region", op, where)
+                if op.name != terminator:
+                    self.fail(f"this region must end with {terminator}, not {op.name}", op, where)
+                lo, hi = d.arity
+                if not lo <= len(op.operands) <= hi:
+                    self.fail(f"{op.name} takes {lo}..{hi} operands, got {len(op.operands)}", op, where)
                 continue
-            if op.name == "for":
-                self.loop(op, scope, where)
+            if d.regions or d.region_flow is not None:
+                self.region_op(op, d, scope, where)
             else:
                 lo, hi = d.arity
                 if not lo <= len(op.operands) <= hi:
                     self.fail(f"{op.name} takes {lo}..{hi} operands, got {len(op.operands)}", op, where)
+                if op.regions:
+                    self.fail(f"{op.name} owns no regions", op, where)
                 try:
                     expected = d.type_rule([v.type for v in op.operands], op.attrs)
                 except OpTypeError as e:
@@ -87,43 +98,67 @@ class _Verifier:
                     self.fail(f"result type {got} does not match the type rule's {expected}", op, where)
             for r in op.results:
                 self.define(r, scope, op, where)
-        if in_loop_body and (not region.ops or region.ops[-1].name != "yield"):
-            self.fail("loop body does not end with yield", region.parent, where)
+        if terminator is not None and (not region.ops or region.ops[-1].name != terminator):
+            self.fail(f"region does not end with {terminator}", region.parent, where)
 
-    def loop(self, op: Op, scope: set, where: str):
-        if len(op.regions) != 1:
-            self.fail("for must own exactly one region", op, where)
-        body = op.regions[0]
-        start, stop, step, *inits = op.operands
-        for name, v in (("start", start), ("stop", stop), ("step", step)):
-            if v.type != I32:
-                self.fail(f"loop {name} must be a scalar i32, got {v.type}", op, where)
-        if not isinstance(step, Const) or step.value <= 0:
-            self.fail("loop step must be a positive constant", op, where)
-        if len(body.args) != 1 + len(inits) or len(op.results) != len(inits):
-            self.fail(f"loop has {len(inits)} initial values, {len(body.args) - 1} carried arguments "
-                      f"and {len(op.results)} results", op, where)
-        if body.args[0].type != I32:
-            self.fail("the induction variable must be i32", op, where)
-        inner = f"body of the loop at {op.loc}" if op.loc else "loop body"
-        body_scope = set(scope)
-        for a in body.args:
-            self.define(a, body_scope, op, inner)
-        yields = body.ops[-1].operands if body.ops and body.ops[-1].name == "yield" else None
-        if yields is not None and len(yields) != len(inits):
-            self.fail(f"yield has {len(yields)} values for {len(inits)} carried lanes", body.ops[-1], inner)
-        for lane, (init, arg, res) in enumerate(zip(inits, body.args[1:], op.results)):
-            types = {init.type, arg.type, res.type} | ({yields[lane].type} if yields is not None else set())
-            if len(types) != 1:
-                self.fail(f"carried lane {lane} has mismatched types: initial {init.type}, argument {arg.type}, "
-                          f"yield {yields[lane].type if yields else '?'}, result {res.type}", op, where)
-        self.region(body, body_scope, inner, in_loop_body=True)
+    def region_op(self, op: Op, d, scope: set, where: str):
+        """An op with regions, checked against its RegionFlow: the number of regions, control
+        operands, leading region arguments and terminators; every edge joins ports of equal length
+        and equal types, lane by lane."""
+        f = d.region_flow
+        if f is None or len(op.regions) != d.regions or len(f.terminators) != d.regions:
+            self.fail(f"{op.name} must own exactly {d.regions} region(s), got {len(op.regions)}", op, where)
+        if len(op.operands) < f.control:
+            self.fail(f"{op.name} takes at least {f.control} operands, got {len(op.operands)}", op, where)
+        if f.control_check is not None:
+            try:
+                f.control_check(op.operands[:f.control], op.attrs)
+            except OpTypeError as e:
+                self.fail(str(e), op, where)
+        inner = f"{op.name} at {op.loc}" if op.loc else op.name
+        for i, r in enumerate(op.regions):
+            lead = f.leading(i)
+            if len(r.args) < len(lead) or any(a.type != t for a, t in zip(r.args, lead)):
+                self.fail(f"region {i} of {op.name} must start with arguments of types "
+                          f"({', '.join(map(str, lead))})", op, where)
+            region_scope = set(scope)
+            for a in r.args:
+                self.define(a, region_scope, op, f"region {i} of {inner}")
+            self.region(r, region_scope, f"region {i} of {inner}", f.terminators[i])
+            term = r.ops[-1]
+            n = f.exit_control(i)
+            if len(term.operands) < n:
+                self.fail(f"{term.name} takes at least {n} operands", term, where)
+            check = f.terminator_check[i] if i < len(f.terminator_check) else None
+            if check is not None:
+                try:
+                    check(term.operands[:n], op.attrs)
+                except OpTypeError as e:
+                    self.fail(str(e), term, f"region {i} of {inner}")
+        for src, dst in f.edges:
+            a, b = port(op, src), port(op, dst)
+            if len(a) != len(b):
+                self.fail(f"{op.name}: {len(a)} values in {_PORT_NAMES[src[0]](src)} flow into "
+                          f"{len(b)} in {_PORT_NAMES[dst[0]](dst)}", op, where)
+            for lane, (x, y) in enumerate(zip(a, b)):
+                if x.type != y.type:
+                    self.fail(f"{op.name} lane {lane} has mismatched types: {_PORT_NAMES[src[0]](src)} "
+                              f"forwards {x.type} into {_PORT_NAMES[dst[0]](dst)}, of type {y.type}", op, where)
+        for name in f.lane_attrs:
+            if name in op.attrs and len(op.attrs[name]) != len(op.results):
+                self.fail(f"{op.name}: attribute {name} has {len(op.attrs[name])} entries for "
+                          f"{len(op.results)} results", op, where)
+
+
+_PORT_NAMES = {
+    "operands": lambda p: "the initial values",
+    "results": lambda p: "the results",
+    "args": lambda p: f"the arguments of region {p[1]}",
+    "exit": lambda p: f"the terminator of region {p[1]}",
+}
 
 
 def verify(fn: Function) -> Function:
     v = _Verifier(fn)
-    v.region(fn.body, set(), f"function {fn.name}", in_loop_body=False)
-    for op in fn.body.ops:
-        if OPS[op.name].terminator:
-            v.fail(f"{op.name} outside a region", op)
+    v.region(fn.body, set(), f"function {fn.name}", terminator=None)
     return fn

@@ -30,11 +30,28 @@ class static_range:
 
 
 class range:  # noqa: A001 — Triton's spelling
-    """``for i in tl.range(a, b, step)``: a loop like Python's ``range`` (run time when a bound is)."""
+    """``for i in tl.range(a, b, step, num_stages=..., ...)``: a loop like Python's ``range``, run
+    time when a bound or the step is, or when a compiler hint is given (Triton 3.6's hints are
+    accepted and kept as attributes of the loop; ``loop_unroll_factor`` becomes ``#pragma unroll``
+    in CUDA, ``disable_licm`` keeps invariant code in the loop)."""
 
-    def __init__(self, arg1, arg2=None, step=1, num_stages=None, loop_unroll_factor=None):
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False):
         self.start, self.stop = (0, arg1) if arg2 is None else (arg1, arg2)
-        self.step = step
+        self.step = 1 if step is None else step
+        # Triton's compiler hints, kept as attributes of the loop (the ones given)
+        given = {"num_stages": num_stages, "loop_unroll_factor": loop_unroll_factor,
+                 "disallow_acc_multi_buffer": disallow_acc_multi_buffer, "flatten": flatten,
+                 "warp_specialize": warp_specialize, "disable_licm": disable_licm}
+        self.hints = {}
+        for name, value in given.items():
+            if value is None or value is False:
+                continue
+            kind = int if name in ("num_stages", "loop_unroll_factor") else bool
+            if type(value) is not kind or (kind is int and not 0 <= value < 2**31):
+                raise TypeError(f"tl.range: {name} must be a compile-time {kind.__name__}"
+                                + (" in [0, 2**31)" if kind is int else "") + f", got {value!r}")
+            self.hints[name] = value
 
 
 class PropagateNan:
@@ -266,3 +283,9 @@ def static_print(*values, sep=" ", end="\n", flush=False):
     """Print at compile time (once per compile), as Triton's ``tl.static_print``; run-time values
     print as their type."""
     builtins.print(*values, sep=sep, end=end, flush=flush)
+
+
+def __getattr__(name):
+    """A name this module lacks: Triton's language names get "not supported by mytriton yet"."""
+    from .triton_names import missing_attribute
+    raise missing_attribute(name)

@@ -79,8 +79,9 @@ class AxisAnalysis:
 
     def region(self, region: Region):
         for op in region.ops:
-            if op.name == "for":
-                self.region(op.regions[0])
+            if op.regions:                       # region arguments and results: unknown
+                for r in op.regions:
+                    self.region(r)
                 continue
             if op.results:
                 rule = getattr(self, "rule_" + op.name, None)

@@ -1,9 +1,17 @@
-"""Dead-code elimination by liveness, region-aware: ops that write memory are live; an op is live when one of its
-results is; a loop-carried lane is live when its result or its argument is (so a lane that only
-feeds itself — ``dead = dead + 1`` — dies); a loop with no live lane and no memory write in its body goes."""
+"""Dead-code elimination by liveness, region-aware and generic over region ops (ir/regions.py).
+
+Ops that write memory are live; an op is live when one of its results is; a region op is live when
+it, or an op in its regions, writes memory, or one of its results is live — then its control
+operands (bounds, conditions) are live. Along its flow edges a live target (a region argument or a
+result) makes the values flowing into it live. A lane none of whose region arguments and results
+is live is dropped from all its ports (so a loop-carried value that only feeds itself —
+``dead = dead + 1`` — dies, as does an unused result of an ``if``); a region op with no live result
+and no memory write goes.
+"""
 from __future__ import annotations
 
 from ..ir.ops import OPS
+from ..ir.regions import control_operands, flow_of, incoming, is_target, lanes, port, delete_lane
 from ..ir.ssa import Function, Op, Region, Value
 
 
@@ -25,22 +33,21 @@ class _Liveness:
                 self.live.add(v)
                 self.changed = True
 
-    def lane_live(self, op: Op, lane: int) -> bool:
-        return op.results[lane] in self.live or op.regions[0].args[1 + lane] in self.live
-
     def region(self, region: Region):
         for op in reversed(region.ops):
-            if op.name == "yield":
-                continue
-            if op.name == "for":
-                body = op.regions[0]
-                lanes = [i for i in range(len(op.results)) if self.lane_live(op, i)]
-                if lanes or _has_effects(op):
-                    self.mark(op.operands[:3])
-                    self.mark(body.args[:1])
-                for i in lanes:
-                    self.mark([op.operands[3 + i], body.ops[-1].operands[i], op.results[i], body.args[1 + i]])
-                self.region(body)
+            if OPS[op.name].terminator:
+                continue                                  # its operands are marked through the flow
+            if flow_of(op) is not None:
+                if _has_effects(op) or any(r in self.live for r in op.results):
+                    self.mark(control_operands(op))
+                    for p in {p for edge in flow_of(op).edges for p in edge if is_target(p)}:
+                        targets = port(op, p)
+                        for src in incoming(op, p):
+                            for t, s in zip(targets, port(op, src)):
+                                if t in self.live:
+                                    self.mark([s])
+                for r in reversed(op.regions):
+                    self.region(r)
             elif _has_effects(op) or any(r in self.live for r in op.results):
                 self.mark(op.operands)
 
@@ -48,25 +55,16 @@ class _Liveness:
 def _sweep(region: Region, live: set):
     kept = []
     for op in region.ops:
-        if op.name == "yield":
-            kept.append(op)
-            continue
-        if op.name == "for":
-            body = op.regions[0]
-            for lane in reversed(range(len(op.results))):
-                if op.results[lane] not in live and body.args[1 + lane] not in live:
-                    del op.results[lane]
-                    del body.args[1 + lane]
-                    del op.operands[3 + lane]
-                    del body.ops[-1].operands[lane]
-                    if "names" in op.attrs:
-                        names = list(op.attrs["names"])
-                        del names[lane]
-                        op.attrs["names"] = tuple(names)
-            if not op.results and not _has_effects(op):
+        if flow_of(op) is not None:
+            if not _has_effects(op) and not any(r in live for r in op.results):
                 continue
-            _sweep(body, live)
-        elif not _has_effects(op) and not any(r in live for r in op.results):
+            for group, pos, values in reversed(lanes(op)):
+                targets = [v for p, v in zip(group, values) if is_target(p)]
+                if not any(v in live for v in targets):
+                    delete_lane(op, group, pos)
+            for r in op.regions:
+                _sweep(r, live)
+        elif not OPS[op.name].terminator and not _has_effects(op) and not any(r in live for r in op.results):
             continue
         kept.append(op)
     region.ops = kept

@@ -1,12 +1,15 @@
 """Constant folding and algebraic identities. Folding never changes a value's type or shape: an
-op is replaced only by a constant or operand of exactly its result type."""
+op is replaced only by a constant or operand of exactly its result type. A region op whose
+``static_branch`` is known (an ``if`` on a constant) is replaced by the ops of the region that runs,
+its results by what that region's terminator forwards."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ..ir.ops import OPS, eval_elementwise
+from ..ir.ops import EXIT, OPS, eval_elementwise
+from ..ir.regions import flow_of, port
 from ..ir.ssa import Const, Function, Op, Region, Value
 from ..ir.types import PointerType, ScalarType
 
@@ -70,10 +73,32 @@ def _try_fold(op: Op) -> Value | None:
     return None
 
 
+def _static_branch(op: Op) -> int | None:
+    """The region of ``op`` that is known to run exactly once, alone and without arguments."""
+    f = flow_of(op) if op.regions else None
+    if f is None or f.static_branch is None:
+        return None
+    taken = f.static_branch(op)
+    if taken is None or op.regions[taken].args:
+        return None
+    return taken
+
+
 def _fold_region(region: Region, mapping: dict):
     kept = []
     for op in region.ops:
         op.operands = [mapping.get(v, v) for v in op.operands]
+        taken = _static_branch(op)
+        if taken is not None:
+            # the region that runs, once, in place of the op (an `if` on a constant): its ops move
+            # out, the values its terminator forwards replace the op's results
+            inner = op.regions[taken]
+            _fold_region(inner, mapping)
+            *body, term = inner.ops
+            kept.extend(body)
+            for r, v in zip(op.results, port(op, EXIT(taken))):
+                mapping[r] = mapping.get(v, v)
+            continue
         for r in op.regions:
             _fold_region(r, mapping)
         new = _try_fold(op)

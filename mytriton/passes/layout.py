@@ -5,7 +5,8 @@ definition is reached. The definition takes the layout most of them asked for (o
 needs, like reductions, choose within their constraints); consumers that asked for another layout
 get a ``convert_layout`` inserted after the definition — or, for cheap sources such as ``arange``
 and ``zeros``, a re-materialized copy in the layout they want. Loop-carried values keep one layout
-across the initial value, the region argument, the yield and the result.
+across the initial value, the region argument, the yield and the result — for every op with
+regions, along the lanes of its RegionFlow.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from math import prod
 
 from ..errors import CompilationError
 from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout, num_regs
-from ..ir.ops import OPS, REDUCE_KINDS
+from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS
+from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
 from ..ir.types import BlockType, PointerType, broadcast_shapes
 
@@ -110,11 +112,11 @@ class LayoutAssignment:
 
     def region(self, region: Region):
         for op in reversed(region.ops):
-            if op.name == "for":
-                self.loop(op, region)
+            if op.regions:
+                self.region_op(op, region)
                 continue
-            if op.name == "yield":
-                continue                              # handled by the loop
+            if OPS[op.name].terminator:
+                continue                              # handled by the op that owns the region
             layout = None
             if op.results and isinstance(op.result.type, BlockType):
                 layout = self.choose(op.result, op)
@@ -124,18 +126,26 @@ class LayoutAssignment:
     def natural(self, region: Region) -> None:
         """Forward pre-pass: the layout each value takes from its operands alone, where one is
         implied (a reduction result is a slice of its input's layout, ``expand_dims`` undoes a
-        slice, elementwise ops follow their operands). Loop-carried lanes use it, so that a value
-        computed in the body in some layout is carried in that layout rather than converted on
-        every iteration."""
+        slice, elementwise ops follow their operands). Region ops pass it along their flow edges
+        (an argument takes the first known layout flowing into it, a result likewise), so that a
+        value computed in a loop body in some layout is carried in that layout rather than
+        converted on every iteration."""
         nat = self.nat
+
+        def flow_into(op: Op, target: tuple):
+            for pos, v in enumerate(port(op, target)):
+                for src in incoming(op, target):
+                    lay = nat.get(port(op, src)[pos])
+                    if lay is not None:
+                        nat[v] = lay
+                        break
+
         for op in region.ops:
-            if op.name == "for":
-                body = op.regions[0]
-                for arg, init in zip(body.args[1:], op.operands[3:]):
-                    nat[arg] = nat.get(init)
-                self.natural(body)
-                for lane, res in enumerate(op.results):
-                    nat[res] = nat.get(body.ops[-1].operands[lane]) or nat.get(op.operands[3 + lane])
+            if op.regions:
+                for i, r in enumerate(op.regions):
+                    flow_into(op, ARGS(i))
+                    self.natural(r)
+                flow_into(op, RESULTS)
                 continue
             if not op.results or not isinstance(op.result.type, BlockType):
                 continue
@@ -154,27 +164,42 @@ class LayoutAssignment:
                         nat[op.result] = lay
                         break
 
-    def loop(self, op: Op, region: Region):
-        body = op.regions[0]
-        lanes = []
-        for res in op.results:
-            lay = None
-            if isinstance(res.type, BlockType):
-                lay = self.nat.get(res) or self.choose(res, None)
+    def lane_layout(self, op: Op, group: list[tuple], values: list[Value]) -> Layout | None:
+        """The one layout of a lane of a region op: the natural layout of its result (or region
+        argument), else what the result's consumers ask for most, else the default."""
+        if not isinstance(values[0].type, BlockType):
+            return None
+        targets = sorted((p for p in group if is_target(p)), key=lambda p: p[0] != "results")
+        for p in targets:
+            lay = self.nat.get(values[group.index(p)])
             if lay is not None:
-                self.settle(res, lay, region, op)
-            lanes.append(lay)
-        yield_op = body.ops[-1]
-        for i, lay in enumerate(lanes):
-            if lay is not None:
-                self.request(yield_op.operands[i], lay, yield_op, i)
-        self.region(body)
-        for arg, lay in zip(body.args[1:], lanes):
-            if lay is not None:
-                self.settle(arg, lay, body, None)
-        for i, lay in enumerate(lanes):
-            if lay is not None:
-                self.request(op.operands[3 + i], lay, op, 3 + i)
+                return lay
+        if RESULTS in group:
+            return self.choose(values[group.index(RESULTS)], None)
+        return self.default(values[0].type)
+
+    def region_op(self, op: Op, region: Region):
+        """All values of a lane (ir/regions.py) share one layout: the result settles on it (its
+        consumers convert if they want another), the terminators' operands and the op's forwarded
+        operands are asked for it, the region arguments are given it."""
+        f = flow_of(op)
+        lane_list = [(group, pos, values, self.lane_layout(op, group, values)) for group, pos, values in lanes(op)]
+        for group, pos, values, lay in lane_list:
+            if lay is not None and RESULTS in group:
+                self.settle(values[group.index(RESULTS)], lay, region, op)
+        for group, pos, values, lay in lane_list:
+            for p, v in zip(group, values):
+                if lay is not None and p[0] == "exit":
+                    self.request(v, lay, terminator(op.regions[p[1]]), f.exit_control(p[1]) + pos)
+        for r in reversed(op.regions):
+            self.region(r)
+        for group, pos, values, lay in lane_list:
+            for p, v in zip(group, values):
+                if lay is not None and p[0] == "args":
+                    self.settle(v, lay, op.regions[p[1]], None)
+        for group, pos, values, lay in lane_list:
+            if lay is not None and OPERANDS in group:
+                self.request(values[group.index(OPERANDS)], lay, op, f.control + pos)
 
     def apply_inserts(self):
         for region, after, new in self.inserts:
@@ -217,8 +242,9 @@ def verify_layouts(fn: Function) -> Function:
     """What the backends rely on after this pass: every block value has a layout of its rank;
     elementwise operands share their result's layout (size-1 dims broadcast in place);
     ``expand_dims`` reads a slice of its result's layout and a reduction yields a slice of its
-    input's; a loop-carried lane keeps one layout through its initial value, argument, yield and
-    result. Raises VerificationError."""
+    input's; every lane of a region op (a loop-carried value through its initial value, argument,
+    yield and result; an if's result and what each branch yields) has one layout. Raises
+    VerificationError."""
     from ..ir.verifier import VerificationError
 
     def check(v: Value, where: Op):
@@ -235,13 +261,12 @@ def verify_layouts(fn: Function) -> Function:
         for op in r.ops:
             for v in op.results:
                 check(v, op)
-            if op.name == "for":
-                body = op.regions[0]
-                for lane, (init, arg, res) in enumerate(zip(op.operands[3:], body.args[1:], op.results)):
-                    same(init, res, op, f"carried lane {lane} (initial value)")
-                    same(arg, res, op, f"carried lane {lane} (argument)")
-                    same(body.ops[-1].operands[lane], res, op, f"carried lane {lane} (yield)")
-                region(body)
+            if op.regions:
+                for group, pos, values in lanes(op):
+                    for p, v in zip(group, values):
+                        same(v, values[0], op, f"lane {pos} ({p[0]})")
+                for r in op.regions:
+                    region(r)
             elif op.name == "expand_dims":
                 want = SliceLayout(op.attrs["axis"], op.result.layout)
                 if op.operands[0].layout != want:

@@ -1,10 +1,13 @@
-"""Loop-invariant code motion: ops in a loop body whose operands are all defined outside the loop
-move in front of it (innermost loops first, so invariants climb as far as they can).
+"""Loop-invariant code motion: ops in the regions of a loop (an op with the ``loop`` trait) whose
+operands are all defined outside the loop move in front of it (innermost loops first, so invariants
+climb as far as they can). A loop with ``disable_licm`` set (``tl.range(..., disable_licm=True)``)
+keeps its ops.
 
 Pure ops always may. An invariant read of memory (an op that reads and does not write, with a mask
 operand) may when nothing in the loop writes memory (it cannot change while the loop runs); it then
-runs once before the loop, masked by ``start < stop`` so that a loop that runs zero times still
-never touches memory.
+runs once before the loop, masked by the loop's ``runs_guard`` (``start < stop`` for a for loop
+with a positive constant step) so that a loop that runs zero times still never touches memory;
+a loop without a guard (a while loop, a run-time step) keeps its reads.
 """
 from __future__ import annotations
 
@@ -26,8 +29,8 @@ def _guarded_read(read: Op, loop: Op) -> list[Op]:
     """``read`` rewritten to run before ``loop``: masked by the loop running at least once. A masked
     read's operands are (..., mask, other): ``other`` (0 when absent) is what masked-off elements
     read."""
-    start, stop = loop.operands[0], loop.operands[1]
-    runs = Op("cmp_lt", [start, stop], [BOOL], loc=loop.loc)
+    cmp, operands = OPS[loop.name].region_flow.runs_guard(loop)
+    runs = Op(cmp, operands, [BOOL], loc=loop.loc)
     ops = [runs]
     mask = runs.result
     m = OPS[read.name].mask_operand
@@ -46,24 +49,29 @@ def _guarded_read(read: Op, loop: Op) -> list[Op]:
 def _hoist(region: Region):
     new_ops = []
     for op in region.ops:
-        if op.name == "for":
-            body = op.regions[0]
-            _hoist(body)
-            inside = set(body.args)
-            may_read = not _writes_in(body)
-            stay, hoisted = [], []
-            for inner in body.ops:
-                invariant = inner.results and not inner.regions and not any(v in inside for v in inner.operands)
-                if invariant and OPS[inner.name].pure:
-                    hoisted.append(inner)
-                elif invariant and may_read and _speculatable_read(inner):
-                    hoisted.extend(_guarded_read(inner, op))
-                else:
-                    stay.append(inner)
-                    inside.update(inner.results)
-                    for r in inner.regions:
-                        inside.update(_defined_in(r))
-            body.ops = stay
+        for r in op.regions:
+            _hoist(r)
+        d = OPS[op.name]
+        if d.loop and not op.attrs.get("disable_licm"):
+            inside = set()
+            for r in op.regions:
+                inside |= _defined_in(r)
+            guard = d.region_flow.runs_guard if d.region_flow is not None else None
+            may_read = guard is not None and guard(op) is not None and not any(_writes_in(r) for r in op.regions)
+            hoisted = []
+            for r in op.regions:
+                stay = []
+                for inner in r.ops:
+                    invariant = inner.results and not inner.regions and not any(v in inside for v in inner.operands)
+                    if invariant and OPS[inner.name].pure:
+                        hoisted.append(inner)
+                    elif invariant and may_read and _speculatable_read(inner):
+                        hoisted.extend(_guarded_read(inner, op))
+                    else:
+                        stay.append(inner)
+                        continue
+                    inside.difference_update(inner.results)
+                r.ops = stay
             new_ops.extend(hoisted)
         new_ops.append(op)
     region.ops = new_ops

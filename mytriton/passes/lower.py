@@ -1,13 +1,14 @@
 """Expression tree → typed SSA with structured regions (seed parts 2 and 10).
 
-Statements (loads, stores, loops) are lowered in program order; pure expressions on demand, each
+Statements (loads, stores, ops with regions) are lowered in program order; pure expressions on demand, each
 into the region of the scope that created it — so a value created before a loop and read inside it
 (a capture) is defined before the loop, and an unused pure expression never reaches SSA.
 """
 from __future__ import annotations
 
+from ..ir.ops import OPS
 from ..ir.ssa import Const, Function, Op, Param, Region, Value
-from ..ir.tree import ForRange, Node, Scope
+from ..ir.tree import Node, RegionStmt, Scope
 
 
 class Lowering:
@@ -20,8 +21,8 @@ class Lowering:
     def lower_scope(self, scope: Scope, region: Region):
         self.regions[id(scope)] = region
         for st in scope.statements:
-            if isinstance(st, ForRange):
-                self.lower_for(st, region)
+            if isinstance(st, RegionStmt):
+                self.lower_region_stmt(st, region)
             else:
                 self.value(st)
 
@@ -55,31 +56,33 @@ class Lowering:
             return Const(node.attrs["value"], node.type)
         if op == "param":
             return self.params[node.attrs["name"]]
-        if op in ("loop_index", "loop_carry", "loop_result"):
-            raise AssertionError(f"{op} used before its loop was lowered")
+        if op in ("region_arg", "region_result"):
+            raise AssertionError(f"{op} used before its region op was lowered")
         operands = [self.values[id(o)] for o in node.operands]
         result_types = [node.type] if node.type is not None else []
         ssa_op = Op(op, operands, result_types, dict(node.attrs), loc=node.loc)
         self.regions[id(node.scope)].ops.append(ssa_op)
         return ssa_op.results[0] if ssa_op.results else None
 
-    def lower_for(self, loop: ForRange, region: Region):
-        bounds = [self.value(n) for n in (loop.start, loop.stop, loop.step)]
-        inits = [self.value(n) for n in loop.carried_inputs]
-        index = Value(loop.index.type)
-        args = [Value(n.type) for n in loop.carried_args]
-        body = Region([index, *args])
-        self.values[id(loop.index)] = index
-        for n, a in zip(loop.carried_args, args):
-            self.values[id(n)] = a
-        self.keep.extend([loop.index, *loop.carried_args])
-        self.lower_scope(loop.body, body)
-        yields = [self.value(n) for n in loop.carried_outputs]
-        body.ops.append(Op("yield", yields, [], loc=loop.loc))
-        for_op = Op("for", bounds + inits, [n.type for n in loop.results],
-                    {"names": loop.carried_names}, regions=[body], loc=loop.loc)
-        region.ops.append(for_op)
-        for n, r in zip(loop.results, for_op.results):
+    def lower_region_stmt(self, st: RegionStmt, region: Region):
+        """The op of ``st`` with its regions; the terminator of each region is the one its
+        RegionFlow names, forwarding the scope's exits after its own leading operands."""
+        flow = OPS[st.op].region_flow
+        operands = [self.value(n) for n in st.operands]
+        regions = []
+        for i, (scope, args, exits) in enumerate(zip(st.scopes, st.args, st.exits)):
+            values = [Value(n.type) for n in args]
+            for n, v in zip(args, values):
+                self.values[id(n)] = v
+            self.keep.extend(args)
+            body = Region(values)
+            self.lower_scope(scope, body)
+            term = [self.value(n) for n in exits]
+            body.ops.append(Op(flow.terminators[i], term, [], loc=st.loc))
+            regions.append(body)
+        op = Op(st.op, operands, [n.type for n in st.results], dict(st.attrs), regions=regions, loc=st.loc)
+        region.ops.append(op)
+        for n, r in zip(st.results, op.results):
             self.values[id(n)] = r
             self.keep.append(n)
 

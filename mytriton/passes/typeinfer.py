@@ -7,7 +7,7 @@ source line that caused it; ``check_tree`` re-derives all types as a separate st
 from __future__ import annotations
 
 from ..ir.ops import OPS, OpTypeError
-from ..ir.tree import LEAVES, ForRange, Node, Scope
+from ..ir.tree import LEAVES, Node, RegionStmt, Scope
 
 
 def infer(node: Node):
@@ -31,7 +31,8 @@ def type_node(node: Node) -> Node:
 
 
 def check_tree(scope: Scope) -> None:
-    """Re-derive the type of every node reachable from the statements and check loop lanes."""
+    """Re-derive the type of every node reachable from the statements (the lanes of ops with
+    regions are checked by the SSA verifier)."""
     seen: set[int] = set()
 
     def visit(root: Node):
@@ -52,15 +53,13 @@ def check_tree(scope: Scope) -> None:
 
     def visit_scope(s: Scope):
         for st in s.statements:
-            if isinstance(st, ForRange):
-                for n in (st.start, st.stop, st.step, *st.carried_inputs):
+            if isinstance(st, RegionStmt):
+                for n in st.operands:
                     visit(n)
-                visit_scope(st.body)
-                for i, (init, out) in enumerate(zip(st.carried_inputs, st.carried_outputs)):
-                    visit(out)
-                    if init.type != out.type:
-                        raise OpTypeError(f"loop-carried '{st.carried_names[i]}' enters the loop as {init.type}"
-                                          f" but leaves an iteration as {out.type}")
+                for body, exits in zip(st.scopes, st.exits):
+                    visit_scope(body)
+                    for n in exits:
+                        visit(n)
             else:
                 visit(st)
 

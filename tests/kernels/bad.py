@@ -11,8 +11,31 @@ def host_helper(x):
 @triton.jit
 def while_loop(x, n):
     i = 0
-    while i < n:  # ERR while
+    while i < n:
         i += 1
+        if i > 3:
+            break  # ERR while_break
+
+
+@triton.jit
+def while_continue(x, n):
+    i = 0
+    while i < n:
+        i += 1
+        continue  # ERR while_continue
+
+
+@triton.jit
+def while_tile(x, n):
+    offs = tl.arange(0, 8)
+    while offs < n:  # ERR while_tile
+        offs += 1
+
+
+@triton.jit
+def while_constant(x, n):
+    while 1 < 2:  # ERR while_constant
+        tl.store(x, 1.0)
 
 
 @triton.jit
@@ -90,9 +113,47 @@ def for_else(x, n):
 
 
 @triton.jit
-def runtime_if(x, n):
-    if n > 0:  # ERR runtime_if
+def tile_condition(x, n):
+    offs = tl.arange(0, 16)
+    if offs < n:  # ERR tile_if
         tl.store(x, 1.0)
+
+
+@triton.jit
+def branch_types(x, n):
+    if n > 0:  # ERR branch_types
+        v = 1.0
+    else:
+        v = 1
+    tl.store(x, v)
+
+
+@triton.jit
+def branch_redefines(x, n):
+    v = 0
+    if n > 0:  # ERR branch_redefines
+        v = tl.load(x)
+    tl.store(x, v)
+
+
+@triton.jit
+def one_branch_name(x, n):
+    if n > 0:
+        v = 1.0
+    tl.store(x, v)  # ERR one_branch
+
+
+@triton.jit
+def return_in_loop(x, n):
+    for i in range(n):
+        if i > 2:  # ERR return_in_loop
+            return
+        tl.store(x + i, 1.0)
+
+
+@triton.jit
+def ifexp_types(x, n):
+    tl.store(x, 1.0 if n > 0 else n)  # ERR ifexp_types
 
 
 @triton.jit
@@ -124,8 +185,14 @@ def store_shape_mismatch(x, n):
 
 
 @triton.jit
-def runtime_step(x, n):
-    for i in range(0, 10, n):  # ERR runtime_step
+def zero_step(x, n):
+    for i in range(0, n, 0):  # ERR zero_step
+        tl.store(x + i, 1.0)
+
+
+@triton.jit
+def float_step(x, n):
+    for i in range(0, n, 1.5):  # ERR float_step
         tl.store(x + i, 1.0)
 
 

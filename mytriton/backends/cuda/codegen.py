@@ -28,6 +28,7 @@ from ...ir.layout import to_linear
 from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
+from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
@@ -171,8 +172,9 @@ class CudaEmitter:
 
     def _roots(self, v: Value) -> frozenset | None:
         """The pointer parameters ``v`` may point into — through pointer arithmetic, layout changes,
-        ``where`` (both branches) and loop-carried values (the initial value and every iteration's
-        yield) — or None when it may come from elsewhere."""
+        ``where`` (both branches) and the values flowing into region arguments and region op
+        results (a loop's initial value and every iteration's yield, each branch of an if) — or
+        None when it may come from elsewhere."""
         if v in self._root_memo:
             return self._root_memo[v]
         seen, roots, work = set(), set(), [v]
@@ -188,14 +190,11 @@ class CudaEmitter:
             owner = x.owner
             if isinstance(x, Const) or owner is None:
                 break
-            if isinstance(owner, Region):                # a loop-carried argument
-                i = owner.args.index(x)
-                if i == 0:
-                    break
-                work += [owner.parent.operands[3 + i - 1], owner.ops[-1].operands[i - 1]]
-            elif owner.name == "for":
-                i = owner.results.index(x)
-                work += [owner.operands[3 + i], owner.regions[0].ops[-1].operands[i]]
+            flowing = sources_of(x)                      # a region argument or a region op's result
+            if flowing is not None:
+                work += flowing
+            elif isinstance(owner, Region):              # a leading argument (a loop index)
+                break
             elif owner.name in ("addptr", "convert_layout", "expand_dims", "broadcast"):
                 work.append(owner.operands[0])
             elif owner.name == "where":
@@ -527,48 +526,152 @@ class CudaEmitter:
         self.depth -= 1
         self.emit("}")
 
+    def init_vars(self, targets: list[Value], inits: list[Value]):
+        """Declare the variables of ``targets`` (set to ``inits`` where given)."""
+        for i, res in enumerate(targets):
+            init = inits[i] if i < len(inits) else None
+            if isinstance(res.type, BlockType):
+                self.emit(self.declare(res) + ";")
+                if init is not None:
+                    self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, init)};")
+            else:
+                self.emit(f"{self.declare(res)}" + (f" = {self.ref(init)};" if init is not None else ";"))
+
+    def assign(self, targets: list[Value], values: list[Value], staged: bool = False):
+        """``targets = values``, all at once (through temporaries when ``staged``: a value may be
+        another target)."""
+        moves = [(t, v) for t, v in zip(targets, values) if t is not v and self.ref(t) != self.ref(v)]
+        names = {self.ref(t) for t in targets}
+        if staged and any(self.ref(v) in names for _, v in moves):
+            temps = []
+            for t, v in moves:
+                tmp = f"{self.ref(t)}_next"
+                if isinstance(t.type, BlockType):
+                    self.emit(f"{self.value_c_type(t)} {tmp}[{self.nregs(t)}];")
+                    self.per_element(t, f"{tmp}[r] = {self.elem(t, v)};")
+                else:
+                    self.emit(f"{self.value_c_type(t)} {tmp} = {self.ref(v)};")
+                temps.append(tmp)
+            for (t, _), tmp in zip(moves, temps):
+                if isinstance(t.type, BlockType):
+                    self.per_element(t, f"{self.ref(t)}[r] = {tmp}[r];")
+                else:
+                    self.emit(f"{self.ref(t)} = {tmp};")
+            return
+        for t, v in moves:
+            if isinstance(t.type, BlockType):
+                self.per_element(t, f"{self.ref(t)}[r] = {self.elem(t, v)};")
+            else:
+                self.emit(f"{self.ref(t)} = {self.ref(v)};")
+
+    def nested(self, region: Region) -> int:
+        """Emit ``region`` one level deeper; the index of its first line."""
+        first = len(self.lines)
+        self.depth += 1
+        self.region(region)
+        self.depth -= 1
+        return first
+
+    def may_differ(self, v: Value) -> bool:
+        """Whether the threads of a block may hold different values of the scalar ``v``: only what
+        each thread reads from memory itself may (another program can write it between two
+        threads' reads); bounds, program ids, reductions (combined through shared memory) and
+        arithmetic on them are alike in every thread."""
+        seen, work = set(), [v]
+        while work:
+            x = work.pop()
+            if x in seen or isinstance(x, (Const, Param)):
+                continue
+            seen.add(x)
+            flowing = sources_of(x)
+            if flowing is not None:
+                work += flowing
+                owner = x.owner
+                if isinstance(owner, Op):
+                    work += control_operands(owner)
+            elif isinstance(x.owner, Op):
+                if OPS[x.owner.name].reads_memory:
+                    return True
+                if x.owner.name not in REDUCE_KINDS:    # a reduction gives every thread its one result
+                    work += x.owner.operands
+            elif isinstance(x.owner, Region) and x.owner.parent is not None:
+                work += control_operands(x.owner.parent)
+        return False
+
+    def uniform_condition(self, cond: str, value: Value, header: int, body_from: int) -> None:
+        """Barriers need every thread of the block: when the lines from ``body_from`` on hold one
+        and the condition may differ between threads (``may_differ``), the condition on line
+        ``header`` is made the block's: ``__syncthreads_or`` (true for all when true for any)."""
+        if self.may_differ(value) and any("__syncthreads" in line for line in self.lines[body_from:]):
+            self.lines[header] = self.lines[header].replace(cond, f"__syncthreads_or({cond})", 1)
+
     def op_for(self, op: Op):
         body = op.regions[0]
         start, stop, step, *inits = op.operands
         index, args = body.args[0], body.args[1:]
-        for res, arg, init in zip(op.results, args, inits):
+        for res, arg in zip(op.results, args):
             self.names[arg] = self.names[res]
-            if isinstance(res.type, BlockType):
-                self.emit(self.declare(res) + ";")
-                self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, init)};")
-            else:
-                self.emit(f"{self.declare(res)} = {self.ref(init)};")
+        self.init_vars(op.results, inits)
         i = self.ref(index)
-        self.emit(f"for (int {i} = {self.ref(start)}; {i} < {self.ref(stop)}; {i} += {self.ref(step)}) {{")
+        if isinstance(step, Const):
+            test = f"{i} < {self.ref(stop)}" if step.value > 0 else f"{i} > {self.ref(stop)}"
+        else:          # a run-time step: counts up or down by its sign; zero runs no iteration
+            s_ = self.ref(step)
+            test = f"({s_} > 0) ? ({i} < {self.ref(stop)}) : ({s_} < 0 && {i} > {self.ref(stop)})"
+        unroll = op.attrs.get("loop_unroll_factor")
+        if unroll is not None:
+            self.emit(f"#pragma unroll {max(1, int(unroll))}")
+        self.emit(f"for (int {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
         self.region(body)
-        yields = body.ops[-1].operands
-        moves = [(res, y) for res, y, arg in zip(op.results, yields, args) if y is not arg]
-        # yields take effect together: stage them when one lane yields another lane's argument
-        staged = any(y in args for _, y in moves)
-        if staged:
-            temps = []
-            for n, (res, y) in enumerate(moves):
-                t = f"{self.ref(res)}_next"
-                if isinstance(res.type, BlockType):
-                    self.emit(f"{self.value_c_type(res)} {t}[{self.nregs(res)}];")
-                    self.per_element(res, f"{t}[r] = {self.elem(res, y)};")
-                else:
-                    self.emit(f"{self.value_c_type(res)} {t} = {self.ref(y)};")
-                temps.append(t)
-            for (res, _), t in zip(moves, temps):
-                if isinstance(res.type, BlockType):
-                    self.per_element(res, f"{self.ref(res)}[r] = {t}[r];")
-                else:
-                    self.emit(f"{self.ref(res)} = {t};")
-        else:
-            for res, y in moves:
-                if isinstance(res.type, BlockType):
-                    self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, y)};")
-                else:
-                    self.emit(f"{self.ref(res)} = {self.ref(y)};")
+        # yields take effect together: staged when one lane yields another lane's argument
+        self.assign(op.results, body.ops[-1].operands, staged=True)
         self.depth -= 1
         self.emit("}")
+
+    def op_if(self, op: Op):
+        """Result registers declared before; each branch assigns what it yields."""
+        then, orelse = op.regions
+        self.init_vars(op.results, [])
+        cond = self.ref(op.operands[0])
+        header = len(self.lines)
+        self.emit(f"if ({cond}) {{")
+        body_from = self.nested(then)
+        self.depth += 1
+        self.assign(op.results, then.ops[-1].operands)
+        self.depth -= 1
+        if orelse.ops[:-1] or op.results:
+            self.emit("} else {")
+            self.nested(orelse)
+            self.depth += 1
+            self.assign(op.results, orelse.ops[-1].operands)
+            self.depth -= 1
+        self.emit("}")
+        self.uniform_condition(cond, op.operands[0], header, body_from)
+
+    def op_while(self, op: Op):
+        """``while (true) { before; results = passed; if (!cond) break; after; args = yields }``:
+        the before region's arguments are variables of their own; the after region's arguments
+        are the result variables (what the condition passes is both)."""
+        before, after = op.regions
+        for res, arg in zip(op.results, after.args):
+            self.names[arg] = self.names[res]
+        self.init_vars(before.args, op.operands)
+        self.init_vars(op.results, [])
+        self.emit("while (true) {")
+        loop_from = len(self.lines)
+        self.nested(before)
+        self.depth += 1
+        cond, *passed = before.ops[-1].operands
+        self.assign(op.results, passed)
+        header = len(self.lines)
+        test = self.ref(cond)
+        self.emit(f"if (!{test}) break;")
+        self.region(after)
+        self.assign(before.args, after.ops[-1].operands, staged=True)
+        self.depth -= 1
+        self.emit("}")
+        self.uniform_condition(test, cond, header, loop_from)
 
     # --- reductions ---------------------------------------------------------------------------------
 

@@ -12,7 +12,11 @@ are interpreted here, in ``STRUCTURAL`` (one table keyed by op name).
 
 Programs of a batch advance in lock step through the ops. That is faithful for any kernel without
 inter-program races, provided every loop runs the same iterations in every program: a kernel whose
-loop bounds depend on the program id is run one program at a time (see ``loop_bounds_vary``).
+loop control may differ between programs (a for loop's bounds that depend on the program id, a
+while loop's condition that depends on the program id or on memory) is run one program at a time
+(see ``loop_bounds_vary``), so that every program advances on its own (a spin lock cannot deadlock
+programs held in lock step). An ``if`` whose condition differs between the programs of a batch
+runs each branch on the programs that take it (``Executor.run_if``).
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...ir.ops import OPS, REDUCE_COMBINE, constant_value, eval_elementwise, np_dtype
+from ...ir.regions import control_operands, is_target, lanes
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, shape_of
 from .memory import Memory, OutOfBounds, ReadOnly
@@ -48,32 +53,45 @@ class Program:
 
 
 def loop_bounds_vary(fn: Function) -> bool:
-    """Whether some loop's start or stop may differ between program instances (may depend on
-    ``program_id``, directly or through memory, arithmetic or loop-carried values)."""
-    tainted: set[Value] = set()
+    """Whether some loop's control — a for loop's bounds and step, a while loop's condition — may
+    differ between program instances: depend on ``program_id`` or on the result of an op that
+    writes memory (an atomic), directly or through arithmetic, memory reads at varying addresses
+    or values flowing through regions; control computed inside the loop (a while condition) also
+    when it depends on any memory read (another program may change that memory while this one
+    waits: a spin lock must let each program advance alone).
+    An ``if`` needs no such care: its programs split by branch (``Executor.run_if``)."""
+    tainted: set[Value] = set()          # may differ between programs
+    reads: set[Value] = set()            # may depend on memory
+
+    def spread(op: Op):
+        for group, _pos, values in lanes(op):       # a lane's values taint one another
+            for into in (tainted, reads):
+                if any(v in into for v, p in zip(values, group) if not is_target(p)) or \
+                        any(v in into for v in control_operands(op)):
+                    into.update(v for v, p in zip(values, group) if is_target(p))
 
     def region(r: Region) -> bool:
         for op in r.ops:
-            if op.name == "for":
-                start, stop, _step, *inits = op.operands
-                if start in tainted or stop in tainted:
-                    return True
-                body = op.regions[0]
-                yields = body.ops[-1].operands
-                while True:                   # carried lanes: iterate to a fixed point
-                    before = len(tainted)
-                    for arg, init, out in zip(body.args[1:], inits, yields):
-                        if init in tainted or out in tainted:
-                            tainted.add(arg)
-                    if region(body):
-                        return True
-                    if len(tainted) == before:
+            d = OPS[op.name]
+            if op.regions:
+                while True:                   # values flowing around: iterate to a fixed point
+                    before = (len(tainted), len(reads))
+                    spread(op)
+                    for inner in op.regions:
+                        if region(inner):
+                            return True
+                    if (len(tainted), len(reads)) == before:
                         break
-                for res, arg in zip(op.results, body.args[1:]):
-                    if arg in tainted:
-                        tainted.add(res)
-            elif op.name == "program_id" or any(v in tainted for v in op.operands):
+                if d.loop:
+                    inside = {v for inner in op.regions for o in walk(inner) for v in o.results}
+                    for v in control_operands(op):
+                        if v in tainted or (v in inside and v in reads):     # re-read every iteration
+                            return True
+                continue
+            if op.name == "program_id" or (d.writes_memory and op.results) or any(v in tainted for v in op.operands):
                 tainted.update(op.results)
+            if d.reads_memory or any(v in reads for v in op.operands):
+                reads.update(op.results)
         return False
 
     return region(fn.body)
@@ -191,7 +209,7 @@ STRUCTURAL: dict[str, Callable] = {
     "addptr": _addptr, "load": _load, "store": _store,
     "convert_layout": _identity,
 }
-# `for` (and the `yield` that ends its body) are run by Executor.run_for: they own regions.
+# The ops that own regions (and the terminators that end them) are run by REGION_RUNNERS below.
 
 
 class Executor:
@@ -219,11 +237,13 @@ class Executor:
 
     def run_ops(self, ops: list[Op], env: dict):
         for op in ops:
-            if op.name == "for":
-                results = self.run_for(op, env)
+            if op.regions:
+                results = REGION_RUNNERS[op.name](self, op, env)
                 for r, x in zip(op.results, results):
                     env[r] = x
                 continue
+            if OPS[op.name].terminator:
+                continue                        # read by the op that owns the region
             args = [env[v] for v in op.operands]
             rule = STRUCTURAL.get(op.name)
             out = rule(self, op, args) if rule is not None else self.elementwise(op, args)
@@ -246,15 +266,57 @@ class Executor:
         start, stop, step = (_uniform_int(env[v], "a loop bound") for v in op.operands[:3])
         carried = [env[v] for v in op.operands[3:]]
         body = op.regions[0]
-        index, lanes = body.args[0], body.args[1:]
+        index, lanes_ = body.args[0], body.args[1:]
         *ops, yield_op = body.ops
-        for i in range(start, stop, step):
+        for i in (range(start, stop, step) if step else ()):     # a zero step runs no iteration
             env[index] = np.array([i], np.int32)
-            for v, x in zip(lanes, carried):
+            for v, x in zip(lanes_, carried):
                 env[v] = x
             self.run_ops(ops, env)
             carried = [env[v] for v in yield_op.operands]     # all lanes update at once
         return carried
+
+    def run_if(self, op: Op, env: dict) -> list[np.ndarray]:
+        """Programs of the batch that take the same branch run it together; when they diverge,
+        each branch runs on its own programs (the values that differ between programs are cut
+        to them) and the results are put together again."""
+        cond = np.asarray(env[op.operands[0]]).reshape(-1).astype(bool)
+        if cond.shape[0] == 1 or cond.all() or not cond.any():
+            taken = op.regions[0 if cond[0] else 1]
+            self.run_ops(taken.ops, env)
+            return [env[v] for v in taken.ops[-1].operands]
+        n = cond.shape[0]
+        outs = [np.empty((n, *shape_of(r.type)), _np_of(r.type)) for r in op.results]
+        saved_ids = self.program_ids
+        for branch, chosen in ((0, np.nonzero(cond)[0]), (1, np.nonzero(~cond)[0])):
+            if not chosen.shape[0]:
+                continue
+            sub = {v: (x[chosen] if x.ndim and x.shape[0] == n else x) for v, x in env.items()}
+            self.program_ids = [ids[chosen] for ids in saved_ids]
+            try:
+                taken = op.regions[branch]
+                self.run_ops(taken.ops, sub)
+            finally:
+                self.program_ids = saved_ids
+            for out, r, v in zip(outs, op.results, taken.ops[-1].operands):
+                x = _to_rank(np.asarray(sub[v]), _rank(r))
+                out[chosen] = np.broadcast_to(x, (chosen.shape[0], *shape_of(r.type)))
+        return outs
+
+    def run_while(self, op: Op, env: dict) -> list[np.ndarray]:
+        before, after = op.regions
+        carried = [env[v] for v in op.operands]
+        while True:
+            for v, x in zip(before.args, carried):
+                env[v] = x
+            self.run_ops(before.ops, env)
+            cond, *passed = [env[v] for v in before.ops[-1].operands]
+            if not _uniform_int(np.asarray(cond), "a while condition"):
+                return passed
+            for v, x in zip(after.args, passed):
+                env[v] = x
+            self.run_ops(after.ops, env)
+            carried = [env[v] for v in after.ops[-1].operands]
 
     def access(self, op: Op, fn: Callable):
         try:
@@ -265,3 +327,9 @@ class Executor:
             self.on_fault(op, fault, self.program_id_of(0))
 
 
+def _np_of(t) -> np.dtype:
+    return ADDRESS if isinstance(t.scalar, PointerType) else np_dtype(t.scalar)
+
+
+# The ops that own regions, each run by its own method (their semantics, as their RegionFlow reads).
+REGION_RUNNERS: dict[str, Callable] = {"for": Executor.run_for, "if": Executor.run_if, "while": Executor.run_while}

@@ -18,7 +18,7 @@ from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_KINDS
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Value, walk
-from ...ir.types import F32, I1, I32, BlockType, PointerType, ScalarType
+from ...ir.types import F32, I1, I32, I64, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .arith import ELEMENTWISE, combine, constant_literal, constant_name, convert, mlir_type
 
@@ -464,35 +464,122 @@ class MLIREmitter:
         self.line("gpu.barrier")
         self.values[res] = regs
 
+    def region_values(self, values: list[Value], prefix: str = "") -> tuple[list[str], list[str]]:
+        """Fresh register names for ``values`` (block values get one per register, bound as the
+        values' registers) and their MLIR types, flattened."""
+        names, types = [], []
+        for v in values:
+            ty = mlir_type(v.type.scalar)
+            regs = [self.unique(prefix + n) for n in self.reg_names(v)]
+            names += regs
+            types += [ty] * len(regs)
+            self.values[v] = regs if isinstance(v.type, BlockType) else regs[0]
+        return names, types
+
+    def forwarded(self, targets: list[Value], values: list[Value]) -> list[str]:
+        """The registers of ``values``, each read in the layout of the matching target."""
+        return [self.operand(t, v, r) for t, v in zip(targets, values) for r in range(self.nregs(t))]
+
+    def terminate(self, keyword: str, names: list[str], types: list[str]):
+        self.line(f"{keyword} {', '.join(names)} : {', '.join(types)}" if names else keyword)
+
     def op_for(self, op: Op):
         body = op.regions[0]
         start, stop, step, *inits = op.operands
         index, args = body.args[0], body.args[1:]
-        yields = body.ops[-1].operands
-        results, iter_args, types, yield_names = [], [], [], []
-        for res, arg, init, y in zip(op.results, args, inits, yields):
-            ty = mlir_type(res.type.scalar)
-            res_names = [self.unique(n) for n in self.reg_names(res)]
-            arg_names = [self.unique(n) for n in self.reg_names(arg)]
-            for r, (rn, an) in enumerate(zip(res_names, arg_names)):
-                results.append(rn)
-                iter_args.append(f"{an} = {self.operand(res, init, r)}")
-                types.append(ty)
-            self.values[arg] = arg_names if isinstance(arg.type, BlockType) else arg_names[0]
-            self.values[res] = res_names if isinstance(res.type, BlockType) else res_names[0]
-        iv = self.unique(self.ssa_names[index])
-        self.values[index] = iv
+        init_names = self.forwarded(op.results, inits)
+        results, types = self.region_values(op.results)
+        arg_names, _ = self.region_values(args)
+        iter_args = [f"{a} = {i}" for a, i in zip(arg_names, init_names)]
+        if isinstance(step, Const) and step.value > 0:
+            iv = self.unique(self.ssa_names[index])
+            bounds = f"{iv} = {self.ref(start)} to {self.ref(stop)} step {self.ref(step)}"
+            iv_type = "i32"
+        else:
+            iv = None
+            k = self.unique(self.ssa_names[index] + "_k")
+            bounds = f"{k} = {self.index_const_i64(0)} to {self.trip_count(start, stop, step)} " \
+                     f"step {self.index_const_i64(1)}"
+            iv_type = "i64"
         head = f"{', '.join(results)} = " if results else ""
-        head += f"scf.for {iv} = {self.ref(start)} to {self.ref(stop)} step {self.ref(step)}"
+        head += f"scf.for {bounds}"
         if results:
             head += f" iter_args({', '.join(iter_args)}) -> ({', '.join(types)})"
-        self.line(head + " : i32 {")
+        unroll = op.attrs.get("loop_unroll_factor")
+        self.line(head + f" : {iv_type} {{")
         self.depth += 1
+        if iv is None:              # the index from the iteration count: start + k * step (wrapping)
+            k32 = self.emit(f"arith.trunci {k} : i64 to i32")
+            scaled = self.emit(f"arith.muli {k32}, {self.ref(step)} : i32")
+            iv = self.emit(f"arith.addi {self.ref(start)}, {scaled} : i32", self.ssa_names[index])
+        self.values[index] = iv
         self.region(body.ops)
-        for res, y in zip(op.results, yields):
-            yield_names += [self.operand(res, y, r) for r in range(self.nregs(res))]
+        self.terminate("scf.yield", self.forwarded(op.results, body.ops[-1].operands), types)
+        self.depth -= 1
+        self.line("}" + (f" {{loop_unroll_factor = {max(1, int(unroll))} : i32}}" if unroll is not None else ""))
+
+    def index_const_i64(self, value: int) -> str:
+        return self.const(value, I64)
+
+    def trip_count(self, start: Value, stop: Value, step: Value) -> str:
+        """How many times ``for i in range(start, stop, step)`` runs, as i64, for a step of any sign
+        (zero: none), computed without overflow."""
+        a, b, s = (self.emit(f"arith.extsi {self.ref(v)} : i32 to i64") for v in (start, stop, step))
+        zero, one = self.const(0, I64), self.const(1, I64)
+        up = self.emit(f"arith.cmpi sgt, {s}, {zero} : i64")
+        span = self.emit(f"arith.subi {b}, {a} : i64")
+        back = self.emit(f"arith.subi {a}, {b} : i64")
+        neg_s = self.emit(f"arith.subi {zero}, {s} : i64")
+        dist = self.emit(f"arith.select {up}, {span}, {back} : i64")
+        size = self.emit(f"arith.select {up}, {s}, {neg_s} : i64")
+        dist = self.emit(f"arith.maxsi {dist}, {zero} : i64")
+        size_nz = self.emit(f"arith.maxsi {size}, {one} : i64")
+        count = self.emit(f"arith.ceildivsi {dist}, {size_nz} : i64")
+        moves = self.emit(f"arith.cmpi ne, {s}, {zero} : i64")
+        return self.emit(f"arith.select {moves}, {count}, {zero} : i64")
+
+    def op_if(self, op: Op):
+        then, orelse = op.regions
+        results, types = self.region_values(op.results)
+        head = f"{', '.join(results)} = " if results else ""
+        head += f"scf.if {self.ref(op.operands[0])}"
         if results:
-            self.line(f"scf.yield {', '.join(yield_names)} : {', '.join(types)}")
+            head += f" -> ({', '.join(types)})"
+        self.line(head + " {")
+        for i, region in enumerate((then, orelse)):
+            if i:
+                self.line("} else {")
+            self.depth += 1
+            self.region(region.ops)
+            if results:
+                self.terminate("scf.yield", self.forwarded(op.results, region.ops[-1].operands), types)
+            self.depth -= 1
+        self.line("}")
+
+    def op_while(self, op: Op):
+        """scf.while: the before region's arguments carry the loop's state; ``condition`` passes
+        the values that become the after region's arguments and, at the end, the results."""
+        before, after = op.regions
+        init_names = self.forwarded(before.args, op.operands)
+        arg_names, arg_types = self.region_values(before.args)
+        results, types = self.region_values(op.results)
+        head = f"{', '.join(results)} = " if results else ""
+        head += "scf.while (" + ", ".join(f"{a} = {i}" for a, i in zip(arg_names, init_names)) + ")"
+        head += f" : ({', '.join(arg_types)}) -> ({', '.join(types)}) {{"
+        self.line(head)
+        self.depth += 1
+        self.region(before.ops)
+        cond, *passed = before.ops[-1].operands
+        names = self.forwarded(op.results, passed)
+        self.line(f"scf.condition({self.ref(cond)})" + (f" {', '.join(names)} : {', '.join(types)}" if names else ""))
+        self.depth -= 1
+        self.line("} do {")
+        after_names, after_types = self.region_values(after.args)
+        if after_names:
+            self.line("^bb0(" + ", ".join(f"{n}: {t}" for n, t in zip(after_names, after_types)) + "):")
+        self.depth += 1
+        self.region(after.ops)
+        self.terminate("scf.yield", self.forwarded(before.args, after.ops[-1].operands), arg_types)
         self.depth -= 1
         self.line("}")
 
