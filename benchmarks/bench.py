@@ -127,6 +127,26 @@ class Suite:
                  "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
             self.record("matmul", f"{n}^3 {bm}x{bn} w{warps}", "TFLOP/s", 2 * n**3, t)
 
+    def histogram(self):
+        """Atomic adds into few bins (heavy contention) and into many (little); one run each."""
+        n = 2**24 if self.quick else 2**27
+        tr = triton_module("histogram.py")
+        for bins in (256, 65536):
+            x = torch.randint(0, bins, (n,), device="cuda", dtype=torch.int32)
+            want = torch.bincount(x, minlength=bins).to(torch.int32)
+            hist = torch.zeros(bins, device="cuda", dtype=torch.int32)
+            for block, warps in ((1024, 4), (4096, 8)):
+                grid = (cdiv(n, block),)
+                for run in (self.mt.histogram_kernel, tr.histogram_kernel):
+                    hist.zero_()
+                    run[grid](x, hist, n, BLOCK=block, num_warps=warps)
+                    check("histogram", hist, want, 0, 0)
+                t = {"mytriton": bench(lambda i: self.mt.histogram_kernel[grid](x, hist, n, BLOCK=block,
+                                                                                 num_warps=warps), 1),
+                     "triton": bench(lambda i: tr.histogram_kernel[grid](x, hist, n, BLOCK=block, num_warps=warps), 1),
+                     "torch": bench(lambda i: torch.bincount(x, minlength=bins), 1)}
+                self.record("histogram", f"n=2^{n.bit_length() - 1} bins={bins} B={block} w{warps}", "GB/s", 4 * n, t)
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -137,7 +157,7 @@ def main():
     mt = build_mytriton(Path(tempfile.mkdtemp()) / "build")
     suite = Suite(mt, args.quick)
     print(f"device: {torch.cuda.get_device_name()}  (GB/s counts bytes read + written; fp32 matmul without tf32)")
-    for name in ("elementwise", "softmax", "reductions", "matmul"):
+    for name in ("elementwise", "softmax", "reductions", "matmul", "histogram"):
         if not args.only or name in args.only.split(","):
             getattr(suite, name)()
     print("\nsummary (best config of each):")

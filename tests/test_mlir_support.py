@@ -272,6 +272,8 @@ def _math_ref(a):
     return {"out_ptr": y.astype(np.float32)}
 
 
+from tests.kernels import atomics as _atomics  # noqa: E402  (below the kernels: goldens name their lines)
+
 CASES = [
     Case("add_b128_w4", add_kernel, {"x_ptr": F32, "y_ptr": F32, "out_ptr": F32, "n": "i32"}, {"BLOCK": 128},
          grid=(8,), outputs=("out_ptr",),
@@ -345,6 +347,16 @@ CASES = [
          inputs=lambda rng: {"v_ptr": rng.standard_normal(32).astype(np.float32),
                              "out_ptr": np.zeros(32 * 32, np.float32)},
          reference=lambda a: {"out_ptr": np.outer(a["v_ptr"], a["v_ptr"]).ravel()}),
+    # atomics: BLOCK 64 over 128 threads (each element updated by its owner), a scalar atomic
+    Case("histogram_b64_w4", _atomics.histogram, {"x_ptr": "*i32", "hist_ptr": "*i32", "n": "i32"}, {"BLOCK": 64},
+         grid=(16,), outputs=("hist_ptr",),
+         inputs=lambda rng: {"x_ptr": rng.integers(0, 10, 1000).astype(np.int32), "hist_ptr": np.zeros(10, np.int32),
+                             "n": 1000},
+         reference=lambda a: {"hist_ptr": np.bincount(a["x_ptr"], minlength=10).astype(np.int32)}, rtol=0, atol=0),
+    Case("ticket_b64_w4", _atomics.ticket, {"counter_ptr": "*i32", "out_ptr": "*i32"}, {"BLOCK": 64}, grid=(9,),
+         outputs=("counter_ptr",),
+         inputs=lambda rng: {"counter_ptr": np.zeros(1, np.int32), "out_ptr": np.zeros(9 * 64, np.int32)},
+         reference=lambda a: {"counter_ptr": np.array([9], np.int32)}, rtol=0, atol=0),
 ]
 
 

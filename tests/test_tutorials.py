@@ -27,9 +27,7 @@ MANIFEST = ROOT / "manifests" / "tutorials.yaml"
 
 # What each tutorial kernel still needs from mytriton (the reason of its strict xfails).
 FP16_CUDA = "fp16 pointers/tiles in the CUDA backend (the tutorial's layer norm is fp16 I/O)"
-SOFTMAX = ("a run-time tl.range step (row_step = tl.num_programs(0)) and a constexpr parameter named "
-           "num_stages (refused today as a launch-option name)")
-PENDING = {"softmax_kernel": SOFTMAX, "_layer_norm_fwd_fused": FP16_CUDA}
+PENDING = {"_layer_norm_fwd_fused": FP16_CUDA}
 
 
 def _load(name: str):
@@ -92,7 +90,6 @@ def test_vector_add_interpreter(n, block, dtype):
     np.testing.assert_array_equal(out[n:], 5.0)
 
 
-@pending(SOFTMAX)
 @pytest.mark.parametrize("n_rows,n_cols,programs", [(37, 100, 5), (9, 781, 9), (4, 16, 7)])
 def test_fused_softmax_interpreter(n_rows, n_cols, programs):
     x = (_rng(n_cols).standard_normal((n_rows, n_cols)) * 4).astype(np.float32)
@@ -142,7 +139,7 @@ def test_manifest_specialization_compiles_under_nvrtc(entry, spec):
     assert ck.asm["cubin"][:4] == b"\x7fELF"
 
 
-@pending(f"{FP16_CUDA}; {SOFTMAX}", raises=AssertionError)
+@pending(FP16_CUDA, raises=AssertionError)
 def test_mytriton_build_builds_the_manifest(tmp_path):
     result = subprocess.run([sys.executable, "-m", "mytriton.aot", str(MANIFEST), "--out", str(tmp_path),
                              "-j", "2"], capture_output=True, text=True, cwd=tmp_path,
@@ -220,7 +217,6 @@ def test_vector_add_gpu_vs_torch(n, dtype):
 
 
 @pytest.mark.gpu
-@pending(SOFTMAX)
 @pytest.mark.parametrize("n_rows,n_cols,programs", SOFTMAX_SHAPES)
 def test_fused_softmax_gpu_vs_torch(n_rows, n_cols, programs):
     torch = _torch()
@@ -252,7 +248,6 @@ def test_vector_add_gpu_vs_triton(dtype):
 
 
 @pytest.mark.gpu
-@pending(SOFTMAX)
 @pytest.mark.parametrize("n_rows,n_cols,programs", SOFTMAX_SHAPES)
 def test_fused_softmax_gpu_vs_triton(n_rows, n_cols, programs):
     torch = _torch()

@@ -91,3 +91,30 @@ def test_mask_by_a_multiple_of_the_width_is_one_predicate_per_vector():
     assert unproven.count("} else {") == 3 and "[(r + 3)]" in unproven
     fn = build_ssa(basic.add_kernel, dict(ALIGNED, n="i32:8"), {"BLOCK": 1024})
     assert {analyze(fn).get(op.result).constancy for op in walk(fn.body) if op.name == "cmp_lt"} == {(8,)}
+
+
+def test_loop_index_and_carried_values_keep_their_divisibility():
+    """``for start in range(0, n, BLOCK)``: the index is a multiple of BLOCK, so the column loop's
+    masked loads are one predicate per 16-byte vector; a pointer carried around a loop and advanced
+    by one element keeps only the element's alignment (the meet over the back edge)."""
+    import reductions
+    sig = {"x": "*fp32:16", "out": "*fp32:16", "n_cols": "i32:16"}
+    fn = build_ssa(reductions.row_sum_kernel, sig, {"BLOCK": 256})
+    info = analyze(fn)
+    loop = next(op for op in walk(fn.body) if op.regions)
+    assert info.get(loop.regions[0].args[0]).divisibility == (256,)
+    masks = [op.result for op in walk(loop.regions[0]) if op.name == "cmp_lt"]
+    assert masks and all(info.get(m).constancy == (16,) for m in masks)
+    body = mytriton.compile(reductions.row_sum_kernel, signature=sig, constexprs={"BLOCK": 256}).asm["cu"]
+    loop_text = body.split("for (int v")[1].split("\n  }\n")[0]
+    assert "if (v" in loop_text and "} else {" not in loop_text and "mt_aligned(" not in loop_text
+
+    import matmul
+    fn = build_ssa(matmul.matmul_ptr_kernel, {"a": "*fp32:16", "b": "*fp32:16", "c": "*fp32:16",
+                                              "M": "i32:16", "N": "i32:16", "K": "i32:16"}, {"BM": 16, "BN": 16})
+    info = analyze(fn)
+    loop = next(op for op in walk(fn.body) if op.regions)
+    carried = dict(zip(loop.attrs["names"], loop.regions[0].args[1:]))
+    a_ptrs, b_ptrs = carried["a_ptrs"], carried["b_ptrs"]
+    assert info.get(a_ptrs).divisibility[0] == 4            # a_ptrs += 1: one fp32 element
+    assert info.get(b_ptrs).divisibility[1] == 16           # b_ptrs += N (N % 16 == 0): b's 16 bytes stay

@@ -395,6 +395,122 @@ define(OpDef("store", (2, 3), _store_rule, writes_memory=True, elementwise=True,
              mask_operand=2, doc="store ptr, value [, mask]"))
 
 
+# --- atomics -------------------------------------------------------------------------------------
+
+ATOMIC_SEMS = ("acq_rel", "acquire", "release", "relaxed")     # the first is the default
+ATOMIC_SCOPES = ("gpu", "cta", "sys")
+
+_INTS = ("i32", "u32", "i64", "u64")
+# Triton's rules (with what the hardware has): fp16 only for add, floats not for the bitwise ops;
+# 8/16-bit integers and bool never; compare-and-swap on any 16-, 32- or 64-bit type.
+ATOMIC_DTYPES = {
+    "add": _INTS + ("fp16", "fp32", "fp64"),
+    "max": _INTS + ("fp32", "fp64"),
+    "min": _INTS + ("fp32", "fp64"),
+    "and": _INTS, "or": _INTS, "xor": _INTS,
+    "xchg": _INTS + ("fp32", "fp64"),
+    "cas": _INTS + ("i16", "u16", "fp16", "fp32", "fp64"),
+}
+
+
+def float_order_key(x: np.ndarray) -> np.ndarray:
+    """The integer order Triton's float atomic max/min follow (signed-integer max on values with
+    the sign bit clear, unsigned min on values with it set): -NaN < -inf < … < -0.0 < +0.0 < … <
+    +inf < +NaN, by bit pattern (so NaNs of either sign take part, and -0.0 < +0.0)."""
+    bits = x.view({2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize])
+    magnitude = np.array(np.iinfo(bits.dtype).max, bits.dtype)
+    return np.where(bits < 0, bits ^ magnitude, bits)
+
+
+def _atomic_extreme(pick_new):
+    def update(old, val):
+        if old.dtype.kind == "f":
+            return np.where(pick_new(float_order_key(val), float_order_key(old)), val, old)
+        return np.where(pick_new(val, old), val, old)
+    return update
+
+
+def _bits_equal(a, b):
+    if a.dtype.kind == "f":
+        view = {2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
+        return a.view(view) == b.view(view)
+    return a == b
+
+
+# The memory's new value from its old value and the operands (numpy arrays of the pointee's dtype):
+# the semantics of each atomic kind, which the interpreter runs element by element in some order.
+ATOMIC_UPDATE: dict[str, Callable[..., Any]] = {
+    "add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "max": _atomic_extreme(np.greater), "min": _atomic_extreme(np.less),
+    "xchg": lambda old, val: val,
+    "cas": lambda old, cmp, val: np.where(_bits_equal(old, cmp), val, old),   # compares bit patterns
+}
+
+
+def check_atomic(kind: str, pointee: ScalarType, attrs: dict | None = None):
+    """Refuse an atomic on a type it does not support, or with an unknown ``sem``/``scope``."""
+    name = "atomic_" + kind
+    if pointee.name not in ATOMIC_DTYPES[kind]:
+        hint = " (Triton has it; mytriton does not yet)" if pointee.name == "bf16" and kind in ("add", "cas") else ""
+        raise OpTypeError(f"tl.{name} does not support {pointee}{hint}; supported: "
+                          f"{', '.join(str(SCALARS[n]) for n in ATOMIC_DTYPES[kind])}")
+    if attrs is not None:
+        if attrs.get("sem") not in ATOMIC_SEMS:
+            raise OpTypeError(f"tl.{name}: memory semantic {attrs.get('sem')!r} is not supported "
+                              f"(use one of {', '.join(map(repr, ATOMIC_SEMS))})")
+        if attrs.get("scope") not in ATOMIC_SCOPES:
+            raise OpTypeError(f"tl.{name}: memory scope {attrs.get('scope')!r} is not supported "
+                              f"(use one of {', '.join(map(repr, ATOMIC_SCOPES))})")
+
+
+def _atomic_rule(kind_of):
+    """ptr, value operands (and a mask for atomic_rmw): the values and the mask broadcast to the
+    pointer's shape and have the pointee's type; the result is the old values."""
+    def rule(types, attrs):
+        kind = kind_of(attrs)
+        p = types[0].scalar
+        if not isinstance(p, PointerType):
+            raise OpTypeError(f"tl.atomic_{kind}: expected a pointer, got {types[0]}")
+        n_values = 2 if kind == "cas" else 1
+        for t in types[1:1 + n_values]:
+            if isinstance(t.scalar, PointerType):
+                raise OpTypeError(f"tl.atomic_{kind}: the value must be a number, not a pointer ({t})")
+            if t.scalar != p.pointee:
+                raise OpTypeError(f"tl.atomic_{kind}: the value ({t.scalar}) must have the pointee's type {p.pointee}")
+        if len(types) > 1 + n_values:
+            _mask_check(types[1 + n_values], f"tl.atomic_{kind}")
+        check_atomic(kind, p.pointee, attrs)
+        shape = _broadcast(types, f"tl.atomic_{kind}")
+        if shape != shape_of(types[0]):
+            raise OpTypeError(f"tl.atomic_{kind}: value/mask shape {shape} does not fit the pointer shape "
+                              f"{shape_of(types[0]) or '(a scalar pointer)'}")
+        return make_type(shape_of(types[0]), p.pointee)
+    return rule
+
+
+ATOMIC_RMW_KINDS = ("add", "max", "min", "and", "or", "xor", "xchg")
+
+
+def _rmw_kind(attrs):
+    kind = attrs.get("kind")
+    if kind not in ATOMIC_RMW_KINDS:
+        raise OpTypeError(f"atomic_rmw: unknown kind {kind!r}")
+    return kind
+
+
+# A scalar atomic runs once per program (by one thread) and every thread gets its result; a tile
+# atomic updates each element once (by the element's owning thread) and every copy of the element
+# gets the old value. Masked-off elements leave memory alone and read 0.
+define(OpDef("atomic_rmw", (2, 3), _atomic_rule(_rmw_kind), reads_memory=True, writes_memory=True,
+             elementwise=True, keeps_layout=True, mask_operand=2,
+             doc="atomic read-modify-write ptr, value [, mask] {kind, sem, scope}: returns the old values"))
+define(OpDef("atomic_cas", (3, 3), _atomic_rule(lambda attrs: "cas"), reads_memory=True, writes_memory=True,
+             elementwise=True, keeps_layout=True,
+             doc="atomic compare-and-swap ptr, cmp, value {sem, scope}: returns the old values"))
+define(OpDef("debug_barrier", (0, 0), lambda types, attrs: None, reads_memory=True, writes_memory=True,
+             doc="tl.debug_barrier(): a block-wide barrier; no memory access moves across it"))
+
+
 # --- indices, shapes, factories ------------------------------------------------------------------
 
 def _axis_rule(types, attrs):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import builtins
 
-from ..ir.ops import OpTypeError, check_block_shape
+from ..ir.ops import ATOMIC_SCOPES, ATOMIC_SEMS, OpTypeError, check_atomic, check_block_shape
 from ..ir.types import BlockType, PointerType, ScalarType
 from .core import (bfloat16, builtin, computation_operands, constexpr, current_builder, dtype, float16, float32,
                    float64,
@@ -18,6 +18,8 @@ __all__ = [
     "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "floor", "ceil", "sigmoid",
     "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",
     "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
+    "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
+    "atomic_cas", "debug_barrier",
 ]
 
 
@@ -175,6 +177,69 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         make("store", pointer, value)
     else:
         make("store", pointer, value, _mask_operand(mask))
+
+
+def _atomic_options(name: str, sem, scope) -> dict:
+    """Triton's ``sem=`` and ``scope=`` (None: "acq_rel" and "gpu"), checked."""
+    sem = ATOMIC_SEMS[0] if sem is None else sem
+    scope = ATOMIC_SCOPES[0] if scope is None else scope
+    if sem not in ATOMIC_SEMS:
+        raise ValueError(f"tl.{name}: memory semantic {sem!r} is not supported (use one of "
+                         f"{', '.join(map(repr, ATOMIC_SEMS))})")
+    if scope not in ATOMIC_SCOPES:
+        raise ValueError(f"tl.{name}: memory scope {scope!r} is not supported (use one of "
+                         f"{', '.join(map(repr, ATOMIC_SCOPES))})")
+    return {"sem": sem, "scope": scope}
+
+
+def _atomic_value(name: str, value, elem):
+    """An atomic's value (or compare) operand, converted to the pointee's type as Triton does."""
+    if isinstance(value, tensor) and isinstance(value.dtype, PointerType):
+        raise TypeError(f"tl.{name}: the value must be a number, not a pointer ({value.type})")
+    value = to_tensor(value, elem)
+    return value if value.dtype == elem else value.to(elem)
+
+
+def _atomic_rmw(kind: str):
+    name = "atomic_" + kind
+
+    @builtin
+    def fn(pointer, val, mask=None, sem=None, scope=None):
+        pointer = _pointer_operand(pointer, f"tl.{name}")
+        elem = pointer.dtype.pointee
+        check_atomic(kind, elem)
+        options = _atomic_options(name, sem, scope)
+        operands = [pointer, _atomic_value(name, val, elem)]
+        if mask is not None:
+            operands.append(_mask_operand(mask))
+        return make("atomic_rmw", *operands, kind=kind, **options)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"tl.{name}(pointer, val, mask=None, sem=None, scope=None): atomically combines val into "
+                  f"memory ({kind}) and returns the old values; sem is 'acq_rel' (default), 'acquire', "
+                  f"'release' or 'relaxed', scope 'gpu' (default), 'cta' or 'sys'")
+    return fn
+
+
+atomic_add, atomic_max, atomic_min = _atomic_rmw("add"), _atomic_rmw("max"), _atomic_rmw("min")
+atomic_and, atomic_or, atomic_xor = _atomic_rmw("and"), _atomic_rmw("or"), _atomic_rmw("xor")
+atomic_xchg = _atomic_rmw("xchg")
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    """Atomically: old = *pointer; if old == cmp (bit for bit): *pointer = val. Returns old."""
+    pointer = _pointer_operand(pointer, "tl.atomic_cas")
+    elem = pointer.dtype.pointee
+    check_atomic("cas", elem)
+    options = _atomic_options("atomic_cas", sem, scope)
+    return make("atomic_cas", pointer, _atomic_value("atomic_cas", cmp, elem),
+                _atomic_value("atomic_cas", val, elem), **options)
+
+
+@builtin
+def debug_barrier():
+    """A barrier of all the threads of the program (block); memory accesses do not move across it."""
+    make("debug_barrier")
 
 
 @builtin

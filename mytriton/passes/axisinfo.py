@@ -3,11 +3,18 @@ steps are (contiguity), the largest power of 2 dividing each run's first value (
 bytes for pointers), and how long its runs of equal values are (constancy). The CUDA backend turns
 a load or store of pointers contiguous along the fastest register dimension into 16-byte vector
 accesses; divisibility decides whether their alignment is proven or must be checked at run time.
+
+Values that flow through region ops (a loop's carried values, an ``if``'s results) get what holds
+for every value flowing into them (the meet of their sources, ir/regions.py), found by iterating a
+loop's body to a fixed point; a loop's leading arguments (a ``for``'s index, ``start + k*step``)
+have their own rule (``leading_<op>``). So the offsets of a column loop ``for start in range(0, n,
+BLOCK)`` keep their divisibility by BLOCK, and its masked accesses stay vectorized.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ir.regions import is_target, lanes
 from ..ir.ssa import Const, Function, Op, Param, Region, Value
 from ..ir.types import BlockType, PointerType, shape_of
 
@@ -79,15 +86,49 @@ class AxisAnalysis:
 
     def region(self, region: Region):
         for op in region.ops:
-            if op.regions:                       # region arguments and results: unknown
-                for r in op.regions:
-                    self.region(r)
+            if op.regions:
+                self.region_op(op)
                 continue
             if op.results:
                 rule = getattr(self, "rule_" + op.name, None)
                 info = rule(op) if rule else None
                 if info is not None:
                     self.info[op.result] = info
+
+    def region_op(self, op: Op, rounds: int = 4):
+        """Region arguments and results: the meet of the values flowing into them. The first round
+        takes only the op's operands (the regions are not analyzed yet: optimistic for a loop's
+        back edge); each later round all the sources, until nothing changes. Facts only weaken
+        from round to round; if they still change after ``rounds``, every flowing value is taken
+        as unknown."""
+        leading = getattr(self, "leading_" + op.name, None)
+        if leading is not None:
+            leading(op)
+        flows = lanes(op)
+        targets = [v for group, _, values in flows for v, p in zip(values, group) if is_target(p)]
+        for round_ in range(rounds + 1):
+            before = {v: self.info.get(v) for v in targets}
+            for group, _pos, values in flows:
+                sources = [v for v, p in zip(values, group)
+                           if not is_target(p) and (p[0] == "operands" or round_ > 0)]
+                info = _meet([self.get(v) for v in sources]) if sources and round_ < rounds else None
+                for v, p in zip(values, group):
+                    if not is_target(p):
+                        continue
+                    if info is None:
+                        self.info.pop(v, None)          # unknown (get's default for the type)
+                    else:
+                        self.info[v] = info
+            for r in op.regions:
+                self.region(r)
+            if round_ > 0 and all(self.info.get(v) == before[v] for v in targets):
+                return
+
+    def leading_for(self, op: Op):
+        """A for's index is start + k*step: divisible by what divides both."""
+        start, _stop, step = op.operands[:3]
+        div = min(self.get(start).divisibility[0], self.get(step).divisibility[0])
+        self.info[op.regions[0].args[0]] = AxisInfo.scalar(div)
 
     def operands(self, op: Op) -> list[AxisInfo]:
         shape = shape_of(op.result.type)
@@ -206,6 +247,13 @@ class AxisAnalysis:
 
     rule_cmp_eq = rule_cmp_ne = _constancy_only
     rule_and = rule_or = rule_xor = rule_where = rule_cast = _constancy_only
+
+
+def _meet(infos: list[AxisInfo]) -> AxisInfo:
+    """What holds for each of ``infos`` (of one type)."""
+    first = infos[0]
+    return AxisInfo(*(tuple(min(i.__dict__[f][d] for i in infos) for d in range(len(first.__dict__[f])))
+                      for f in ("contiguity", "divisibility", "constancy")))
 
 
 def analyze(fn: Function) -> AxisAnalysis:

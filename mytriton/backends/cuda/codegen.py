@@ -22,6 +22,7 @@ import jinja2
 from ... import __version__
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
+from .atomics import atomic_statement
 from ...errors import CompilationError
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
 from ...ir.layout import to_linear
@@ -29,7 +30,7 @@ from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
-from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
+from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
 from ...ir.types import BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
 
@@ -144,6 +145,7 @@ class CudaEmitter:
         # a store made by one owning thread is followed by a block barrier where the kernel loads at
         # all, so that every thread's later load of that address sees it (see store_owner)
         self.has_loads = any(OPS[op.name].reads_memory for op in walk(fn.body))
+        self.used = use_counts(fn.body)
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -212,7 +214,7 @@ class CudaEmitter:
         ptrs = {p for p in self.fn.params if isinstance(p.type, PointerType)}
         stored = set()
         for op in walk(self.fn.body):
-            if OPS[op.name].writes_memory:
+            if OPS[op.name].writes_memory and op.operands:            # (a barrier has no pointer)
                 roots = self._roots(op.operands[0])
                 if roots is None:
                     return set()
@@ -464,6 +466,60 @@ class CudaEmitter:
         (the other threads may load that address next: in program order they must see the store)."""
         if owner is not None and self.has_loads:
             self.emit("__syncthreads();")
+
+    def op_atomic_rmw(self, op: Op):
+        self.atomic(op, op.attrs["kind"], op.operands[1:2], op.operands[2] if len(op.operands) == 3 else None)
+
+    def op_atomic_cas(self, op: Op):
+        self.atomic(op, "cas", op.operands[1:3], None)
+
+    def atomic(self, op: Op, kind: str, values: list[Value], mask: Value | None):
+        """Each element once, by its owning thread (``store_owner``; for a scalar: thread 0, once
+        per program), as inline PTX (backends/cuda/atomics.py). Where the old values are used and
+        other threads hold copies of the element, the owner hands its old value to them through
+        shared memory (masked-off elements read 0)."""
+        ptr, res = op.operands[0], op.result
+        elem = res.type.scalar
+        block = isinstance(res.type, BlockType)
+        own = self.store_owner(ptr)
+
+        def at(v: Value) -> str:
+            return self.elem(res, v) if block else self.ref(v)
+        out = f"{self.ref(res)}[r]" if block else self.ref(res)
+        stmt = atomic_statement(kind, elem, op.attrs["sem"], op.attrs["scope"], at(ptr), [at(v) for v in values], out)
+        conds = [c for c in (own, at(mask) if mask is not None else None) if c is not None]
+        if conds:
+            stmt = f"if ({' && '.join(conds)}) {stmt} else {out} = {c_literal(0, elem)};"
+        self.emit(self.declare(res) + ";")
+        if block:
+            self.per_element(res, f"{{ {stmt} }}")
+        else:
+            self.emit(stmt)
+        if own is None:
+            return
+        if res not in self.used:
+            self.publish_store(own)
+            return
+        numel = res.type.numel if block else 1
+        self.smem(numel * max(1, elem.bits // 8))
+        lin = self.linear(res.type.shape, self.coords(res, "r")) if block else "0"
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{elem.c_name}* buf = reinterpret_cast<{elem.c_name}*>(mt_smem);")
+        if block:
+            self.per_element(res, f"if ({own}) buf[{lin}] = {out};")
+            self.emit("__syncthreads();")
+            self.per_element(res, f"{out} = buf[{lin}];")
+        else:
+            self.emit(f"if ({own}) buf[0] = {out};")
+            self.emit("__syncthreads();")
+            self.emit(f"{out} = buf[0];")
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
+    def op_debug_barrier(self, op: Op):
+        self.emit("__syncthreads();")
 
     def op_where(self, op: Op):
         """The registry's where, except that pointer branches have no arithmetic compute type."""

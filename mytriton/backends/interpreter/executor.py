@@ -17,6 +17,10 @@ while loop's condition that depends on the program id or on memory) is run one p
 (see ``loop_bounds_vary``), so that every program advances on its own (a spin lock cannot deadlock
 programs held in lock step). An ``if`` whose condition differs between the programs of a batch
 runs each branch on the programs that take it (``Executor.run_if``).
+Atomics are the one sanctioned inter-program race: an atomic op runs the batch's programs one after
+the other (``Memory.atomic``), so the batch behaves as some sequential order of its atomics and
+each program gets the old values that order gives; an atomic's result counts as differing between
+programs.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...ir.ops import OPS, REDUCE_COMBINE, constant_value, eval_elementwise, np_dtype
+from ...ir.ops import ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, eval_elementwise, np_dtype
 from ...ir.regions import control_operands, is_target, lanes
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, shape_of
@@ -197,6 +201,24 @@ def _store(ex, op, args):
     ex.access(op, lambda: ex.memory.store(address, value.astype(dtype, copy=False), mask))
 
 
+def _atomic(ex, op, args):
+    """atomic_rmw (ptr, value [, mask]) and atomic_cas (ptr, cmp, value): every program of the batch
+    runs it, even where the operands are the same in all of them (a scalar atomic on a fixed
+    address runs once per program)."""
+    rank = _rank(op.operands[0])
+    n = len(ex.program_ids[0])
+    address, *rest = (np.broadcast_to(a, (n,) + a.shape[1:]) for a in _broadcast_all(args, rank))
+    has_mask = op.name == "atomic_rmw" and len(rest) == 2
+    mask = rest.pop() if has_mask else None
+    update = ATOMIC_UPDATE["cas" if op.name == "atomic_cas" else op.attrs["kind"]]
+    dtype = np_dtype(op.result.type.scalar)
+    return ex.access(op, lambda: ex.memory.atomic(address, mask, update, rest, dtype))
+
+
+def _barrier(ex, op, args):
+    """Programs of a batch advance in lock step: every op is already a barrier."""
+
+
 def _identity(ex, op, args):
     return args[0]
 
@@ -207,6 +229,7 @@ STRUCTURAL: dict[str, Callable] = {
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     "sum": _reduce, "max": _reduce, "min": _reduce,
     "addptr": _addptr, "load": _load, "store": _store,
+    "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier,
     "convert_layout": _identity,
 }
 # The ops that own regions (and the terminators that end them) are run by REGION_RUNNERS below.

@@ -159,8 +159,42 @@ class Memory:
                 buf.flat[off[lanes]] = value[lanes]
 
 
+    def atomic(self, address: np.ndarray, mask: np.ndarray | None, update, operands: list[np.ndarray],
+               dtype) -> np.ndarray:
+        """Atomics at ``address`` (all operands broadcast to its shape) on the enabled lanes, one lane
+        after the other in lane order (row-major: the program axis first): each lane's memory
+        becomes ``update(old, *its operands)``; returns the old values (0 on masked-off lanes).
+        Lanes at distinct addresses are independent, so the lanes run in rounds: round k does the
+        k-th lane of every address at once."""
+        old = np.zeros(address.shape, dtype)
+        flat_old = old.reshape(-1)
+        operands = [np.ascontiguousarray(o, dtype).reshape(-1) for o in operands]
+        for buf, lanes, off in self.resolve("atomic", address, mask):
+            if not buf.flat.flags.writeable:
+                raise ReadOnly(buf)
+            sel = np.arange(address.size) if lanes is None else np.flatnonzero(lanes.reshape(-1))
+            offs = off.reshape(-1)[sel]
+            order = np.argsort(offs, kind="stable")           # by address, lane order within one
+            first = np.ones(len(order), bool)
+            first[1:] = offs[order][1:] != offs[order][:-1]
+            starts = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+            rank = np.arange(len(order)) - starts              # k: the lane is its address's k-th
+            by_round = order[np.argsort(rank, kind="stable")]
+            bounds = np.cumsum(np.bincount(rank)) if len(rank) else []
+            lo = 0
+            with np.errstate(all="ignore"):
+                for hi in bounds:
+                    lane = sel[by_round[lo:hi]]
+                    at = offs[by_round[lo:hi]]
+                    current = buf.flat[at].astype(dtype, copy=False)
+                    flat_old[lane] = current
+                    buf.flat[at] = update(current, *(o[lane] for o in operands))
+                    lo = hi
+        return old
+
+
 class ReadOnly(Exception):
-    """A store into an array the caller passed read-only."""
+    """A store (or an atomic) into an array the caller passed read-only."""
 
     def __init__(self, buffer: Buffer):
         self.buffer = buffer

@@ -17,12 +17,13 @@ from ...ir.layout import to_linear
 from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_KINDS
 from ...ir.printer import Printer
-from ...ir.ssa import Const, Function, Op, Param, Value, walk
+from ...ir.ssa import Const, Function, Op, Param, Value, use_counts, walk
 from ...ir.types import F32, I1, I32, I64, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .arith import ELEMENTWISE, combine, constant_literal, constant_name, convert, mlir_type
 
 WORKGROUP = "#gpu.address_space<workgroup>"
+SYNCSCOPE = {"gpu": ' syncscope("device")', "cta": ' syncscope("block")', "sys": ""}   # NVPTX's names
 MAX_WORKGROUP_BYTES = 48 * 1024        # static shared memory per block without an opt-in
 _SMEM_SIZE = "\0SMEM\0"                # the buffer's size is known only once the body is emitted
 
@@ -81,6 +82,7 @@ class MLIREmitter:
         self.last_line = None
         self.pending_comment: tuple | None = None      # (source position, comment line)
         self.has_loads = any(OPS[op.name].reads_memory for op in walk(fn.body))   # see op_store
+        self.uses = use_counts(fn.body)
         self.smem = self.unique("smem")                 # the workgroup buffer's name
 
     # --- names and lines -------------------------------------------------------------------------
@@ -409,6 +411,105 @@ class MLIREmitter:
             self.line("}")
         if self.has_loads and owned:
             self.line("gpu.barrier")   # later loads of any thread see the owning thread's store
+
+    # --- atomics (as the CUDA backend: each element once, by its owner; copies get the old value) ---
+
+    def op_atomic_rmw(self, op: Op):
+        self.atomic(op, op.attrs["kind"], op.operands[1:2], op.operands[2] if len(op.operands) == 3 else None)
+
+    def op_atomic_cas(self, op: Op):
+        self.atomic(op, "cas", op.operands[1:3], None)
+
+    def atomic(self, op: Op, kind: str, values: list[Value], mask: Value | None):
+        ptr, res = op.operands[0], op.result
+        elem = res.type.scalar
+        ty = mlir_type(elem)
+        owned = False
+        regs = []
+        for r, name in enumerate(self.reg_names(res)):
+            p = self.operand(res, ptr, r)
+            vals = [self.operand(res, v, r) for v in values]
+            conds = [c for c in (self.store_owner(ptr, r),) if c is not None]
+            owned = owned or bool(conds)
+            if mask is not None:
+                conds.append(self.operand(res, mask, r))
+            if not conds:
+                regs.append(self.atomic_element(kind, elem, op.attrs, p, vals, name))
+                continue
+            cond = conds[0] if len(conds) == 1 else self.emit(f"arith.andi {conds[0]}, {conds[1]} : i1")
+            old = self.emit(f"scf.if {cond} -> ({ty}) {{", name)
+            self.depth += 1
+            self.line(f"scf.yield {self.atomic_element(kind, elem, op.attrs, p, vals)} : {ty}")
+            self.depth -= 1
+            self.line("} else {")
+            self.line(f"  scf.yield {self.const(0, elem)} : {ty}")
+            self.line("}")
+            regs.append(old)
+        if owned and res in self.uses:           # the owner's old value to every copy
+            block = isinstance(res.type, BlockType)
+            count = res.type.numel if block else 1
+            buf = self.smem_buffer(_storage_type(elem), count, count * _storage_bytes(elem), op)
+            index = [self.linear(res.type.shape, self.coords(res, r)) if block else 0 for r in range(len(regs))]
+            for r, old in enumerate(regs):
+                self.line(f"scf.if {self.store_owner(ptr, r)} {{")
+                self.depth += 1
+                self.smem_store(buf, index[r], old, elem, count)
+                self.depth -= 1
+                self.line("}")
+            self.line("gpu.barrier")
+            regs = [self.smem_load(buf, index[r], elem, count) for r in range(len(regs))]
+            self.line("gpu.barrier")
+        elif owned and self.has_loads:
+            self.line("gpu.barrier")   # later loads of any thread see the owning thread's update
+        self.values[res] = regs if isinstance(res.type, BlockType) else regs[0]
+
+    def atomic_element(self, kind: str, elem: ScalarType, attrs: dict, p: str, vals: list[str],
+                       name: str | None = None) -> str:
+        """One atomic as ``llvm.atomicrmw``/``llvm.cmpxchg`` (monotonic, with the scope as a
+        syncscope) between the PTX fences its ``sem`` needs: LLVM 19's NVPTX backend drops the
+        ordering of atomics (and cannot select ``llvm.fence``), so the ordering is spelled as fences
+        (a release fence before, an acquire fence after), which the PTX memory model defines."""
+        sem, scope = attrs["sem"], SYNCSCOPE[attrs["scope"]]
+        if sem in ("release", "acq_rel"):
+            self.ptx_fence(attrs["scope"])
+        ty = mlir_type(elem)
+        if kind == "cas":
+            ity = f"i{elem.bits}"
+            cmp, val = (self.emit(f"arith.bitcast {v} : {ty} to {ity}") if elem.is_float else v for v in vals)
+            pair = self.emit(f"llvm.cmpxchg {p}, {cmp}, {val}{scope} monotonic monotonic : !llvm.ptr, {ity}")
+            old = self.emit(f"llvm.extractvalue {pair}[0] : !llvm.struct<({ity}, i1)>",
+                            None if elem.is_float else name)
+            if elem.is_float:
+                old = self.emit(f"arith.bitcast {old} : {ity} to {ty}", name)
+        elif elem.is_float and kind in ("max", "min"):
+            # Triton's float max/min: signed max (min) of the bits when the sign bit is clear,
+            # unsigned min (max) when it is set (backends/cuda/atomics.py)
+            ity = f"i{elem.bits}"
+            bits = self.emit(f"arith.bitcast {vals[0]} : {ty} to {ity}")
+            neg = self.emit(f"arith.cmpi slt, {bits}, {self.const(0, I32 if elem.bits == 32 else I64)} : {ity}")
+            pos_op, neg_op = ("max", "umin") if kind == "max" else ("min", "umax")
+            got = self.emit(f"scf.if {neg} -> ({ity}) {{")
+            for i, rmw in enumerate((neg_op, pos_op)):
+                self.depth += 1
+                one = self.emit(f"llvm.atomicrmw {rmw} {p}, {bits}{scope} monotonic : !llvm.ptr, {ity}")
+                self.line(f"scf.yield {one} : {ity}")
+                self.depth -= 1
+                self.line("} else {" if i == 0 else "}")
+            old = self.emit(f"arith.bitcast {got} : {ity} to {ty}", name)
+        else:
+            op = {"add": "fadd" if elem.is_float else "add", "and": "_and", "or": "_or", "xor": "_xor",
+                  "xchg": "xchg", "max": "max" if elem.is_signed else "umax",
+                  "min": "min" if elem.is_signed else "umin"}[kind]
+            old = self.emit(f"llvm.atomicrmw {op} {p}, {vals[0]}{scope} monotonic : !llvm.ptr, {ty}", name)
+        if sem in ("acquire", "acq_rel"):
+            self.ptx_fence(attrs["scope"])
+        return old
+
+    def ptx_fence(self, scope: str):
+        self.line(f'llvm.inline_asm has_side_effects "fence.acq_rel.{scope};", "~{{memory}}" : () -> ()')
+
+    def op_debug_barrier(self, op: Op):
+        self.line("gpu.barrier")
 
     def op_program_id(self, op: Op):
         self.grid_query(op, "block_id")
