@@ -502,7 +502,7 @@ class CudaEmitter:
             return
         numel = res.type.numel if block else 1
         self.smem(numel * max(1, elem.bits // 8))
-        lin = self.linear(res.type.shape, self.coords(res, "r")) if block else "0"
+        lin = self.offset(res, "r") if block else "0"
         self.emit("{")
         self.depth += 1
         self.emit(f"{elem.c_name}* buf = reinterpret_cast<{elem.c_name}*>(mt_smem);")

@@ -449,7 +449,7 @@ class MLIREmitter:
             block = isinstance(res.type, BlockType)
             count = res.type.numel if block else 1
             buf = self.smem_buffer(_storage_type(elem), count, count * _storage_bytes(elem), op)
-            index = [self.linear(res.type.shape, self.coords(res, r)) if block else 0 for r in range(len(regs))]
+            index = [self.offset(res, r) if block else 0 for r in range(len(regs))]
             for r, old in enumerate(regs):
                 self.line(f"scf.if {self.store_owner(ptr, r)} {{")
                 self.depth += 1
