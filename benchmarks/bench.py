@@ -6,7 +6,7 @@ Builds benchmarks/manifests/bench.yaml with mytriton-build, then times each kern
 Results are checked before timing; times are CUDA-event medians after warm-up, with inputs rotated
 over several buffer sets so the L2 cache flatters no one. Prints a table and writes JSON.
 
-    python3 benchmarks/bench.py [--json out.json] [--only add,softmax] [--quick]
+    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax] [--quick]
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from common import ROOT, bench, cdiv, check, triton_module
+from common import KERNELS, ROOT, bench, cdiv, check, triton_module
 
 
 def build_mytriton(out_dir: Path):
@@ -74,6 +74,26 @@ class Suite:
                  "triton": bench(lambda i: self.tr_ew.axpby_kernel[grid](xs[i], ys[i], out, 2.0, -0.5, n, BLOCK=block), sets),
                  "torch": bench(lambda i: torch.add(xs[i] * 2.0, ys[i], alpha=-0.5, out=out), sets)}
             self.record("axpby", f"n=2^{n.bit_length() - 1} BLOCK={block}", "GB/s", 12 * n, t)
+
+    def half(self):
+        """fp16/bf16 vector add: elementwise.py's add_kernel (the same source) JIT-compiled by
+        mytriton and by Triton; 16-byte accesses of 8 halves."""
+        sys.path.insert(0, str(KERNELS))
+        import elementwise as mt_ew
+        n = 2**24 if self.quick else 2**28
+        sets = 2 if n >= 2**26 else 8
+        for dtype, name in ((torch.float16, "add_fp16"), (torch.bfloat16, "add_bf16")):
+            xs = [torch.randn(n, device="cuda", dtype=dtype) for _ in range(sets)]
+            ys = [torch.randn(n, device="cuda", dtype=dtype) for _ in range(sets)]
+            out = torch.empty(n, device="cuda", dtype=dtype)
+            for block in (1024, 2048, 4096):
+                grid = (cdiv(n, block),)
+                mt_ew.add_kernel[grid](xs[0], ys[0], out, n, BLOCK=block)
+                check(name, out, xs[0] + ys[0], 0, 0)
+                t = {"mytriton": bench(lambda i: mt_ew.add_kernel[grid](xs[i], ys[i], out, n, BLOCK=block), sets),
+                     "triton": bench(lambda i: self.tr_ew.add_kernel[grid](xs[i], ys[i], out, n, BLOCK=block), sets),
+                     "torch": bench(lambda i: torch.add(xs[i], ys[i], out=out), sets)}
+                self.record(name, f"n=2^{n.bit_length() - 1} BLOCK={block}", "GB/s", 6 * n, t)
 
     def softmax(self):
         rows, cols = (4096 if self.quick else 32768), 1024
@@ -157,7 +177,7 @@ def main():
     mt = build_mytriton(Path(tempfile.mkdtemp()) / "build")
     suite = Suite(mt, args.quick)
     print(f"device: {torch.cuda.get_device_name()}  (GB/s counts bytes read + written; fp32 matmul without tf32)")
-    for name in ("elementwise", "softmax", "reductions", "matmul", "histogram"):
+    for name in ("elementwise", "half", "softmax", "reductions", "matmul", "histogram"):
         if not args.only or name in args.only.split(","):
             getattr(suite, name)()
     print("\nsummary (best config of each):")

@@ -101,6 +101,13 @@ def cast_kernel(x_ptr, out_ptr, n, DTYPE: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def bitcast_kernel(x_ptr, out_ptr, n, DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask).to(DTYPE, bitcast=True), mask=mask)
+
+
+@triton.jit
 def where_kernel(c_ptr, x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -410,10 +417,22 @@ def test_cast(src, dst, values, ref):
         np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("src, dst, dtype", [(np.float32, np.int32, tl.int32), (np.int64, np.float64, tl.float64),
+                                             (np.uint32, np.int32, tl.int32), (np.int8, np.uint8, tl.uint8)])
+def test_bitcast(src, dst, dtype):
+    x = np.array([0, 1, -1, 2.5, 1e30, -7, 100, 3], np.float64).astype(src) if src is np.float32 else \
+        np.array([0, 1, 2**7 - 1, 5, 77, 3, 2**6, 9], np.int64).astype(src)
+    x[1] = ~x[1] if np.issubdtype(src, np.integer) else -0.0
+    out = np.zeros(len(x) + 3, dst)
+    bitcast_kernel[(1,)](x, out, len(x), DTYPE=dtype, BLOCK=16)
+    np.testing.assert_array_equal(out[:len(x)].view(src), x)
+    assert not out[len(x):].any()                              # the masked tail stays untouched
+
+
 def test_registry_ops_are_all_covered():
     """Every elementwise op of the registry appears in this table (a new op needs a test here)."""
     from mytriton.ir.ops import OPS
-    covered = ({op for op, _ in BINARY_CASES} | set(UNARY_FLOAT) | {"invert", "where", "cast", "addptr",
+    covered = ({op for op, _ in BINARY_CASES} | set(UNARY_FLOAT) | {"invert", "where", "cast", "bitcast", "addptr",
                                                                       "load", "store"}
                | {"atomic_rmw", "atomic_cas"})                     # tests/test_atomics.py
     elementwise = {name for name, d in OPS.items() if d.elementwise}

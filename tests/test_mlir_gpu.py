@@ -137,15 +137,9 @@ def test_mlir_ptx_matches_cuda_backend(case):
     for param in case.outputs:
         np.testing.assert_allclose(got[param], expected[param], rtol=case.rtol, atol=case.atol,
                                    err_msg=f"{case.name}: {param}: MLIR backend vs numpy")
-    try:
-        ck = mytriton.compile(case.kernel, signature=case.signature, constexprs=case.constexprs, target="sm_90",
-                              num_warps=case.num_warps)
-        cubin = ck.asm["cubin"]
-    except mytriton.CompilationError as e:
-        if "does not support fp16/bf16" not in str(e):   # only half precision is expected to fail there
-            raise
-        pytest.xfail(f"the CUDA backend cannot compile this kernel (the MLIR result matched numpy): "
-                     f"{str(e).splitlines()[0]}")
+    ck = mytriton.compile(case.kernel, signature=case.signature, constexprs=case.constexprs, target="sm_90",
+                          num_warps=case.num_warps)
+    cubin = ck.asm["cubin"]
     want = run_on_gpu(drv, case, cubin, ck.metadata["name"], ck.metadata["shared"])
     for param in case.outputs:
         np.testing.assert_allclose(got[param], want[param], rtol=case.rtol, atol=case.atol,

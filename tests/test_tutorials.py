@@ -26,8 +26,7 @@ TUTORIALS = ROOT / "manifests" / "kernels" / "tutorials"
 MANIFEST = ROOT / "manifests" / "tutorials.yaml"
 
 # What each tutorial kernel still needs from mytriton (the reason of its strict xfails).
-FP16_CUDA = "fp16 pointers/tiles in the CUDA backend (the tutorial's layer norm is fp16 I/O)"
-PENDING = {"_layer_norm_fwd_fused": FP16_CUDA}
+PENDING: dict[str, str] = {}
 
 
 def _load(name: str):
@@ -139,7 +138,6 @@ def test_manifest_specialization_compiles_under_nvrtc(entry, spec):
     assert ck.asm["cubin"][:4] == b"\x7fELF"
 
 
-@pending(FP16_CUDA, raises=AssertionError)
 def test_mytriton_build_builds_the_manifest(tmp_path):
     result = subprocess.run([sys.executable, "-m", "mytriton.aot", str(MANIFEST), "--out", str(tmp_path),
                              "-j", "2"], capture_output=True, text=True, cwd=tmp_path,
@@ -206,7 +204,7 @@ LAYER_NORM_SHAPES = [(1151, 8192), (37, 1000), (4, 33)]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float32", pytest.param("float16", marks=pending(FP16_CUDA))])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("n", VECTOR_SIZES)
 def test_vector_add_gpu_vs_torch(n, dtype):
     torch = _torch()
@@ -225,7 +223,7 @@ def test_fused_softmax_gpu_vs_torch(n_rows, n_cols, programs):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float32", pytest.param("float16", marks=pending(FP16_CUDA))])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("M,N", LAYER_NORM_SHAPES)
 def test_layer_norm_gpu_vs_torch(M, N, dtype):
     torch = _torch()
@@ -239,7 +237,7 @@ def test_layer_norm_gpu_vs_torch(M, N, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float32", pytest.param("float16", marks=pending(FP16_CUDA))])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_vector_add_gpu_vs_triton(dtype):
     torch = _torch()
     theirs = _triton_version("vector_add")
@@ -258,7 +256,7 @@ def test_fused_softmax_gpu_vs_triton(n_rows, n_cols, programs):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float32", pytest.param("float16", marks=pending(FP16_CUDA))])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("M,N", LAYER_NORM_SHAPES)
 def test_layer_norm_gpu_vs_triton(M, N, dtype):
     torch = _torch()

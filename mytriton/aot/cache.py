@@ -25,8 +25,10 @@ from .jobs import Artifacts, CompileJob
 CACHE_FORMAT = 1
 GENERATOR = "mytriton-build"
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent            # mytriton/
-# The build tool and the runtime do not change what the compiler emits.
+# The build tool and the runtime do not change what the compiler emits -- except the dtype table,
+# which lives in the runtime's driver.py (the runtime ships alone) and which the compiler reads.
 _NOT_COMPILER = ("aot", "runtime")
+_DTYPE_TABLE = _PACKAGE_ROOT / "runtime" / "driver.py"
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ def compiler_hash(templates_dir: str | None) -> str:
     build: a long-lived process must notice a compiler edit)."""
     digest = hashlib.sha256()
     files = [p for p in _PACKAGE_ROOT.rglob("*.py")
-             if p.relative_to(_PACKAGE_ROOT).parts[0] not in _NOT_COMPILER]
+             if p.relative_to(_PACKAGE_ROOT).parts[0] not in _NOT_COMPILER or p == _DTYPE_TABLE]
     roots = [(_PACKAGE_ROOT, files)]
     if templates_dir:
         root = Path(templates_dir)

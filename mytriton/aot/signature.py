@@ -4,7 +4,9 @@ from __future__ import annotations
 import difflib
 import re
 
-SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
+from ..runtime.driver import DTYPES, dtype_named
+
+SCALAR_TYPES = tuple(DTYPES)
 
 # Compute capabilities NVIDIA has shipped; NVRTC may support only a subset (checked at build time).
 KNOWN_ARCHS = (70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
@@ -23,20 +25,16 @@ def type_error(text: str) -> str | None:
     return None
 
 
-# What people write for the type names (numpy, torch, C); difflib finds plain misspellings.
-_TYPE_ALIASES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int": "i32", "int64": "i64",
-                 "long": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-                 "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
-                 "f32": "fp32", "float64": "fp64", "double": "fp64", "f64": "fp64", "f16": "fp16"}
-
-
 def type_suggestion(text: str) -> str:
     """``"; did you mean '*fp32:16'?"`` for a misspelled type string such as ``*f32:16``, else ``""``."""
     match = re.fullmatch(r"\s*(\*?)\s*([^:\s]*)\s*(:\s*\d+)?\s*", text) if isinstance(text, str) else None
     if not match:
         return ""
     name = match[2].lower()
-    close = [_TYPE_ALIASES[name]] if name in _TYPE_ALIASES else difflib.get_close_matches(name, SCALAR_TYPES, n=1)
+    # what people write for the type names (numpy, torch, C: the dtype table's spellings); difflib
+    # finds plain misspellings
+    known = dtype_named(name)
+    close = [known] if known else difflib.get_close_matches(name, SCALAR_TYPES, n=1)
     if not close:
         return ""
     guess = match[1] + close[0] + (":" + match[3].lstrip(":").strip() if match[3] else "")

@@ -92,9 +92,16 @@ def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
     if _admitted_ids is None:
         from ..ir.types import BlockType, PointerType, ScalarType
         from .jit import JITFunction
-        import numpy as np          # its scalars' methods are numpy's own (C), like the builtins'
-        numpy_scalars = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-                         np.uint64, np.float16, np.float32, np.float64)
+        from ..ir.ops import np_dtype
+        from ..ir.types import SCALARS
+        # numpy's scalars (ml_dtypes' bfloat16 where it is installed): their methods are numpy's
+        # own (C), like the builtins'
+        numpy_scalars = []
+        for t in SCALARS.values():
+            try:
+                numpy_scalars.append(np_dtype(t))
+            except ImportError:
+                pass
         kinds = {id(t): "scalar" for t in (*_SCALAR_TYPES, *numpy_scalars)}
         kinds.update({id(t): "seq" for t in (tuple, list, set, frozenset)})
         kinds.update({id(dict): "dict", id(types.SimpleNamespace): "ns", id(types.ModuleType): "module",

@@ -20,6 +20,7 @@ times: loop-invariant code moves out of them). An op with regions describes with
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .ssa import Const
-from .types import (SCALARS, BlockType, F32, I1, I32, PointerType, ScalarType, Type, broadcast_shapes,
+from .types import (SCALARS, BlockType, F32, I1, I32, PointerType, ScalarType, Type, U32, broadcast_shapes,
                     make_type, promote, shape_of)
 
 
@@ -151,7 +152,8 @@ def _truediv_compute(types, attrs):
     a, b = _numeric(types[0], "/"), _numeric(types[1], "/")
     check_same_signedness(a, b, "/")
     c = promote(a, b)
-    return c if c.is_float else F32            # Triton: int / int is true division in fp32
+    # Triton: int / int is true division in fp32, and halves divide in fp32 (no PTX division for them)
+    return c if c.is_float and not c.is_half else F32
 
 
 def _int_only(op: str):
@@ -177,15 +179,21 @@ def check_same_signedness(a: ScalarType, b: ScalarType, op: str):
 def _mod_compute(types, attrs):
     a, b = _numeric(types[0], "%"), _numeric(types[1], "%")
     check_same_signedness(a, b, "%")
-    return promote(a, b)
+    c = promote(a, b)
+    return F32 if c.is_half else c              # as for '/': no half-precision remainder in Triton
 
 
 def _float_only(op: str):
+    """Triton's math functions take fp32 and fp64 only (libdevice's convention: fp16/bf16 and
+    integers are refused rather than silently widened; the user converts with ``.to``)."""
     def compute(types, attrs):
         a = _numeric(types[0], op)
         if not a.is_float:
             raise OpTypeError(f"{op} expects a floating-point operand, got {types[0].scalar}"
                               f" (convert with .to(tl.float32))")
+        if a.is_half:
+            raise OpTypeError(f"{op} expects fp32 or fp64, got {a} (as in Triton, math functions are not "
+                              f"defined on fp16/bf16: convert with .to(tl.float32))")
         return a
     return compute
 
@@ -312,13 +320,40 @@ _unary("abs", _same_compute, np.abs,
        lambda o, ct: f"fabs({o[0]})" if ct.is_float else f"abs({o[0]})" if ct.is_signed else o[0])
 
 
+ROUNDINGS = ("rtne", "rtz")
+
+
 def _cast_rule(types, attrs):
-    dst = attrs["dtype"]
+    """``x.to(dtype, fp_downcast_rounding=...)``: ``rounding`` (None, "rtne", "rtz") may be given only
+    for a float narrowed to a float (Triton's rule); None there means round to nearest even."""
+    dst, rounding = attrs["dtype"], attrs.get("rounding")
+    src = types[0].scalar
+    if rounding is not None:
+        if rounding not in ROUNDINGS:
+            raise OpTypeError(f"invalid rounding mode {rounding!r}: supported rounding modes are 'rtne' and 'rtz'")
+        if isinstance(src, PointerType) or not (src.is_float and dst.is_float and dst.bits < src.bits):
+            raise OpTypeError(f"fp_downcast_rounding applies only to a float converted to a narrower float, "
+                              f"not {src} to {dst}")
     return make_type(shape_of(types[0]), dst)
 
 
 define(OpDef("cast", (1, 1), _cast_rule, elementwise=True, keeps_layout=True, compute=_same_compute,
-             np_fn=None, c_fn=None, doc="x.to(dtype); the backends convert per element"))
+             np_fn=None, c_fn=None, doc="x.to(dtype[, fp_downcast_rounding]); the backends convert per element"))
+
+
+def _bitcast_rule(types, attrs):
+    src, dst = types[0].scalar, attrs["dtype"]
+    if isinstance(src, PointerType):
+        raise OpTypeError(f"bitcast of a pointer ({src}) is not supported")
+    if src.bits != dst.bits:
+        raise OpTypeError(f"cannot bitcast {src} ({src.bits} bits) to {dst} ({dst.bits} bits): "
+                          f"a bitcast keeps the bits, so both types need the same width")
+    return make_type(shape_of(types[0]), dst)
+
+
+define(OpDef("bitcast", (1, 1), _bitcast_rule, elementwise=True, keeps_layout=True,
+             compute=_same_compute,
+             doc="x.to(dtype, bitcast=True): the same bits read as another type of the same width"))
 
 
 def _where_compute(types, attrs):
@@ -598,7 +633,7 @@ def _reduce_rule(types, attrs):
         raise OpTypeError(f"reduction expects a block, got {t}")
     elem = _numeric(t, "reduction")
     if attrs.get("kind") == "sum" and elem.is_int and elem.bits < 32:
-        elem = I32                       # Triton sums narrow integers (and bools) in int32
+        elem = I32 if elem.is_signed else U32   # Triton sums narrow integers in 32 bits (bool: unsigned)
     axis = attrs["axis"]
     if axis is None:
         return elem
@@ -689,29 +724,30 @@ define(OpDef("condition", (1, 1 << 30), lambda types, attrs: None, terminator=Tr
 
 # --- evaluation helpers shared by the folder and the interpreter -------------------------------
 
-_NP_DTYPES = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-              "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-              "fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
-
-
+@functools.cache
 def np_dtype(t: ScalarType):
-    if t.name == "bf16":
-        raise NotImplementedError("bf16 has no numpy dtype")
-    return _NP_DTYPES[t.name]
+    """The numpy scalar type of ``t`` (the dtype table's ``numpy``); bf16 is ml_dtypes' bfloat16,
+    imported only when a bf16 value is computed."""
+    name = t.info.numpy
+    if name == "bfloat16":
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    return np.dtype(name).type
 
 
-_FLOAT_BITS = {"fp16": np.uint16, "fp32": np.uint32, "fp64": np.uint64}
+def _bits_dtype(t: ScalarType):
+    return np.dtype(f"uint{t.bits}")
 
 
 def constant_value(value, t: ScalarType):
     """The one rounding rule for constants: the numpy scalar of type ``t`` that the Python number
     ``value`` stands for. A float is rounded once, from the Python double to ``t``, to nearest even,
     overflowing to ±inf (as numpy and Triton convert it: ``other=1e39`` is +inf in fp32); bf16 goes
-    through fp32 (as Triton's fp32 constant truncated to bf16) and is returned as that fp32 value.
-    The interpreter computes with this value and the backends spell exactly its bits."""
+    through fp32 (as Triton's fp32 constant truncated to bf16). The interpreter computes with this
+    value and the backends spell exactly its bits."""
     with np.errstate(all="ignore"):
         if t.name == "bf16":
-            return np.uint32(_bf16_bits(value) << 16).view(np.float32)
+            return np.uint16(_bf16_bits(value)).view(np_dtype(t))
         return np_dtype(t)(value)
 
 
@@ -721,6 +757,59 @@ def _bf16_bits(value) -> int:
     if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
         return 0x7FC0 | (bits >> 16 & 0x8000)                   # NaN stays a (quiet) NaN
     return (bits + 0x7FFF + (bits >> 16 & 1)) >> 16 & 0xFFFF    # round to nearest even
+
+
+def _toward_zero(rounded: np.ndarray, exact: np.ndarray, t: ScalarType) -> np.ndarray:
+    """``rounded`` (``exact`` rounded to nearest in ``t``) turned into ``exact`` rounded toward zero:
+    where rounding went away from zero, the magnitude steps down one unit in the last place (±inf
+    from a finite value becomes the largest finite value)."""
+    bits = rounded.view(_bits_dtype(t))
+    wide = exact.astype(np.float64)
+    away = np.abs(rounded.astype(np.float64)) > np.abs(wide)
+    return np.where(away, bits - np.ones((), bits.dtype), bits).astype(bits.dtype).view(rounded.dtype)
+
+
+def _narrow(x: np.ndarray, src: ScalarType, dst: ScalarType, rounding: str | None) -> np.ndarray:
+    """A float narrowed to the float ``dst``: to nearest even (directly, not through fp32 where the
+    source is fp64), or toward zero with ``rounding="rtz"``."""
+    target = np_dtype(dst)
+    if dst.name == "bf16" and src.bits == 64:
+        # fp64 → bf16 in one rounding: to fp32 rounding to odd (truncate, then set the last bit when
+        # inexact) keeps enough bits that rounding that to bf16 is the direct rounding
+        f = x.astype(np.float32)
+        bits = f.view(np.uint32)
+        over = np.abs(f.astype(np.float64)) > np.abs(x)
+        bits = np.where(over, bits - np.uint32(1), bits).astype(np.uint32)
+        inexact = (bits.view(np.float32).astype(np.float64) != x) & ~np.isnan(x)
+        f = np.where(inexact, bits | np.uint32(1), bits).astype(np.uint32).view(np.float32)
+        out = f.astype(target)
+    else:
+        out = x.astype(target)
+    if rounding == "rtz":
+        out = _toward_zero(np.asarray(out), x, dst)
+    return out
+
+
+def convert(x, src: ScalarType, dst: ScalarType, rounding: str | None = None) -> np.ndarray:
+    """The cast op on numpy values ``x`` of type ``src`` (the interpreter's and the folder's one
+    rule; the backends emit the same): to bool is ``!= 0``; float to integer truncates; a float
+    narrowed rounds to nearest even (or toward zero, ``rounding="rtz"``); fp16 and bf16 convert to
+    anything but fp32 through fp32, and an integer becomes bf16 through fp32, as in Triton."""
+    x = np.asarray(x)
+    with np.errstate(all="ignore"):
+        if src == dst:
+            return x.astype(np_dtype(dst), copy=False)
+        if dst.is_bool:
+            return x != 0
+        if src.is_half:
+            x, src = x.astype(np.float32), F32
+            if dst == F32:
+                return x
+        if src.is_float and dst.is_float and dst.bits < src.bits:
+            return _narrow(x, src, dst, rounding)
+        if dst.name == "bf16":                       # from an integer
+            return x.astype(np.float32).astype(np_dtype(dst))
+        return x.astype(np_dtype(dst))
 
 
 def exact_decimal(x: float) -> str | None:
@@ -738,26 +827,29 @@ def exact_decimal(x: float) -> str | None:
 
 def float_bits(value, t: ScalarType) -> int:
     """The bit pattern of ``constant_value(value, t)`` in ``t``'s format (floats only)."""
-    if t.name == "bf16":
-        return _bf16_bits(value)
-    return int(constant_value(value, t).view(_FLOAT_BITS[t.name]))
+    return int(constant_value(value, t).view(_bits_dtype(t)))
 
 
 def eval_elementwise(name: str, operand_types: list[Type], args: list, attrs: dict, result_type: Type):
-    """Evaluate an elementwise op on numpy values (scalars or arrays) with IR semantics."""
+    """Evaluate an elementwise op on numpy values (scalars or arrays) with IR semantics. Operands
+    are numpy arrays of their types, or Python numbers (the folder's constants), which stand for
+    ``constant_value``. fp16 and bf16 compute in fp32 and round the result back once, as the GPU
+    does (for + - * / sqrt that is the correctly rounded half-precision result)."""
     d = OPS[name]
     rt = result_type.scalar
+    args = [a if isinstance(a, np.ndarray) else np.asarray(constant_value(a, t.scalar))
+            for a, t in zip(args, operand_types)]
     with np.errstate(all="ignore"):
         if name == "cast":
-            x = np.asarray(args[0])
-            if rt.is_bool:
-                return (x != 0)
-            return x.astype(np_dtype(rt), copy=False)
+            return convert(args[0], operand_types[0].scalar, rt, attrs.get("rounding"))
+        if name == "bitcast":
+            x = np.ascontiguousarray(args[0], np_dtype(operand_types[0].scalar))
+            return x.view(np_dtype(rt))
         ct = d.compute(operand_types, attrs)
-        if name == "where":
-            conv = [np.asarray(args[0], dtype=np.bool_)] + [np.asarray(a).astype(np_dtype(ct), copy=False)
-                                                             for a in args[1:]]
-        else:
-            conv = [np.asarray(a).astype(np_dtype(ct), copy=False) for a in args]
+        first = 1 if name == "where" else 0
+        conv = [np.asarray(a, dtype=np.bool_) for a in args[:first]]
+        conv += [convert(a, t.scalar, ct) for a, t in zip(args[first:], operand_types[first:])]
+        if ct.is_half:
+            conv[first:] = [c.astype(np.float32) for c in conv[first:]]
         out = d.np_fn(*conv)
         return np.asarray(out).astype(np_dtype(rt), copy=False) if isinstance(rt, ScalarType) else out

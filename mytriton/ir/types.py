@@ -7,17 +7,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..runtime.driver import DTYPES, DType
+
 
 @dataclass(frozen=True)
 class ScalarType:
-    name: str          # the manifest/Triton spelling: i1 i8 … fp32 fp64
+    """An element type of the IR, which is also the language's ``tl.dtype``: the compiler's view of
+    one record of the dtype table (``runtime.driver.DTYPES``), which holds all its facts."""
+    name: str          # the manifest/Triton AOT spelling: i1 i8 … fp32 fp64 (the table's key)
     kind: str          # "bool" | "int" | "uint" | "float"
     bits: int
     c_name: str        # the CUDA C++ spelling
 
+    @classmethod
+    def of(cls, d: DType) -> "ScalarType":
+        return cls(d.name, d.kind, d.bits, d.c)
+
+    @property
+    def info(self) -> DType:
+        """This type's record in the dtype table (numpy, MLIR, Triton spellings, …)."""
+        return DTYPES[self.name]
+
     @property
     def is_float(self) -> bool:
         return self.kind == "float"
+
+    @property
+    def is_half(self) -> bool:
+        """fp16 or bf16: stored in 16 bits, computed in fp32 and rounded back (see ``ops``)."""
+        return self.kind == "float" and self.bits == 16
 
     @property
     def is_int(self) -> bool:        # bool counts as an integer type, as in Triton
@@ -33,11 +51,7 @@ class ScalarType:
 
     @property
     def ir_name(self) -> str:
-        if self.kind == "bool":
-            return "bool"
-        if self.kind == "float":
-            return {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64"}[self.name]
-        return self.name
+        return self.info.ir
 
     @property
     def scalar(self) -> "ScalarType":
@@ -47,22 +61,11 @@ class ScalarType:
         return self.ir_name
 
 
-I1 = ScalarType("i1", "bool", 1, "bool")
-I8 = ScalarType("i8", "int", 8, "signed char")
-I16 = ScalarType("i16", "int", 16, "short")
-I32 = ScalarType("i32", "int", 32, "int")
-I64 = ScalarType("i64", "int", 64, "long long")
-U8 = ScalarType("u8", "uint", 8, "unsigned char")
-U16 = ScalarType("u16", "uint", 16, "unsigned short")
-U32 = ScalarType("u32", "uint", 32, "unsigned int")
-U64 = ScalarType("u64", "uint", 64, "unsigned long long")
-F16 = ScalarType("fp16", "float", 16, "__half")
-BF16 = ScalarType("bf16", "float", 16, "__nv_bfloat16")
-F32 = ScalarType("fp32", "float", 32, "float")
-F64 = ScalarType("fp64", "float", 64, "double")
+SCALARS = {name: ScalarType.of(d) for name, d in DTYPES.items()}
+I1, I8, I16, I32, I64 = (SCALARS[n] for n in ("i1", "i8", "i16", "i32", "i64"))
+U8, U16, U32, U64 = (SCALARS[n] for n in ("u8", "u16", "u32", "u64"))
+F16, BF16, F32, F64 = (SCALARS[n] for n in ("fp16", "bf16", "fp32", "fp64"))
 BOOL = I1
-
-SCALARS = {t.name: t for t in (I1, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64)}
 
 
 @dataclass(frozen=True)
@@ -165,19 +168,18 @@ def parse_type(text: str) -> tuple[Type, int]:
 
 # --- promotion (Triton's rules, restricted to what we support) -----------------------------------
 
-_FLOAT_RANK = {"fp16": 1, "bf16": 1, "fp32": 2, "fp64": 3}
-
-
 def promote(a: ScalarType, b: ScalarType) -> ScalarType:
-    """The computation type of a binary arithmetic op on element types ``a`` and ``b``."""
+    """The computation type of a binary arithmetic op on element types ``a`` and ``b`` (Triton's
+    ``computation_type_impl`` for two tensors; ``/`` and ``%`` then compute halves in fp32, see
+    ``ops``): fp64 over fp32 over fp16 over everything else; bf16 stays bf16 only with itself
+    (bf16 with an integer is fp32, with fp16 it is fp16)."""
     if a == b:
         return a
     if a.is_float or b.is_float:
-        if a.is_float and b.is_float:
-            if {a.name, b.name} == {"fp16", "bf16"}:
-                return F32
-            return a if _FLOAT_RANK[a.name] >= _FLOAT_RANK[b.name] else b
-        return a if a.is_float else b
+        for t in (F64, F32, F16):
+            if t in (a, b):
+                return t
+        return F32
     # both integer (bool counts as the narrowest integer)
     if a.is_bool:
         return b

@@ -19,7 +19,7 @@ __all__ = [
     "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",
     "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
-    "atomic_cas", "debug_barrier",
+    "atomic_cas", "debug_barrier", "cast",
 ]
 
 
@@ -99,8 +99,6 @@ def _shape(shape) -> tuple[int, ...]:
 def _block_dtype(dtype) -> ScalarType:
     if not isinstance(dtype, ScalarType):
         raise TypeError(f"block dtype must be a tl dtype such as tl.float32, got {dtype!r}")
-    if dtype.name in ("fp16", "bf16"):
-        raise TypeError(f"block dtype {dtype.name} is not supported yet")
     return dtype
 
 
@@ -243,6 +241,12 @@ def debug_barrier():
 
 
 @builtin
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
+    """``tl.cast(x, dtype, fp_downcast_rounding=None, bitcast=False)``: ``x.to(...)``, for numbers too."""
+    return to_tensor(input).to(dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+
+@builtin
 def where(condition, x, y):
     condition = to_tensor(condition)
     if not condition.dtype.is_bool:
@@ -286,7 +290,7 @@ def minimum(x, y, propagate_nan=PropagateNan.NONE):
 
 def _reduce(kind):
     @builtin
-    def fn(input, axis=None, keep_dims=False, **unsupported):
+    def fn(input, axis=None, keep_dims=False, dtype=None, **unsupported):
         if unsupported:
             raise TypeError(f"tl.{kind}: unsupported argument(s) {', '.join(unsupported)}")
         if not is_block(input):
@@ -296,6 +300,14 @@ def _reduce(kind):
         rank = len(input.shape)
         if axis is not None and not -rank <= axis < rank:
             raise ValueError(f"axis {axis} is out of range for a rank-{rank} block")
+        if dtype is not None:
+            if kind != "sum":
+                raise TypeError(f"tl.{kind}: unsupported argument(s) dtype")
+            input = input.to(dtype)          # Triton's tl.sum(x, dtype=): converts, then sums
+        elif kind != "sum" and input.dtype.bits < 32:
+            # Triton's tl.max/min reduce narrow types in 32 bits (fp16/bf16 in fp32, integers and
+            # bools in int32) and return that type
+            input = input.to(float32 if input.dtype.is_float else int32)
         out = make(kind, input, axis=None if axis is None else axis % rank)
         if keep_dims:
             for d in ([axis % rank] if axis is not None else builtins.range(rank)):

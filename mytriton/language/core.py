@@ -121,14 +121,21 @@ class tensor:
     def __pos__(self): return self
     def __invert__(self): return make("invert", self)
 
-    def to(self, dtype, bitcast: bool = False):
-        if bitcast:
-            raise TypeError("bitcast is not supported yet")
+    def to(self, dtype, fp_downcast_rounding: str | None = None, bitcast: bool = False):
+        """Triton's ``x.to``: a numeric conversion (a float narrowed rounds to nearest even, or toward
+        zero with ``fp_downcast_rounding="rtz"``), or with ``bitcast=True`` the same bits read as
+        ``dtype`` (of the same width)."""
         if not isinstance(dtype, ScalarType):
             raise TypeError(f"to() expects a dtype such as tl.float32, got {dtype!r}")
         if dtype == self.dtype:
             return self
-        return make("cast", self, dtype=dtype)
+        if bitcast:
+            return make("bitcast", self, dtype=dtype)
+        if fp_downcast_rounding is None:
+            return make("cast", self, dtype=dtype)
+        return make("cast", self, dtype=dtype, rounding=fp_downcast_rounding)
+
+    cast = to
 
     def __getitem__(self, index):
         if not isinstance(index, tuple):
@@ -193,7 +200,7 @@ def computation_operands(a, b, div_or_mod: bool = False, symbol: str | None = No
         return to_tensor(a), to_tensor(b)
     num, num_ty, ten_ty = (a, ta, tb) if a_num else (b, tb, ta)
     if _KIND[num_ty.kind] <= _KIND[ten_ty.kind]:
-        ct = F32 if div_or_mod and ten_ty.name in ("fp16", "bf16") else ten_ty
+        ct = F32 if div_or_mod and ten_ty.is_half else ten_ty
     else:
         ct = promote(num_ty, ten_ty)
         if div_or_mod and ct.is_int:

@@ -32,25 +32,57 @@ __all__ = [
 
 # --------------------------------------------------------------------------- types
 
-# dtype -> (struct code of a scalar kernel argument, numpy-style name).  i1 travels as one
-# byte (C++ bool), fp16 via struct's half format, bf16 as its bit pattern (_bf16_bits).
-_DTYPES = {
-    "i1": ("B", "bool"), "i8": ("b", "int8"), "i16": ("h", "int16"), "i32": ("i", "int32"),
-    "i64": ("q", "int64"), "u8": ("B", "uint8"), "u16": ("H", "uint16"), "u32": ("I", "uint32"),
-    "u64": ("Q", "uint64"), "fp16": ("e", "float16"), "bf16": ("H", "bfloat16"),
-    "fp32": ("f", "float32"), "fp64": ("d", "float64"),
-}
-_INT_DTYPES = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"}
-_FLOAT_DTYPES = {"fp16", "bf16", "fp32", "fp64"}
-# dtype names of array libraries (numpy's str(dtype), torch's minus "torch.") -> dtype
-_NAME_TO_DTYPE = {name: dt for dt, (_, name) in _DTYPES.items()}
-_NAME_TO_DTYPE.update(short="i16", int="i32", long="i64", half="fp16", float="fp32", double="fp64")
+@dataclasses.dataclass(frozen=True)
+class DType:
+    """Everything mytriton knows about one element type, in one record: the compiler (its IR
+    types, the CUDA and MLIR backends, the interpreter, the manifest grammar) and this runtime
+    (argument packing, dtype checks of arrays and tensors) all read ``DTYPES``; no other table of
+    dtype facts exists.  It lives here because the runtime is shipped alone (``_runtime.py``)."""
+
+    name: str           # the manifest / Triton AOT spelling, and the key: i1 i8 ... u64 fp16 bf16 fp32 fp64
+    kind: str           # "bool" | "int" | "uint" | "float"
+    bits: int
+    triton: str         # its name in the kernel language: tl.int1 ... tl.float16 tl.bfloat16
+    ir: str             # the IR's spelling (ir/printer.py): bool i8 ... f16 bf16 f32 f64
+    c: str              # the CUDA C++ type
+    mlir: str           # the MLIR type (signless integers)
+    numpy: str          # numpy's (and torch's, CuPy's) dtype name; bfloat16 is ml_dtypes'
+    struct: str         # the struct code a scalar argument is packed with (bf16: its 16 bits)
+    typestr: str        # __array_interface__ typestr kind and size ("f2"); "" when there is none
+    aliases: tuple = ()  # other spellings people write for it (torch's "half", C's "double")
+
+    @property
+    def itemsize(self) -> int:
+        return max(1, self.bits // 8)
+
+
+DTYPES = {d.name: d for d in (
+    DType("i1", "bool", 1, "int1", "bool", "bool", "i1", "bool", "B", "b1"),
+    DType("i8", "int", 8, "int8", "i8", "signed char", "i8", "int8", "b", "i1"),
+    DType("i16", "int", 16, "int16", "i16", "short", "i16", "int16", "h", "i2", ("short",)),
+    DType("i32", "int", 32, "int32", "i32", "int", "i32", "int32", "i", "i4", ("int",)),
+    DType("i64", "int", 64, "int64", "i64", "long long", "i64", "int64", "q", "i8", ("long",)),
+    DType("u8", "uint", 8, "uint8", "u8", "unsigned char", "i8", "uint8", "B", "u1"),
+    DType("u16", "uint", 16, "uint16", "u16", "unsigned short", "i16", "uint16", "H", "u2"),
+    DType("u32", "uint", 32, "uint32", "u32", "unsigned int", "i32", "uint32", "I", "u4"),
+    DType("u64", "uint", 64, "uint64", "u64", "unsigned long long", "i64", "uint64", "Q", "u8"),
+    DType("fp16", "float", 16, "float16", "f16", "__half", "f16", "float16", "e", "f2", ("half",)),
+    DType("bf16", "float", 16, "bfloat16", "bf16", "__nv_bfloat16", "bf16", "bfloat16", "H", ""),
+    DType("fp32", "float", 32, "float32", "f32", "float", "f32", "float32", "f", "f4", ("float",)),
+    DType("fp64", "float", 64, "float64", "f64", "double", "f64", "float64", "d", "f8", ("double",)),
+)}
+
+
+def dtype_named(text) -> "str | None":
+    """The dtype key for any spelling of it (``fp32``, ``float32``, ``f32``, ``float``; the names
+    numpy, torch and CuPy print), or None."""
+    return _BY_NAME.get(text) if isinstance(text, str) else None
+
+
+_BY_NAME = {alias: d.name for d in DTYPES.values() for alias in (d.name, d.numpy, d.triton, d.ir, *d.aliases)}
+_INT_DTYPES = {d.name for d in DTYPES.values() if d.kind in ("int", "uint")}
 # array-interface typestr (kind, itemsize), e.g. "<f4" -> ("f", 4) -> dtype
-_TYPESTR_TO_DTYPE = {
-    ("b", 1): "i1", ("i", 1): "i8", ("i", 2): "i16", ("i", 4): "i32", ("i", 8): "i64",
-    ("u", 1): "u8", ("u", 2): "u16", ("u", 4): "u32", ("u", 8): "u64",
-    ("f", 2): "fp16", ("f", 4): "fp32", ("f", 8): "fp64",
-}
+_TYPESTR_TO_DTYPE = {(d.typestr[0], int(d.typestr[1:])): d.name for d in DTYPES.values() if d.typestr}
 _TYPE_RE = re.compile(r"^(\*?)([a-z0-9]+)(?::(\d+))?$")
 # Largest ':N' promise: a page.  cudaMalloc guarantees 256-byte alignment and the compiler uses
 # at most 16-byte vectors; divisibility promises on integers share the bound.
@@ -74,8 +106,8 @@ class ParamType:
 def parse_type(s: str) -> ParamType:
     """Parse a Triton AOT type string (``i32``, ``*fp16``, ``*fp32:16``); ValueError on junk."""
     m = _TYPE_RE.match(s.strip()) if isinstance(s, str) else None
-    if not m or m.group(2) not in _DTYPES:
-        raise ValueError(f"unknown type {s!r}: expected one of {' '.join(_DTYPES)}, optionally "
+    if not m or m.group(2) not in DTYPES:
+        raise ValueError(f"unknown type {s!r}: expected one of {' '.join(DTYPES)}, optionally "
                          "prefixed with '*' (pointer) and suffixed with ':16' (alignment)")
     digits = m.group(3) or "1"
     short = len(digits.lstrip("0")) <= 6        # no int() of a thousand digits
@@ -393,7 +425,7 @@ def _dtype_info(dt):
         return _dtype_cache[dt]
     except (KeyError, TypeError):
         name = str(dt).replace("torch.", "")
-        info = (_typestr_dtype(getattr(dt, "str", None)) or _NAME_TO_DTYPE.get(name), name)
+        info = (_typestr_dtype(getattr(dt, "str", None)) or dtype_named(name), name)
         try:
             _dtype_cache[dt] = info
         except TypeError:  # unhashable dtype object
@@ -430,7 +462,7 @@ def _pointer_info(obj):
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         dtype, address = _typestr_dtype(cai.get("typestr")), int(cai["data"][0])
-        desc = _DTYPES[dtype][1] if dtype else str(cai.get("typestr"))
+        desc = DTYPES[dtype].numpy if dtype else str(cai.get("typestr"))
         device = getattr(getattr(obj, "device", None), "id", None)     # CuPy: .device.id
         return address, dtype, desc, device if type(device) is int else None
     if hasattr(obj, "__array_interface__") and getattr(obj, "ndim", 1) != 0:
@@ -506,8 +538,8 @@ def _describe(obj):
     """``(type, address or None, device as _pointer_info says it)``."""
     if isinstance(obj, bool):
         return "i1", None, -1
-    if type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 0:
-        dtype, desc = _dtype_info(obj.dtype)   # before float: np.float64 is a float
+    if type(obj).__module__ in ("numpy", "ml_dtypes") and getattr(obj, "ndim", None) == 0:
+        dtype, desc = _dtype_info(obj.dtype)   # before float: np.float64 is a float (ml_dtypes: bfloat16)
         if dtype is None:
             raise TypeError(f"unsupported numpy scalar type {desc}")
         return dtype, None, -1
@@ -521,7 +553,7 @@ def _describe(obj):
     addr, dtype, desc, device = _pointer_info(obj)
     if dtype is None:
         raise TypeError(f"cannot infer the element type of {type(obj).__name__} (dtype {desc}); "
-                        f"supported: {' '.join(_DTYPES)}")
+                        f"supported: {' '.join(DTYPES)}")
     return "*" + dtype, addr, device
 
 
@@ -597,12 +629,12 @@ def _explain_pack_error(params, args) -> Exception:
     """Find the argument struct refused and say why, naming its parameter."""
     for (name, t), v in zip(params, args):
         try:
-            struct.pack("<" + ("Q" if t.is_pointer else _DTYPES[t.dtype][0]), v)
+            struct.pack("<" + ("Q" if t.is_pointer else DTYPES[t.dtype].struct), v)
         except (struct.error, OverflowError, TypeError):
             if t.is_pointer:
                 return ValueError(f"parameter '{name}' ({t}): {v!r} is not a 64-bit address")
             if isinstance(v, (int, float)) and not isinstance(v, bool) and (
-                    t.dtype in _FLOAT_DTYPES or (t.dtype in _INT_DTYPES and isinstance(v, int))):
+                    DTYPES[t.dtype].kind == "float" or (t.dtype in _INT_DTYPES and isinstance(v, int))):
                 return OverflowError(f"parameter '{name}' ({t}): {v!r} is out of range for {t.dtype}")
             return TypeError(f"parameter '{name}' expects {t}, got {type(v).__name__} {v!r}")
     return TypeError("invalid kernel arguments")
@@ -786,7 +818,7 @@ def _native_spec(params, block: int, shared: int) -> tuple:
         elif t.dtype in ("fp16", "bf16"):
             code = "X"
         else:
-            code = _DTYPES[t.dtype][0]
+            code = DTYPES[t.dtype].struct
         kinds += (code if t.align <= 255 else "X").encode() + bytes([t.align if t.align <= 255 else 0])
     return block, shared, bytes(kinds), tuple(sys.intern(t.dtype) if t.is_pointer else None for _, t in params)
 
@@ -914,7 +946,7 @@ def _argument_code(params, names):
     keeping the arguments themselves for the slow path): each argument gets an 8-byte slot (no
     parameter type is wider; the driver copies each from its own address), so one Struct packs
     them all and range-checks the scalars."""
-    codes = ["Q" if t.is_pointer else _DTYPES[t.dtype][0] for _, t in params]
+    codes = ["Q" if t.is_pointer else DTYPES[t.dtype].struct for _, t in params]
     fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
     code, converters, aligned, packed = [], {}, {}, []
     for i, ((pname, t), a) in enumerate(zip(params, names)):
@@ -1381,6 +1413,21 @@ def _numpy():
     return numpy
 
 
+def _numpy_dtype(dtype):
+    """numpy's dtype for one of our dtype names (``"fp32"``) or anything numpy accepts; bfloat16
+    is ml_dtypes' (imported only for it)."""
+    np = _numpy()
+    if isinstance(dtype, str) and dtype in DTYPES:
+        dtype = DTYPES[dtype].numpy
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError as e:
+            raise ImportError("bfloat16 arrays need ml_dtypes (pip install ml_dtypes)") from e
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype)
+
+
 class DeviceArray:
     """A minimal C-contiguous device buffer (cuMemAlloc) for apps with only numpy and
     cuda-python.  Accepted wherever a pointer argument is, and exposes
@@ -1390,12 +1437,11 @@ class DeviceArray:
     launch with it runs there."""
 
     def __init__(self, shape, dtype="float32", *, device: int | None = None, _base=None, _ptr=None):
-        np = _numpy()
-        self.dtype = np.dtype(_DTYPES[dtype][1] if isinstance(dtype, str) and dtype in _DTYPES else dtype)
+        self.dtype = _numpy_dtype(dtype)
         self.shape = (shape.__index__(),) if hasattr(shape, "__index__") else tuple(int(s) for s in shape)
         self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
-        self._dtype_str, self._dtype_desc = _typestr_dtype(self.dtype.str), str(self.dtype)
+        self._dtype_str, self._dtype_desc = _dtype_info(self.dtype)[0], str(self.dtype)
         # (address, dtype, device): what a launch reads, in one attribute (0 and -1: no memory)
         self._launch, self._base, self._ctx = (0, self._dtype_str, -1), _base, None   # a view keeps its base alive
         if _ptr is not None:

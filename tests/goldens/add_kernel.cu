@@ -33,6 +33,11 @@ template <typename T, int N> struct __align__(sizeof(T) * N) mt_vec { T v[N]; };
 __device__ __forceinline__ bool mt_aligned(const void* p, unsigned long long bytes) {
   return (reinterpret_cast<unsigned long long>(p) & (bytes - 1)) == 0;
 }
+// x.to(T, bitcast=True): the same bits read as T (of the same width).
+template <typename D, typename S> __device__ __forceinline__ D mt_bitcast(S s) {
+  static_assert(sizeof(D) == sizeof(S), "a bitcast keeps the width");
+  D d; memcpy(&d, &s, sizeof(D)); return d;
+}
 
 extern "C" __global__ void __launch_bounds__(128)
 k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p_n)

@@ -23,7 +23,6 @@ from ... import __version__
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .atomics import atomic_statement
-from ...errors import CompilationError
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
 from ...ir.layout import to_linear
 from ...ir.linear import LANE, WARP, LinearLayout
@@ -31,7 +30,7 @@ from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_d
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
-from ...ir.types import BlockType, PointerType, ScalarType, shape_of
+from ...ir.types import F32, BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
 
 _env = None
@@ -123,6 +122,52 @@ def c_literal(value, ty: ScalarType) -> str:
     if ty.name == "i32" and value == -2**31:
         return "(-2147483647 - 1)"
     return f"{value}{suffix}"
+
+
+_TO_FLOAT = {"fp16": "__half2float", "bf16": "__bfloat162float"}
+# a float narrowed to a half: (dst, src, rounding) -> function; fp64 -> half toward zero goes through
+# fp32 toward zero (truncating twice is truncating once)
+_NARROW = {("fp16", "fp32", "rtne"): "__float2half_rn", ("fp16", "fp32", "rtz"): "__float2half_rz",
+           ("bf16", "fp32", "rtne"): "__float2bfloat16_rn", ("bf16", "fp32", "rtz"): "__float2bfloat16_rz",
+           ("fp16", "fp64", "rtne"): "__double2half", ("bf16", "fp64", "rtne"): "__double2bfloat16",
+           ("fp32", "fp64", "rtz"): "__double2float_rz"}
+
+
+def c_convert(expr: str, src: ScalarType, dst: ScalarType, rounding: str | None = None) -> str:
+    """C++ for the cast op (the registry's ``ops.convert``): to bool is ``!= 0``; fp16/bf16 go
+    through fp32; a float narrowed rounds to nearest even or (``rounding="rtz"``) toward zero; an
+    integer becomes fp16 in one rounding and bf16 through fp32 (as Triton's NVIDIA backend does)."""
+    if src == dst:
+        return expr
+    if src.is_half:
+        expr, src = f"{_TO_FLOAT[src.name]}({expr})", F32
+        if dst == F32:
+            return expr
+    if dst.is_bool:
+        return f"({expr} != 0)"
+    if src.is_float and dst.is_float and dst.bits < src.bits:
+        mode = rounding or "rtne"
+        if (dst.name, src.name, mode) not in _NARROW:          # fp64 -> half, toward zero
+            expr, src = f"__double2float_rz({expr})", F32
+        if dst == F32 and mode == "rtne":
+            return f"((float){expr})"
+        return f"{_NARROW[dst.name, src.name, mode]}({expr})"
+    if dst.name == "fp16":                                     # from an integer
+        if src.bits == 64:
+            return f"{'__ll2half_rn' if src.is_signed else '__ull2half_rn'}({expr})"
+        return f"__int2half_rn((int){expr})" if src.is_signed else f"__uint2half_rn((unsigned int){expr})"
+    if dst.name == "bf16":
+        return f"__float2bfloat16_rn((float){expr})"
+    return f"(({dst.c_name}){expr})"
+
+
+def uses_halves(fn: Function) -> bool:
+    """Whether the kernel has an fp16/bf16 value (it then needs cuda_fp16.h and cuda_bf16.h)."""
+    def half(t) -> bool:
+        e = t.scalar
+        return (e.pointee if isinstance(e, PointerType) else e).is_half
+    return any(half(p.type) for p in fn.params) or any(
+        half(v.type) for op in walk(fn.body) for v in (*op.operands, *op.results))
 
 
 class CudaEmitter:
@@ -303,14 +348,33 @@ class CudaEmitter:
         d = OPS[op.name]
         assert d.elementwise and d.c_fn is not None, f"no CUDA emission for {op.name}"
         ct = d.compute([v.type for v in op.operands], op.attrs)
+        if ct.is_half:
+            return self.half_elementwise(op, d.c_fn, ct)
         self.elementwise(op, lambda vals: d.c_fn(vals, ct), ct)
 
-    def cast_to(self, expr: str, src, dst) -> str:
+    def cast_to(self, expr: str, src, dst, rounding: str | None = None) -> str:
         if src == dst or not isinstance(dst, ScalarType) or isinstance(src, PointerType):
             return expr
-        if dst.is_bool:
-            return f"({expr} != 0)"
-        return f"(({dst.c_name}){expr})"
+        return c_convert(expr, src, dst, rounding)
+
+    def half_elementwise(self, op: Op, c_fn, ct: ScalarType):
+        """An op computed in fp16/bf16: in fp32, the operands first converted to ``ct`` and the
+        result rounded back once (for + - * that is the correctly rounded half result, as the GPU's
+        half instructions give; the interpreter computes alike)."""
+        res_t = op.result.type.scalar
+        first = 1 if op.name == "where" else 0
+
+        def operand(i: int, v: Value) -> str:
+            if i < first:
+                return self.elem(op.result, v)
+            if isinstance(v, Const) and v.type == ct:          # its exact value, as an fp32 literal
+                return c_literal(float(constant_value(v.value, ct)), F32)
+            return self.cast_to(self.cast_to(self.elem(op.result, v), v.type.scalar, ct), ct, F32)
+
+        def make_expr(_):
+            expr = c_fn([operand(i, v) for i, v in enumerate(op.operands)], F32)
+            return expr if res_t.is_bool else self.cast_to(expr, F32, res_t)      # comparisons give bool
+        self.elementwise(op, make_expr, None, cast_operands=False)
 
     def elementwise(self, op: Op, make_expr, compute_type=None, cast_operands=True):
         res = op.result
@@ -328,8 +392,12 @@ class CudaEmitter:
             self.emit(f"{self.declare(res)} = {expr};")
 
     def op_cast(self, op: Op):
+        dst, rounding = op.result.type.scalar, op.attrs.get("rounding")
+        self.elementwise(op, lambda v: self.cast_to(v[0], op.operands[0].type.scalar, dst, rounding), None)
+
+    def op_bitcast(self, op: Op):
         dst = op.result.type.scalar
-        self.elementwise(op, lambda v: self.cast_to(v[0], op.operands[0].type.scalar, dst), None)
+        self.elementwise(op, lambda v: f"mt_bitcast<{dst.c_name}>({v[0]})", None)
 
     def op_addptr(self, op: Op):
         self.elementwise(op, lambda v: f"({v[0]} + {v[1]})", None)
@@ -337,12 +405,12 @@ class CudaEmitter:
     def vector_width(self, ptr: Value) -> tuple[int, bool]:
         """(elements per access, alignment proven) for a load/store through ``ptr``: contiguous
         runs along the last dimension that one thread holds in consecutive registers move as one
-        8- or 16-byte access."""
+        8- or 16-byte access (up to 8 halves, 4 floats, 2 doubles)."""
         if not isinstance(ptr.type, BlockType):
             return 1, True
         contiguous = self.layout_of(ptr).contiguous_registers(ptr.type.rank - 1)
         eb = ptr.type.scalar.pointee.bits // 8
-        if eb not in (4, 8):
+        if eb not in (2, 4, 8):
             return 1, True
         info = self.axis.get(ptr)
         vec = 1
@@ -525,6 +593,8 @@ class CudaEmitter:
         """The registry's where, except that pointer branches have no arithmetic compute type."""
         d = OPS["where"]
         ct = None if isinstance(op.result.type.scalar, PointerType) else d.compute([v.type for v in op.operands], op.attrs)
+        if ct is not None and ct.is_half:
+            return self.half_elementwise(op, d.c_fn, ct)
         self.elementwise(op, lambda v: d.c_fn(v, ct), ct)
 
     def op_program_id(self, op: Op):
@@ -733,6 +803,8 @@ class CudaEmitter:
 
     def combine(self, kind: str, a: str, b: str, ty: ScalarType) -> str:
         d = OPS[REDUCE_COMBINE[kind]]
+        if ty.is_half:                       # each step in fp32, rounded back (as a half add rounds)
+            return self.cast_to(d.c_fn([self.cast_to(a, ty, F32), self.cast_to(b, ty, F32)], F32), F32, ty)
         return d.c_fn([a, b], ty)
 
     def op_reduce(self, op: Op):
@@ -831,33 +903,13 @@ class CudaEmitter:
         desc.append(f"num_warps: {self.fn.num_warps}")
         text = _jinja().get_template("kernel.cu.j2").render(
             version=__version__, name=self.fn.name, symbol=kernel_symbol(self.fn.name), source=f"{os.path.basename(src)}:{self.fn.loc.line if self.fn.loc else 0}",
-            description=desc, num_threads=self.num_threads, params=self.params(), body=body)
+            description=desc, num_threads=self.num_threads, params=self.params(), body=body,
+            halves=uses_halves(self.fn))
         return text, self.smem_bytes
-
-
-_UNSUPPORTED = ("fp16", "bf16")
-
-
-def _check_supported(fn: Function) -> None:
-    """Half-precision types need cuda_fp16.h/cuda_bf16.h arithmetic this backend does not emit yet:
-    reject them clearly rather than hand NVRTC code it cannot compile."""
-    def half(ty) -> bool:
-        e = ty.scalar
-        return (e.pointee if isinstance(e, PointerType) else e).name in _UNSUPPORTED
-    for p in fn.params:
-        if half(p.type):
-            raise CompilationError(f"the CUDA backend does not support fp16/bf16 yet (parameter '{p.name}' is "
-                                   f"{p.type})", fn.loc, fn.name)
-    for op in walk(fn.body):
-        for v in op.results:
-            if half(v.type):
-                raise CompilationError(f"the CUDA backend does not support fp16/bf16 yet ({op.name} gives {v.type})",
-                                       op.loc, fn.name)
 
 
 def generate_cuda(fn: Function) -> tuple[str, int]:
     """CUDA C++ source for ``fn`` (layouts assigned) and its dynamic shared-memory bytes."""
-    _check_supported(fn)
     return CudaEmitter(fn).generate()
 
 

@@ -269,12 +269,26 @@ def _compile_bounded(nvrtc, prog, opts: list[bytes], source_name: str, arch_opti
     return result
 
 
+@functools.cache
+def _include_options() -> tuple[bytes, ...]:
+    """``--include-path`` of the CUDA runtime headers (cuda_fp16.h, cuda_bf16.h for fp16/bf16
+    kernels): pip's cuda-toolkit[cudart] ships them, cuda-pathfinder finds them (or a CUDA_HOME)."""
+    try:
+        from cuda.pathfinder import find_nvidia_header_directory
+        found = find_nvidia_header_directory("cudart")
+    except Exception:   # noqa: BLE001 - no pathfinder or no headers: kernels without halves need none
+        found = None
+    return (f"--include-path={found}".encode(),) if found else ()
+
+
 def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
     nvrtc = _nvrtc()
     (prog,) = _check(nvrtc.nvrtcCreateProgram(source.encode(), source_name.encode(), 0, [], []),
                      "program creation", source_name=source_name)
     try:
         opts = [arch_option.encode(), b"-std=c++17", b"--device-as-default-execution-space"]
+        if "#include <cuda_" in source:                 # the fp16/bf16 headers
+            opts += _include_options()
         if lineinfo:
             opts.append(b"--generate-line-info")
         res = _compile_bounded(nvrtc, prog, opts, source_name, arch_option)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...errors import CompilationError
 from ...ir.ssa import Loc, globals_changed
+from ...runtime.driver import DTYPES, dtype_named
 from .executor import Executor, Program
 from .memory import Memory, OutOfBounds, ReadOnly
 
@@ -45,12 +46,6 @@ class InterpreterError(IndexError):
 
 # --- signature inference --------------------------------------------------------------------------
 
-_DTYPE_NAMES = {np.dtype(np.bool_): "i1", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
-                np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8",
-                np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64",
-                np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32", np.dtype(np.float64): "fp64"}
-
-
 def _host_array(value) -> np.ndarray | None:
     """The numpy array behind a pointer argument (sharing its memory), or None for a scalar."""
     if isinstance(value, np.ndarray):
@@ -66,10 +61,11 @@ def _host_array(value) -> np.ndarray | None:
 
 
 def _dtype_name(dtype: np.dtype) -> str:
-    name = _DTYPE_NAMES.get(np.dtype(dtype))
+    """Our name of an array's dtype, from the dtype table (bfloat16 arrays are ml_dtypes')."""
+    name = dtype_named(str(np.dtype(dtype)))
     if name is None:
         raise TypeError(f"arrays of {np.dtype(dtype)} cannot be passed to a kernel "
-                        f"(supported: {', '.join(str(d) for d in _DTYPE_NAMES)})")
+                        f"(supported: {', '.join(d.numpy for d in DTYPES.values())})")
     return name
 
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...ir.ops import ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, eval_elementwise, np_dtype
+from ...ir.ops import ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, convert, eval_elementwise, np_dtype
 from ...ir.regions import control_operands, is_target, lanes
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, shape_of
@@ -197,8 +197,8 @@ def _store(ex, op, args):
     rank = _rank(op.operands[0])
     address, value, *rest = _broadcast_all(args, rank)
     mask = rest[0] if rest else None
-    dtype = np_dtype(op.operands[0].type.scalar.pointee)
-    ex.access(op, lambda: ex.memory.store(address, value.astype(dtype, copy=False), mask))
+    value = convert(value, op.operands[1].type.scalar, op.operands[0].type.scalar.pointee)   # as the cast op
+    ex.access(op, lambda: ex.memory.store(address, value, mask))
 
 
 def _atomic(ex, op, args):

@@ -20,16 +20,15 @@ from __future__ import annotations
 from ...ir.ops import REDUCE_COMBINE, constant_value, exact_decimal, float_bits
 from ...ir.types import PointerType, ScalarType
 
-_FLOAT_TYPES = {"fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64"}
+_ROUNDING = {"rtne": "to_nearest_even", "rtz": "toward_zero"}
 
 
 def mlir_type(t: ScalarType | PointerType) -> str:
-    """The MLIR spelling of an element type; pointers are opaque LLVM pointers."""
+    """The MLIR spelling of an element type (the dtype table's; signless: i32 and u32 are both
+    i32); pointers are opaque LLVM pointers."""
     if isinstance(t, PointerType):
         return "!llvm.ptr"
-    if t.is_float:
-        return _FLOAT_TYPES[t.name]
-    return f"i{t.bits}"            # signless: i32 and u32 are both i32
+    return t.info.mlir
 
 
 def constant_literal(value, t: ScalarType) -> str:
@@ -59,9 +58,11 @@ def constant_name(value, t: ScalarType) -> str:
 
 # --- conversions ------------------------------------------------------------------------------------
 
-def convert(e, x: str, src, dst, name: str | None = None) -> str:
-    """``x`` of type ``src`` converted to ``dst`` with C semantics (the CUDA backend's casts):
-    to bool is ``!= 0``; integers extend by the source's signedness; float <-> int by the integer's."""
+def convert(e, x: str, src, dst, name: str | None = None, rounding: str | None = None) -> str:
+    """``x`` of type ``src`` converted to ``dst`` with C semantics (the CUDA backend's casts, the
+    registry's ``ops.convert``): to bool is ``!= 0``; integers extend by the source's signedness;
+    float <-> int by the integer's; a float narrowed rounds to nearest even, or toward zero with
+    ``rounding="rtz"``; an integer becomes bf16 through f32 (as Triton's NVIDIA backend does)."""
     if src == dst or isinstance(dst, PointerType):
         return x
     s, d = mlir_type(src), mlir_type(dst)
@@ -74,13 +75,18 @@ def convert(e, x: str, src, dst, name: str | None = None) -> str:
         if src.bits == dst.bits:               # fp16 <-> bf16 goes through f32, as in C
             wide = e.emit(f"arith.extf {x} : {s} to f32")
             return e.emit(f"arith.truncf {wide} : f32 to {d}", name)
-        op = "extf" if dst.bits > src.bits else "truncf"
-        return e.emit(f"arith.{op} {x} : {s} to {d}", name)
+        if dst.bits > src.bits:
+            return e.emit(f"arith.extf {x} : {s} to {d}", name)
+        mode = f" {_ROUNDING[rounding]}" if rounding == "rtz" else ""
+        return e.emit(f"arith.truncf {x}{mode} : {s} to {d}", name)
     if src.is_float:
         op = "fptosi" if dst.is_signed else "fptoui"
         return e.emit(f"arith.{op} {x} : {s} to {d}", name)
     if dst.is_float:
         op = "sitofp" if src.is_signed else "uitofp"
+        if dst.name == "bf16":
+            wide = e.emit(f"arith.{op} {x} : {s} to f32")
+            return e.emit(f"arith.truncf {wide} : f32 to {d}", name)
         return e.emit(f"arith.{op} {x} : {s} to {d}", name)
     if src.bits == dst.bits:                    # i32 <-> u32: the same signless bits
         return x
@@ -88,6 +94,13 @@ def convert(e, x: str, src, dst, name: str | None = None) -> str:
         return e.emit(f"arith.trunci {x} : {s} to {d}", name)
     op = "extsi" if src.is_signed else "extui"
     return e.emit(f"arith.{op} {x} : {s} to {d}", name)
+
+
+def bitcast(e, x: str, src: ScalarType, dst: ScalarType, name: str | None = None) -> str:
+    """``x.to(dst, bitcast=True)``: the same bits (i32 and u32 are one MLIR type)."""
+    if mlir_type(src) == mlir_type(dst):
+        return x
+    return e.emit(f"arith.bitcast {x} : {mlir_type(src)} to {mlir_type(dst)}", name)
 
 
 # --- elementwise ops ---------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Value, use_counts, walk
 from ...ir.types import F32, I1, I32, I64, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
-from .arith import ELEMENTWISE, combine, constant_literal, constant_name, convert, mlir_type
+from .arith import ELEMENTWISE, bitcast, combine, constant_literal, constant_name, convert, mlir_type
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 SYNCSCOPE = {"gpu": ' syncscope("device")', "cta": ' syncscope("block")', "sys": ""}   # NVPTX's names
@@ -328,8 +328,13 @@ class MLIREmitter:
         src = op.operands[0].type.scalar
         if isinstance(src, PointerType):
             raise unsupported("casting a pointer", op)
-        dst = op.result.type.scalar
-        self.per_register(op, lambda r, name: convert(self, self.operand(op.result, op.operands[0], r), src, dst, name))
+        dst, rounding = op.result.type.scalar, op.attrs.get("rounding")
+        self.per_register(op, lambda r, name: convert(self, self.operand(op.result, op.operands[0], r), src, dst, name,
+                                                      rounding))
+
+    def op_bitcast(self, op: Op):
+        src, dst = op.operands[0].type.scalar, op.result.type.scalar
+        self.per_register(op, lambda r, name: bitcast(self, self.operand(op.result, op.operands[0], r), src, dst, name))
 
     def op_addptr(self, op: Op):
         ptr, off = op.operands
