@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from mytriton.ir.layout import SliceLayout, default_layout, dim_maps, element_coords, num_regs
+from mytriton.ir.layout import SliceLayout, default_layout, element_coords, num_regs, to_linear
 
 
 def holders(layout, shape, num_warps):
@@ -54,8 +54,8 @@ def test_slice_holds_parent_coordinates(shape, warps):
 
 def test_size_one_dims_broadcast_without_replication_of_registers():
     parent = default_layout((64, 64), 4)
-    assert num_regs(parent, (64, 1)) == dim_maps(parent, (64, 64))[0].regs
-    assert num_regs(parent, (1, 64)) == dim_maps(parent, (64, 64))[1].regs
+    assert num_regs(parent, (64, 1)) * num_regs(parent, (1, 64)) == num_regs(parent, (64, 64))
+    assert num_regs(parent, (1, 1)) == 1
 
 
 def _eval_c(expr: str, **env) -> int:
@@ -66,7 +66,8 @@ def _eval_c(expr: str, **env) -> int:
                                              ((16,), 8, None), ((64, 64), 4, 0), ((64, 64), 4, 1),
                                              ((4, 8), 4, 1), ((128, 32), 8, 0)])
 def test_cuda_coordinates_match_the_layout(shape, warps, dim):
-    """The C++ index arithmetic the backend emits computes exactly ``element_coords``."""
+    """The C++ index arithmetic the backend emits computes exactly ``element_coords`` (and the
+    row-major offset a conversion through shared memory uses)."""
     from mytriton.backends.cuda.codegen import CudaEmitter
     from mytriton.ir.ssa import Function, Region, Value
     from mytriton.ir.types import BlockType, I32
@@ -77,45 +78,54 @@ def test_cuda_coordinates_match_the_layout(shape, warps, dim):
     v = Value(BlockType(vshape, I32))
     v.layout = lay
     exprs = em.coords(v, "r")
+    offset = em.offset(v, "r")
     for t in range(32 * warps):
         for r in range(num_regs(lay, vshape)):
-            got = tuple(_eval_c(e, r=r, lane=t % 32, warp=t // 32) for e in exprs)
+            got = tuple(_eval_c(e, r=r, tid=t) for e in exprs)
             assert got == element_coords(lay, vshape, t, r)
+            row_major = 0
+            for c, n in zip(got, vshape):
+                row_major = row_major * n + c
+            assert _eval_c(offset, r=r, tid=t) == row_major
 
 
 SUM_CASES = [((32, 1), 4, 1), ((1, 64), 4, 0), ((4, 8), 4, 1), ((4, 8), 4, 0), ((64, 64), 4, 1), ((16,), 4, 0),
-             ((2, 1), 8, 1), ((1024,), 4, 0), ((8, 2), 2, 1)]
-
-
-def _thread_pos(m, t):
-    return ((t // 32 // m.warp_stride) % m.wpc) * m.tpw + ((t % 32) // m.lane_stride) % m.tpw
+             ((2, 1), 8, 1), ((1024,), 4, 0), ((8, 2), 2, 1), ((32, 64), 4, None), ((4, 8), 8, None)]
 
 
 @pytest.mark.parametrize("shape,warps,axis", SUM_CASES)
-def test_sum_ownership_counts_each_element_once(shape, warps, axis):
-    """Threads that differ only along the reduced axis are combined (registers, then shuffles, then
-    shared memory); among them, the predicate a sum uses to skip copies must admit exactly one
-    (thread, register) per element — size-1 and replicated dimensions included (a size-1 axis held
-    by four warps was once summed four times)."""
-    from mytriton.backends.cuda.codegen import CudaEmitter
-    from mytriton.ir.ssa import Function, Region
+def test_reduction_combines_each_element_once(shape, warps, axis):
+    """What both backends combine for a result register q of thread t — the source registers that
+    map to q, then the lanes and warps whose bases move along the reduced axes — is exactly the
+    reduced line of q's element, each element once, so a sum counts no copy twice (size-1 and
+    replicated dimensions included: a size-1 axis held by four warps was once summed four times)."""
+    from mytriton.ir.indexing import register_expr
 
     lay = default_layout(shape, warps)
-    maps = dim_maps(lay, shape)
-    em = CudaEmitter(Function("k", [], Region(), num_warps=warps))
-    cond = em.owner(maps[axis], CudaEmitter.reg_digits(maps, "r")[axis])
-    counts, held = {}, set()
-    for t in range(32 * warps):
-        group = tuple(_thread_pos(m, t) for d, m in enumerate(maps) if d != axis)
-        for r in range(num_regs(lay, shape)):
-            coords = element_coords(lay, shape, t, r)
-            held.add((group, coords[:axis] + coords[axis + 1:]))
-            if cond is None or _eval_c(cond, r=r, lane=t % 32, warp=t // 32):
-                counts[(group, coords)] = counts.get((group, coords), 0) + 1
-    for group, rest in held:
-        for a in range(shape[axis]):
-            coords = rest[:axis] + (a,) + rest[axis:]
-            assert counts.get((group, coords)) == 1, (group, coords, counts.get((group, coords)))
+    ll = to_linear(lay, shape)
+    axes = list(range(len(shape))) if axis is None else [axis]
+    if axis is None:
+        rl, q_of = None, lambda s: 0
+    else:
+        rl = to_linear(SliceLayout(axis, lay), shape[:axis] + shape[axis + 1:], warps)
+        e = register_expr(ll, ll.register_map(rl, lambda c: c[:axis] + c[axis + 1:]))
+        q_of = lambda s: e.evaluate(reg=s)                                          # noqa: E731
+    lanes = [1 << b for b in ll.bits_along("lane", axes)]
+    warp_bits = [1 << b for b in ll.bits_along("warp", axes)]
+    copies = ll.free_masks()["register"]
+    group = [0]
+    for m in lanes + [w << 5 for w in warp_bits]:
+        group += [g ^ m for g in group]
+    for t in range(0, 32 * warps, 5):                  # a sample of the threads keeps this quick
+        for q in range(rl.num_regs if rl else 1):
+            got = [ll.apply(register=s, lane=u % 32, warp=u // 32)
+                   for u in (t ^ g for g in group) for s in range(ll.num_regs) if not s & copies and q_of(s) == q]
+            if axis is None:
+                want = sorted(itertools.product(*(range(n) for n in shape)))
+            else:
+                kept = rl.apply(register=q, lane=t % 32, warp=t // 32)
+                want = sorted(kept[:axis] + (a,) + kept[axis:] for a in range(shape[axis]))
+            assert sorted(got) == want, (t, q)
 
 
 def test_layout_verifier_catches_mismatched_operands():
@@ -135,3 +145,25 @@ def test_layout_verifier_catches_mismatched_operands():
     mul.result.layout = default_layout((32, 32), 8)     # break it
     with pytest.raises(VerificationError, match="elementwise operand: layout"):
         verify_layouts(fn)
+
+
+@pytest.mark.parametrize("shape,warps", [((64, 64), 4), ((4, 8), 4), ((128, 32), 8), ((2, 512), 2)])
+def test_cuda_operand_registers_of_broadcasts(shape, warps):
+    """The register the C++ reads from a broadcast operand (size 1 along a dimension) holds the
+    element the result register needs, with that dimension's coordinate 0."""
+    from mytriton.backends.cuda.codegen import CudaEmitter
+    from mytriton.ir.ssa import Function, Region, Value
+    from mytriton.ir.types import BlockType, I32
+
+    lay = default_layout(shape, warps)
+    em = CudaEmitter(Function("k", [], Region(), num_warps=warps))
+    res = Value(BlockType(shape, I32))
+    res.layout = lay
+    for small in [(1, shape[1]), (shape[0], 1), (1, 1)]:
+        opnd = Value(BlockType(small, I32))
+        opnd.layout = lay
+        index = em.operand_index(res, opnd, "r")
+        for t in range(0, 32 * warps, 3):
+            for r in range(num_regs(lay, shape)):
+                want = tuple(0 if n == 1 else c for c, n in zip(element_coords(lay, shape, t, r), small))
+                assert element_coords(lay, small, t, _eval_c(index, r=r)) == want

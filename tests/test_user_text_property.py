@@ -20,7 +20,7 @@ from tests.user_text_strategies import GeneratedKernel, kernels, load  # noqa: E
 
 # every word the CUDA backend itself writes into a kernel's code (outside comments and the helpers)
 GENERATED = re.compile(
-    r"v\d+(_next)?|[rsqjwtvxyzC]|lane|warp|buf|seen|mt_\w+|threadIdx|blockIdx|gridDim|extern|__global__|"
+    r"v\d+(_next)?|[rsqjwtvxyzC]|tid|lane|warp|buf|seen|mt_\w+|threadIdx|blockIdx|gridDim|extern|__global__|"
     r"__launch_bounds__|void|const|int|float|double|bool|signed|unsigned|char|short|long|pragma|unroll|for|"
     r"if|else|continue|true|false|reinterpret_cast|__int_as_float|__longlong_as_double|fmax|fmin|max|min|"
     r"fabs|abs|sqrt|rsqrt|exp|exp2|__expf|log|log2|sin|cos|floor|ceil|fmod|__syncthreads|__shfl_xor_sync|"

@@ -2,7 +2,8 @@
 
 A program instance is one thread block of ``num_warps * 32`` threads. Every block-typed SSA value
 gets a layout (assigned by ``passes/layout.py``); each thread then holds a small register array of
-that value's elements. Two kinds, as in Triton's GPU dialect:
+that value's elements. The layouts here are the *assignment-level* descriptions the layout pass
+chooses among, as in Triton's GPU dialect:
 
 - ``BlockedLayout``: each thread owns ``size_per_thread`` contiguous elements per dimension, lanes
   and warps tile the rest; the pattern repeats to cover larger tiles, and threads replicate
@@ -13,11 +14,21 @@ that value's elements. Two kinds, as in Triton's GPU dialect:
 
 A dimension of size 1 is always held whole by every thread, so a ``(BM, 1)`` value and a
 ``(BM, BN)`` value can share one layout: broadcasting never moves data.
+
+What a layout *means* for a value of a given shape is its linear layout (``ir/linear.py``):
+``to_linear(layout, shape, num_warps)`` gives the basis vectors of register, lane and warp bits, and
+everything else (``element_coords``, ``num_regs``, the backends' index arithmetic through
+``ir/indexing.py``) is derived from that one form. Register ``r`` of a thread enumerates its
+elements with the last dimension fastest; within a dimension, the ``size_per_thread`` contiguous
+elements first, then the repetitions of the pattern.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import prod
+
+from .linear import LANE, LANE_BITS, REGISTER, WARP, LinearLayout, log2_exact
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,34 @@ class BlockedLayout:
         return (f"#blocked<spt={f(self.size_per_thread)}, tpw={f(self.threads_per_warp)}, "
                 f"wpc={f(self.warps_per_cta)}, order={f(self.order)}>")
 
+    def to_linear(self, shape: tuple[int, ...], num_warps: int) -> LinearLayout:
+        """Registers: per dimension (the last first) the ``spt`` contiguous elements, then the
+        repetitions of the pattern over the dimension; lanes and warps: along ``order``, each
+        ``spt`` (lanes) or ``spt * tpw`` (warps) elements apart. A basis that lands beyond the
+        extent is 0: those lanes/warps hold copies (the tile is smaller than the pattern)."""
+        rank = self.rank
+
+        def vector(d: int, value: int) -> tuple[int, ...]:
+            return tuple(value if i == d and value < shape[d] else 0 for i in range(rank))
+
+        spt, tpw, wpc = self.size_per_thread, self.threads_per_warp, self.warps_per_cta
+        for what, t in (("size_per_thread", spt), ("threads_per_warp", tpw), ("warps_per_cta", wpc)):
+            for n in t:
+                log2_exact(n, f"{self}: {what}")
+        regs = []
+        for d in reversed(range(rank)):
+            cover = spt[d] * tpw[d] * wpc[d]
+            regs += [vector(d, 1 << b) for b in range(log2_exact(min(spt[d], shape[d])))]
+            regs += [vector(d, cover << b) for b in range(log2_exact(max(1, shape[d] // cover)))]
+        lanes = [vector(d, spt[d] << b) for d in self.order for b in range(log2_exact(tpw[d]))]
+        warps = [vector(d, spt[d] * tpw[d] << b) for d in self.order for b in range(log2_exact(wpc[d]))]
+        warp_bits = log2_exact(num_warps, "num_warps")
+        if len(lanes) > LANE_BITS or len(warps) > warp_bits:
+            raise ValueError(f"{self} needs more than 32 lanes or {num_warps} warps")
+        zero = (0,) * rank
+        return LinearLayout.make({REGISTER: regs, LANE: lanes + [zero] * (LANE_BITS - len(lanes)),
+                                  WARP: warps + [zero] * (warp_bits - len(warps))}, shape)
+
 
 @dataclass(frozen=True)
 class SliceLayout:
@@ -50,97 +89,39 @@ class SliceLayout:
     def __str__(self) -> str:
         return f"#slice<dim={self.dim}, parent={self.parent}>"
 
+    def to_linear(self, shape: tuple[int, ...], num_warps: int) -> LinearLayout:
+        """The parent's layout for the shape with a size-1 dimension ``dim`` (so the threads along
+        it hold copies), without that dimension."""
+        parent_shape = tuple(shape[:self.dim]) + (1,) + tuple(shape[self.dim:])
+        return self.parent.to_linear(parent_shape, num_warps).drop_out_dim(self.dim)
+
 
 Layout = BlockedLayout | SliceLayout
 
 
-@dataclass(frozen=True)
-class DimMap:
-    """How one dimension of a value is spread over one thread's registers and the block's threads."""
-    size: int            # the value's extent in this dimension
-    spt: int             # contiguous elements per thread
-    tpw: int             # lanes along this dimension
-    wpc: int             # warps along this dimension
-    lane_stride: int     # lane index = … + lane_d * lane_stride
-    warp_stride: int
-    blocked_dim: int     # the dimension of the underlying BlockedLayout
-
-    @property
-    def coverage(self) -> int:
-        return self.spt * self.tpw * self.wpc
-
-    @property
-    def regs(self) -> int:
-        """Registers one thread holds along this dimension."""
-        if self.size == 1:
-            return 1
-        if self.size < self.spt:
-            return self.size
-        return self.spt * max(1, -(-self.size // self.coverage))
-
-    @property
-    def replicated(self) -> bool:
-        """True when several threads hold the same elements along this dimension."""
-        return self.size < self.coverage
+def _warps_of(layout: Layout) -> int:
+    while isinstance(layout, SliceLayout):
+        layout = layout.parent
+    return prod(layout.warps_per_cta)
 
 
-def _strides(extents: tuple[int, ...], order: tuple[int, ...]) -> list[int]:
-    strides = [0] * len(extents)
-    s = 1
-    for d in order:
-        strides[d] = s
-        s *= extents[d]
-    return strides
-
-
-def _blocked_of(layout: Layout) -> tuple[BlockedLayout, list[int]]:
-    """The underlying blocked layout and, for each dim of ``layout``, its blocked dimension."""
-    if isinstance(layout, BlockedLayout):
-        return layout, list(range(layout.rank))
-    base, dims = _blocked_of(layout.parent)
-    return base, [d for i, d in enumerate(dims) if i != layout.dim]
-
-
-def dim_maps(layout: Layout, shape: tuple[int, ...]) -> list[DimMap]:
-    base, dims = _blocked_of(layout)
-    if len(dims) != len(shape):
-        raise ValueError(f"layout {layout} has rank {len(dims)}, shape {shape} has rank {len(shape)}")
-    lane_strides = _strides(base.threads_per_warp, base.order)
-    warp_strides = _strides(base.warps_per_cta, base.order)
-    return [DimMap(size, base.size_per_thread[d], base.threads_per_warp[d], base.warps_per_cta[d],
-                   lane_strides[d], warp_strides[d], d)
-            for size, d in zip(shape, dims)]
-
-
-def dropped_dims(layout: Layout) -> list[DimMap]:
-    """The blocked dimensions a slice layout dropped (threads along them hold the same elements),
-    as size-1 maps, so that a backend can compute a thread's position along each."""
-    base, kept = _blocked_of(layout)
-    full = dim_maps(base, (1,) * base.rank)
-    return [full[d] for d in range(base.rank) if d not in kept]
+@lru_cache(maxsize=4096)
+def to_linear(layout: Layout, shape: tuple[int, ...], num_warps: int | None = None) -> LinearLayout:
+    """The linear layout of a value of ``shape`` in ``layout`` for a block of ``num_warps`` warps
+    (default: the warps the layout tiles with)."""
+    shape = tuple(shape)
+    if len(shape) != layout.rank:
+        raise ValueError(f"layout {layout} has rank {layout.rank}, shape {shape} has rank {len(shape)}")
+    return layout.to_linear(shape, num_warps or _warps_of(layout))
 
 
 def num_regs(layout: Layout, shape: tuple[int, ...]) -> int:
-    return prod(m.regs for m in dim_maps(layout, shape))
+    return to_linear(layout, shape).num_regs
 
 
 def element_coords(layout: Layout, shape: tuple[int, ...], thread: int, reg: int) -> tuple[int, ...]:
-    """Logical coordinates of register ``reg`` of thread ``thread`` (the reference definition;
-    the CUDA backend emits the same arithmetic and the layout tests check both agree)."""
-    maps = dim_maps(layout, shape)
-    lane, warp = thread % 32, thread // 32
-    coords = []
-    rest = reg
-    per_dim = []
-    for m in reversed(maps):
-        per_dim.append(rest % m.regs)
-        rest //= m.regs
-    per_dim.reverse()
-    for m, k in zip(maps, per_dim):
-        t = ((warp // m.warp_stride) % m.wpc) * m.tpw + (lane // m.lane_stride) % m.tpw
-        raw = (k // m.spt) * m.coverage + t * m.spt + k % m.spt
-        coords.append(raw % m.size)
-    return tuple(coords)
+    """Logical coordinates of register ``reg`` of thread ``thread``."""
+    return to_linear(layout, shape).apply(register=reg, lane=thread % 32, warp=thread // 32)
 
 
 def _pow2_floor(x: int) -> int:

@@ -42,16 +42,15 @@ template <typename D, typename S> __device__ __forceinline__ D mt_bitcast(S s) {
 extern "C" __global__ void __launch_bounds__(128)
 k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p_n)
 {
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  (void)lane; (void)warp;
+  const int tid = threadIdx.x;       // lane = tid & 31, warp = tid >> 5
+  (void)tid;
   // basic.py:8: pid = tl.program_id(0)
   int v0 = blockIdx.x;
   // basic.py:9: offs = pid * BLOCK + tl.arange(0, BLOCK)
   int v1 = mt_mul(v0, 256);
   int v2[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v2[r] = (r / 2) * 256 + (warp * 32 + lane) * 2 + r % 2;
+  for (int r = 0; r < 2; ++r) v2[r] = r + (tid << 1);
   int v3[2];
   #pragma unroll
   for (int r = 0; r < 2; ++r) v3[r] = mt_add(v1, v2[r]);

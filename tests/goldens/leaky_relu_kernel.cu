@@ -42,15 +42,14 @@ template <typename D, typename S> __device__ __forceinline__ D mt_bitcast(S s) {
 extern "C" __global__ void __launch_bounds__(128)
 k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slope)
 {
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  (void)lane; (void)warp;
+  const int tid = threadIdx.x;       // lane = tid & 31, warp = tid >> 5
+  (void)tid;
   // basic.py:18: offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
   int v0 = blockIdx.x;
   int v1 = mt_mul(v0, 1024);
   int v2[8];
   #pragma unroll
-  for (int r = 0; r < 8; ++r) v2[r] = (r / 4) * 512 + (warp * 32 + lane) * 4 + r % 4;
+  for (int r = 0; r < 8; ++r) v2[r] = (r & 3) + ((r & 4) << 7) + (tid << 2);
   int v3[8];
   #pragma unroll
   for (int r = 0; r < 8; ++r) v3[r] = mt_add(v1, v2[r]);

@@ -2,8 +2,9 @@
 
 Each block value becomes a per-thread register array (``float v7[8]``) indexed by register number;
 elementwise ops become fully unrolled loops over it. Register ``r`` of a value holds the element
-whose coordinates the value's layout gives (ir/layout.py ``element_coords``): this module emits the
-same arithmetic in C++. Reductions combine in registers, then across lanes with ``__shfl_xor_sync``,
+whose coordinates the value's linear layout gives (ir/layout.py ``to_linear``); the index arithmetic
+(coordinates, shared-memory offsets, operand registers, owners) is rendered from it by
+ir/indexing.py as shifts and masks of ``r`` and ``tid`` (threadIdx.x). Reductions combine in registers, then across lanes with ``__shfl_xor_sync``,
 then across warps through shared memory; layout conversions go through shared memory. A store
 happens once per element and program: of the threads holding copies of an element, one stores.
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-from math import prod
 
 import jinja2
 
@@ -23,7 +23,9 @@ from ... import __version__
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .atomics import atomic_statement
-from ...ir.layout import DimMap, dim_maps, dropped_dims
+from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
+from ...ir.layout import to_linear
+from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
@@ -44,27 +46,50 @@ def _jinja() -> jinja2.Environment:
     return _env
 
 
-# --- small integer-expression helpers (keep generated index math readable) ------------------------
+# --- index expressions (ir/indexing.py) as C++ -------------------------------------------------------
 
-def _mul(e: str, c: int) -> str:
-    return "0" if c == 0 or e == "0" else e if c == 1 else f"{e} * {c}"
+class _CIndex:
+    """An ``IndexBuilder`` that prints C++ over the register expression ``reg`` and ``tid``."""
+    def __init__(self, reg: str):
+        self.reg = reg
 
+    def const(self, value: int) -> str:
+        return str(value)
 
-def _div(e: str, c: int) -> str:
-    return e if c == 1 else "0" if e == "0" else f"{e} / {c}"
+    def var(self, name: str) -> str:
+        return self.reg if name == REG else "tid"
 
+    def shr(self, x: str, k: int) -> str:
+        return f"({x} >> {k})"
 
-def _mod(e: str, c: int) -> str:
-    return "0" if c == 1 or e == "0" else f"{e} % {c}"
+    def and_(self, x: str, mask: int) -> str:
+        return f"({x} & {mask})"
 
+    def shl(self, x: str, k: int) -> str:
+        return f"({x} << {k})"
 
-def _add(*terms: str) -> str:
-    ts = [t for t in terms if t != "0"]
-    return " + ".join(ts) if ts else "0"
+    def add(self, x: str, y: str) -> str:
+        return f"{x} + {y}"
+
+    def xor(self, x: str, y: str) -> str:
+        return f"({x} ^ {y})"
 
 
 def _paren(e: str) -> str:
     return e if e.replace("_", "").isalnum() else f"({e})"
+
+
+def _unparen(e: str) -> str:
+    """``e`` without parentheses around the whole of it."""
+    while e.startswith("(") and e.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(e):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(e) - 1:
+                return e
+        e = e[1:-1]
+    return e
 
 
 _BITCAST = {"fp16": "__ushort_as_half((unsigned short){:#06x})",
@@ -250,77 +275,31 @@ class CudaEmitter:
 
     # --- layouts in C++ ---------------------------------------------------------------------------
 
-    def thread_index(self, m: DimMap) -> str:
-        """This thread's index along one layout dimension (0 … tpw*wpc-1)."""
-        lane = "0"
-        if m.tpw > 1:
-            lane = _div("lane", m.lane_stride)
-            if m.lane_stride * m.tpw < 32:
-                lane = _mod(_paren(lane), m.tpw)
-        warp = "0"
-        if m.wpc > 1:
-            warp = _div("warp", m.warp_stride)
-            if m.warp_stride * m.wpc < self.fn.num_warps:
-                warp = _mod(_paren(warp), m.wpc)
-        return _add(_mul(_paren(warp), m.tpw), lane)
+    def layout_of(self, v: Value) -> LinearLayout:
+        return to_linear(v.layout, v.type.shape, self.fn.num_warps)
 
     @staticmethod
-    def reg_digits(maps: list[DimMap], r: str) -> list[str]:
-        out, stride = [], 1
-        for i, m in enumerate(reversed(maps)):
-            digit = "0"
-            if m.regs > 1:
-                digit = _div(r, stride)
-                if i < len(maps) - 1:               # the outermost digit needs no wrap: r < total
-                    digit = _mod(_paren(digit), m.regs)
-            out.append(digit)
-            stride *= m.regs
-        return out[::-1]
-
-    def raw_coord(self, m: DimMap, k: str) -> str:
-        """The coordinate register digit ``k`` would hold before wrapping around the value's extent."""
-        return _add(_mul(_paren(_div(k, m.spt)), m.coverage), _mul(_paren(self.thread_index(m)), m.spt),
-                    _mod(k, m.spt))
-
-    def owner(self, m: DimMap, k: str) -> str | None:
-        """C condition: this thread's register digit ``k`` is the one copy of its element along
-        this dimension that counts (several threads or registers hold copies when the layout
-        covers more than the extent — a size-1 dimension always does); None when all count."""
-        if not m.replicated and m.size >= m.spt:
-            return None
-        return f"{self.raw_coord(m, k)} < {m.size}"
+    def index(expr, r: str = "r") -> str:
+        """C++ for an index expression of the register ``r`` and ``tid``."""
+        return _unparen(expr.build(_CIndex(r)))
 
     def coords(self, v: Value, r: str) -> list[str]:
-        maps = dim_maps(v.layout, v.type.shape)
-        out = []
-        for m, k in zip(maps, self.reg_digits(maps, r)):
-            if m.size == 1:
-                out.append("0")
-                continue
-            raw = self.raw_coord(m, k)
-            out.append(_mod(_paren(raw), m.size) if m.replicated and raw != "0" else raw)
-        return out
+        """The coordinates register ``r`` of ``v`` holds in this thread."""
+        return [self.index(e, r) for e in coordinate_exprs(self.layout_of(v))]
 
-    def linear(self, shape, coords: list[str]) -> str:
-        terms, stride = [], 1
-        for size, c in zip(reversed(shape), reversed(coords)):
-            terms.append(_mul(_paren(c), stride))
-            stride *= size
-        return _add(*reversed(terms))
+    def offset(self, v: Value, r: str) -> str:
+        """The row-major offset in ``v``'s tile of the element register ``r`` holds."""
+        return self.index(offset_expr(self.layout_of(v)), r)
 
     def operand_index(self, result: Value, operand: Value, r: str = "r") -> str:
-        """Index into ``operand``'s registers of the element that result register ``r`` needs."""
+        """Index into ``operand``'s registers of the element that result register ``r`` needs (the
+        layouts agree up to the size-1 dimensions the operand broadcasts, held whole by every thread)."""
         if operand.type.shape == result.type.shape:
             return r
-        rmaps = dim_maps(result.layout, result.type.shape)
-        omaps = dim_maps(operand.layout, operand.type.shape)
-        terms, stride = [], 1
-        digits = self.reg_digits(rmaps, r)
-        for om, k in zip(reversed(omaps), reversed(digits)):
-            if om.regs > 1:
-                terms.append(_mul(_paren(k), stride))
-            stride *= om.regs
-        return _add(*terms)
+        lay = self.layout_of(result)
+        ones = [n == 1 for n in operand.type.shape]
+        regs = lay.register_map(self.layout_of(operand), lambda c: tuple(0 if o else x for x, o in zip(c, ones)))
+        return self.index(register_expr(lay, regs), r)
 
     def elem(self, result: Value, operand: Value, r: str = "r") -> str:
         if isinstance(operand.type, BlockType):
@@ -328,7 +307,7 @@ class CudaEmitter:
         return self.ref(operand)
 
     def nregs(self, v: Value) -> int:
-        return prod(m.regs for m in dim_maps(v.layout, v.type.shape))
+        return self.layout_of(v).num_regs
 
     def declare(self, v: Value) -> str:
         if isinstance(v.type, BlockType):
@@ -429,13 +408,13 @@ class CudaEmitter:
         8- or 16-byte access (up to 8 halves, 4 floats, 2 doubles)."""
         if not isinstance(ptr.type, BlockType):
             return 1, True
-        last = dim_maps(ptr.layout, ptr.type.shape)[-1]
+        contiguous = self.layout_of(ptr).contiguous_registers(ptr.type.rank - 1)
         eb = ptr.type.scalar.pointee.bits // 8
-        if last.size < last.spt or eb not in (2, 4, 8):
+        if eb not in (2, 4, 8):
             return 1, True
         info = self.axis.get(ptr)
         vec = 1
-        while vec * 2 <= min(last.spt, info.contiguity[-1], 16 // eb):
+        while vec * 2 <= min(contiguous, info.contiguity[-1], 16 // eb):
             vec *= 2
         return vec, info.divisibility[-1] >= vec * eb
 
@@ -517,12 +496,8 @@ class CudaEmitter:
         every copy is the only one."""
         if not isinstance(ptr.type, BlockType):
             return "threadIdx.x == 0"
-        maps = dim_maps(ptr.layout, ptr.type.shape)
-        conds = [c for m, k in zip(maps, self.reg_digits(maps, r)) if (c := self.owner(m, k)) is not None]
-        for m in dropped_dims(ptr.layout):
-            t = self.thread_index(m)
-            if t != "0":
-                conds.append(f"{_paren(t)} == 0")
+        reg_mask, tid_mask = owner_masks(self.layout_of(ptr))
+        conds = [f"({x} & {m}) == 0" for x, m in ((_paren(r), reg_mask), ("tid", tid_mask)) if m]
         return " && ".join(conds) or None
 
     def op_store(self, op: Op):
@@ -595,7 +570,7 @@ class CudaEmitter:
             return
         numel = res.type.numel if block else 1
         self.smem(numel * max(1, elem.bits // 8))
-        lin = self.linear(res.type.shape, self.coords(res, "r")) if block else "0"
+        lin = self.offset(res, "r") if block else "0"
         self.emit("{")
         self.depth += 1
         self.emit(f"{elem.c_name}* buf = reinterpret_cast<{elem.c_name}*>(mt_smem);")
@@ -631,8 +606,9 @@ class CudaEmitter:
     def op_arange(self, op: Op):
         res = op.result
         (c,) = self.coords(res, "r")
+        start = op.attrs["start"]
         self.emit(self.declare(res) + ";")
-        self.per_element(res, f"{self.ref(res)}[r] = {_add(str(op.attrs['start']), c)};")
+        self.per_element(res, f"{self.ref(res)}[r] = {f'{start} + ' if start else ''}{c};")
 
     def op_zeros(self, op: Op):
         res = op.result
@@ -669,9 +645,9 @@ class CudaEmitter:
         self.emit("{")
         self.depth += 1
         self.emit(f"{ctype}* buf = {buf};")
-        self.per_element(src, f"buf[{self.linear(src.type.shape, self.coords(src, 'r'))}] = {self.ref(src)}[r];")
+        self.per_element(src, f"buf[{self.offset(src, 'r')}] = {self.ref(src)}[r];")
         self.emit("__syncthreads();")
-        self.per_element(res, f"{self.ref(res)}[r] = buf[{self.linear(res.type.shape, self.coords(res, 'r'))}];")
+        self.per_element(res, f"{self.ref(res)}[r] = buf[{self.offset(res, 'r')}];")
         self.emit("__syncthreads();")
         self.depth -= 1
         self.emit("}")
@@ -832,46 +808,42 @@ class CudaEmitter:
         return d.c_fn([a, b], ty)
 
     def op_reduce(self, op: Op):
+        """Combine, in this order, the registers, the lanes and the warps whose bases move along the
+        reduced dimensions (positions that differ only in replicating bits hold the same elements
+        and compute the same result, so they are left out and nothing is counted twice)."""
         kind = op.name
         src, res = op.operands[0], op.result
         axis = op.attrs["axis"]
         ty = res.type.scalar
         ctype = ty.c_name
-        smaps = dim_maps(src.layout, src.type.shape)
-        axes = list(range(len(smaps))) if axis is None else [axis]
-        n_src = self.nregs(src)
-        n_res = self.nregs(res) if isinstance(res.type, BlockType) else 1
+        lay = self.layout_of(src)
+        axes = list(range(lay.rank)) if axis is None else [axis]
+        n_src = lay.num_regs
+        block = isinstance(res.type, BlockType)
+        n_res = self.nregs(res) if block else 1
         out = self.ref(res)
-        self.emit(f"{ctype} {out}[{n_res}];" if isinstance(res.type, BlockType) else f"{ctype} {out};")
-        acc = f"{out}[q]" if isinstance(res.type, BlockType) else out
+        self.emit(f"{ctype} {out}[{n_res}];" if block else f"{ctype} {out};")
+        acc = f"{out}[q]" if block else out
         self.emit("{")
         self.depth += 1
         # 1. within the thread: registers that differ only along the reduced axes
-        digits = self.reg_digits(smaps, "s")
-        kept = [d for d in range(len(smaps)) if d not in axes]
-        res_index, stride = [], 1
-        for d in reversed(kept):
-            if smaps[d].regs > 1:
-                res_index.append(_mul(_paren(digits[d]), stride))
-            stride *= smaps[d].regs
-        q_of_s = _add(*reversed(res_index))
+        q_of_s = "0"
+        if block:
+            regs = lay.register_map(self.layout_of(res), lambda c: c[:axis] + c[axis + 1:])
+            q_of_s = self.index(register_expr(lay, regs), "s")
+        copies = lay.free_masks()["register"]
         value = self.cast_to(f"{self.ref(src)}[s]", src.type.scalar, ty)
-        if kind == "sum":
-            owned = [c for d in axes if (c := self.owner(smaps[d], digits[d])) is not None]
-            if owned:
-                value = f"(({' && '.join(owned)}) ? {value} : {c_literal(0, ty)})"
         self.emit(f"bool seen[{n_res}] = {{}};")
         self.emit("#pragma unroll")
         self.emit(f"for (int s = 0; s < {n_src}; ++s) {{")
+        if copies:
+            self.emit(f"  if ((s & {copies}) != 0) continue;")
         self.emit(f"  const int q = {q_of_s};")
         self.emit(f"  {acc} = seen[q] ? {self.combine(kind, acc, value, ty)} : {value};")
         self.emit("  seen[q] = true;")
         self.emit("}")
         # 2. across the lanes of a warp
-        masks = []
-        for d in axes:
-            m = smaps[d]
-            masks += [m.lane_stride * (1 << j) for j in range(int(math.log2(m.tpw)))]
+        masks = [1 << b for b in lay.bits_along(LANE, axes)]
         if masks:
             self.emit("#pragma unroll")
             self.emit(f"for (int q = 0; q < {n_res}; ++q) {{")
@@ -880,22 +852,18 @@ class CudaEmitter:
                 self.emit(f"  {acc} = {self.combine(kind, acc, shfl, ty)};")
             self.emit("}")
         # 3. across warps, through shared memory
-        warps = prod(smaps[d].wpc for d in axes)
-        if warps > 1:
-            rshape = res.type.shape if isinstance(res.type, BlockType) else ()
-            q_count = prod(rshape) if rshape else 1
+        warp_bits = lay.bits_along(WARP, axes)
+        if warp_bits:
+            warps = 1 << len(warp_bits)
+            q_count = res.type.numel if block else 1
             self.smem(warps * q_count * max(4, ty.bits // 8))
-            widx = "0"
-            wstride = 1
-            for d in axes:
-                m = smaps[d]
-                widx = _add(widx, _mul(_paren(_mod(_paren(_div("warp", m.warp_stride)), m.wpc)), wstride))
-                wstride *= m.wpc
-            rcoords = self.coords(res, "q") if rshape else []
-            lin = self.linear(rshape, rcoords) if rshape else "0"
+            widx = self.index(thread_bits_expr(lay, [(WARP, b) for b in warp_bits]))
+            lin = self.offset(res, "q") if block else "0"
             self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>(mt_smem);")
             self.emit("#pragma unroll")
-            self.emit(f"for (int q = 0; q < {n_res}; ++q) buf[{_mul(_paren(widx), q_count)} + {lin}] = {acc};")
+            slot = _paren(widx) if q_count == 1 else f"{_paren(widx)} * {q_count}"
+            slot = slot if lin == "0" else f"{slot} + {lin}"
+            self.emit(f"for (int q = 0; q < {n_res}; ++q) buf[{slot}] = {acc};")
             self.emit("__syncthreads();")
             self.emit("#pragma unroll")
             self.emit(f"for (int q = 0; q < {n_res}; ++q) {{")
@@ -924,8 +892,7 @@ class CudaEmitter:
     def generate(self) -> tuple[str, int]:
         self.region(self.fn.body)
         body = []
-        prologue = ["  const int lane = threadIdx.x & 31;", "  const int warp = threadIdx.x >> 5;",
-                    "  (void)lane; (void)warp;"]
+        prologue = ["  const int tid = threadIdx.x;       // lane = tid & 31, warp = tid >> 5", "  (void)tid;"]
         if self.smem_bytes:
             prologue.append("  extern __shared__ __align__(16) unsigned char mt_smem[];")
         body = prologue + self.lines

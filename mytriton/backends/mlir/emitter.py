@@ -1,22 +1,24 @@
 """The MLIR emitter: one verified SSA function (with layouts) → one textual MLIR module.
 
 See the package docstring for the lowering design. This module walks the SSA like the CUDA backend
-does; the per-thread index arithmetic of the layouts (which thread holds which element) is emitted
-once, at the top of the kernel, because it depends only on the thread id.
+does; the per-thread index arithmetic of the layouts (which thread holds which element) is rendered
+from the values' linear layouts by ir/indexing.py and emitted once, at the top of the kernel,
+because it depends only on the thread id (registers are unrolled: their part is a constant).
 """
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from math import prod
 
 from ... import __version__
 from ...errors import CompilationError
-from ...ir.layout import DimMap, dim_maps, dropped_dims
+from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
+from ...ir.layout import to_linear
+from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_KINDS
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Value, use_counts, walk
-from ...ir.types import F32, I32, I64, BlockType, PointerType, ScalarType
+from ...ir.types import F32, I1, I32, I64, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .arith import ELEMENTWISE, bitcast, combine, constant_literal, constant_name, convert, mlir_type
 
@@ -32,13 +34,33 @@ def unsupported(what: str, op: Op) -> CompilationError:
     return CompilationError(f"MLIR backend does not support {what}", op.loc)
 
 
-def reg_digits(maps: list[DimMap], r: int) -> list[int]:
-    """Register ``r`` of a value split into its per-dimension register indices."""
-    out, stride = [], 1
-    for m in reversed(maps):
-        out.append((r // stride) % m.regs)
-        stride *= m.regs
-    return out[::-1]
+class _MLIRIndex:
+    """An ``IndexBuilder`` that emits i32 ``arith`` ops on the thread id (in the kernel's prologue,
+    memoized); constants stay Python ints until an op needs them."""
+    def __init__(self, em: "MLIREmitter"):
+        self.em = em
+
+    def const(self, value: int) -> IntExpr:
+        return value
+
+    def var(self, name: str) -> IntExpr:
+        assert name != REG, "registers are unrolled: their index is a constant"
+        return self.em.thread_id()
+
+    def shr(self, x: IntExpr, k: int) -> IntExpr:
+        return self.em.imath("shrui", x, k)
+
+    def and_(self, x: IntExpr, mask: int) -> IntExpr:
+        return self.em.imath("andi", x, mask)
+
+    def shl(self, x: IntExpr, k: int) -> IntExpr:
+        return self.em.imath("shli", x, k)
+
+    def add(self, x: IntExpr, y: IntExpr) -> IntExpr:
+        return self.em.iadd(x, y)
+
+    def xor(self, x: IntExpr, y: IntExpr) -> IntExpr:
+        return self.em.ibinary("xori", x, y)
 
 
 class MLIREmitter:
@@ -133,8 +155,11 @@ class MLIREmitter:
         got = self.values[v]
         return got[r] if isinstance(got, list) else got
 
+    def layout_of(self, v: Value) -> LinearLayout:
+        return to_linear(v.layout, v.type.shape, self.fn.num_warps)
+
     def nregs(self, v: Value) -> int:
-        return prod(m.regs for m in dim_maps(v.layout, v.type.shape)) if isinstance(v.type, BlockType) else 1
+        return self.layout_of(v).num_regs if isinstance(v.type, BlockType) else 1
 
     def reg_names(self, v: Value) -> list[str]:
         base = self.ssa_names[v]
@@ -146,13 +171,10 @@ class MLIREmitter:
         needs (the layouts agree up to broadcast dimensions, which every thread holds whole)."""
         if operand.type.shape == result.type.shape:
             return r
-        digits = reg_digits(dim_maps(result.layout, result.type.shape), r)
-        index, stride = 0, 1
-        for om, k in zip(reversed(dim_maps(operand.layout, operand.type.shape)), reversed(digits)):
-            if om.regs > 1:
-                index += k * stride
-            stride *= om.regs
-        return index
+        lay = self.layout_of(result)
+        ones = [n == 1 for n in operand.type.shape]
+        regs = lay.register_map(self.layout_of(operand), lambda c: tuple(0 if o else x for x, o in zip(c, ones)))
+        return register_expr(lay, regs).evaluate(reg=r)
 
     def operand(self, result: Value, operand: Value, r: int) -> str:
         if isinstance(operand.type, BlockType):
@@ -167,19 +189,23 @@ class MLIREmitter:
     def imath(self, op: str, a: IntExpr, b: int) -> IntExpr:
         """``a op b`` for a constant ``b``, folded where it is trivial."""
         if isinstance(a, int):
-            return {"addi": a + b, "muli": a * b, "divui": a // b, "remui": a % b}[op]
-        if (op in ("addi",) and b == 0) or (op in ("muli", "divui") and b == 1):
+            return {"addi": a + b, "muli": a * b, "shrui": a >> b, "shli": a << b, "andi": a & b}[op]
+        if (op in ("addi", "shrui", "shli") and b == 0) or (op == "muli" and b == 1):
             return a
-        if op == "muli" and b == 0 or op == "remui" and b == 1:
+        if op in ("muli", "andi") and b == 0:
             return 0
         return self.memoized((op, a, b), lambda: self.emit(f"arith.{op} {a}, {self.i32(b)} : i32"))
 
+    def ibinary(self, op: str, a: IntExpr, b: IntExpr) -> IntExpr:
+        """``a op b`` (``addi`` or ``xori``), folded where an operand is a constant 0 or both are."""
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b if op == "addi" else a ^ b
+        if b == 0 or a == 0:
+            return a if b == 0 else b
+        return self.memoized((op, a, b), lambda: self.emit(f"arith.{op} {self.i32(a)}, {self.i32(b)} : i32"))
+
     def iadd(self, a: IntExpr, b: IntExpr) -> IntExpr:
-        if isinstance(b, int):
-            return self.imath("addi", a, b)
-        if isinstance(a, int):
-            return self.imath("addi", b, a)
-        return self.memoized(("add", a, b), lambda: self.emit(f"arith.addi {a}, {b} : i32"))
+        return self.ibinary("addi", a, b)
 
     def thread_id(self) -> str:
         def make():
@@ -187,54 +213,17 @@ class MLIREmitter:
             return self.emit(f"arith.index_cast {tid} : index to i32", "tid_i32")
         return self.memoized(("tid",), make)
 
-    def lane(self) -> IntExpr:
-        return self.memoized(("lane",), lambda: self.emit(f"arith.remui {self.thread_id()}, {self.i32(32)} : i32",
-                                                          "lane"))
-
-    def warp(self) -> IntExpr:
-        return self.memoized(("warp",), lambda: self.emit(f"arith.divui {self.thread_id()}, {self.i32(32)} : i32",
-                                                          "warp"))
-
-    def thread_index(self, m: DimMap) -> IntExpr:
-        """This thread's index along one layout dimension (0 … tpw*wpc-1), as ir/layout.py defines it."""
-        if m.lane_stride == 1 and m.tpw == 32 and m.warp_stride == 1 and m.wpc == self.fn.num_warps:
-            return self.thread_id()
-        lane: IntExpr = 0
-        if m.tpw > 1:
-            lane = self.imath("divui", self.lane(), m.lane_stride)
-            if m.lane_stride * m.tpw < 32:
-                lane = self.imath("remui", lane, m.tpw)
-        warp: IntExpr = 0
-        if m.wpc > 1:
-            warp = self.imath("divui", self.warp(), m.warp_stride)
-            if m.warp_stride * m.wpc < self.fn.num_warps:
-                warp = self.imath("remui", warp, m.wpc)
-        return self.iadd(self.imath("muli", warp, m.tpw), lane)
-
-    def raw_coord(self, m: DimMap, k: int) -> IntExpr:
-        """The coordinate register digit ``k`` would hold before wrapping around the extent (also
-        for a size-1 dimension: its copies must be told apart when a reduction counts them)."""
-        return self.iadd(self.imath("muli", self.thread_index(m), m.spt), (k // m.spt) * m.coverage + k % m.spt)
+    def index(self, expr) -> IntExpr:
+        """An index expression of the thread id (registers are constants here)."""
+        return expr.build(_MLIRIndex(self))
 
     def coords(self, v: Value, r: int) -> list[IntExpr]:
-        """Logical coordinates of register ``r`` of ``v`` in this thread (ir/layout.element_coords)."""
-        maps = dim_maps(v.layout, v.type.shape)
-        out = []
-        for m, k in zip(maps, reg_digits(maps, r)):
-            if m.size == 1:
-                out.append(0)
-                continue
-            raw = self.raw_coord(m, k)
-            out.append(self.imath("remui", raw, m.size) if m.replicated else raw)
-        return out
+        """Logical coordinates of register ``r`` of ``v`` in this thread."""
+        return [self.index(e) for e in coordinate_exprs(self.layout_of(v), r)]
 
-    def linear(self, shape: tuple[int, ...], coords: list[IntExpr]) -> IntExpr:
-        total: IntExpr = 0
-        stride = 1
-        for size, c in zip(reversed(shape), reversed(coords)):
-            total = self.iadd(total, self.imath("muli", c, stride))
-            stride *= size
-        return total
+    def offset(self, v: Value, r: int) -> IntExpr:
+        """The row-major offset in ``v``'s tile of the element register ``r`` holds."""
+        return self.index(offset_expr(self.layout_of(v), r))
 
     def as_index(self, x: IntExpr) -> str:
         if isinstance(x, int):
@@ -394,25 +383,13 @@ class MLIREmitter:
         if not isinstance(ptr.type, BlockType):
             return self.memoized(("first thread",), lambda: self.emit(
                 f"arith.cmpi eq, {self.thread_id()}, {self.i32(0)} : i32"))
-        maps = dim_maps(ptr.layout, ptr.type.shape)
-        preds = []
-        dims = [(m, k) for m, k in zip(maps, reg_digits(maps, r)) if m.replicated or m.size < m.spt]
-        if dims:
-            preds.append(self.owns(dims))
-        for m in dropped_dims(ptr.layout):
-            t = self.thread_index(m)
-            if t != 0:
-                preds.append(self.memoized(("first along", t), lambda t=t: self.emit(
-                    f"arith.cmpi eq, {t}, {self.i32(0)} : i32")))
-        if not preds:
+        reg_mask, tid_mask = owner_masks(self.layout_of(ptr))
+        if r & reg_mask:
+            return self.const(False, I1)               # a copy in another register of this thread stores
+        if not tid_mask:
             return None
-        return self.memoized(("all", tuple(preds)), lambda: self.and_all(preds))
-
-    def and_all(self, preds: list[str]) -> str:
-        out = preds[0]
-        for p in preds[1:]:
-            out = self.emit(f"arith.andi {out}, {p} : i1")
-        return out
+        copy = self.imath("andi", self.thread_id(), tid_mask)
+        return self.memoized(("first copy", copy), lambda: self.emit(f"arith.cmpi eq, {copy}, {self.i32(0)} : i32"))
 
     def op_store(self, op: Op):
         ptr, value = op.operands[:2]
@@ -477,7 +454,7 @@ class MLIREmitter:
             block = isinstance(res.type, BlockType)
             count = res.type.numel if block else 1
             buf = self.smem_buffer(_storage_type(elem), count, count * _storage_bytes(elem), op)
-            index = [self.linear(res.type.shape, self.coords(res, r)) if block else 0 for r in range(len(regs))]
+            index = [self.offset(res, r) if block else 0 for r in range(len(regs))]
             for r, old in enumerate(regs):
                 self.line(f"scf.if {self.store_owner(ptr, r)} {{")
                 self.depth += 1
@@ -587,10 +564,9 @@ class MLIREmitter:
         ty = _storage_type(elem)
         buf = self.smem_buffer(ty, numel, numel * _storage_bytes(elem), op)
         for r in range(self.nregs(src)):
-            self.smem_store(buf, self.linear(src.type.shape, self.coords(src, r)), self.ref(src, r), elem, numel)
+            self.smem_store(buf, self.offset(src, r), self.ref(src, r), elem, numel)
         self.line("gpu.barrier")
-        regs = [self.smem_load(buf, self.linear(res.type.shape, self.coords(res, r)), elem, numel)
-                for r in range(self.nregs(res))]
+        regs = [self.smem_load(buf, self.offset(res, r), elem, numel) for r in range(self.nregs(res))]
         self.line("gpu.barrier")
         self.values[res] = regs
 
@@ -716,50 +692,41 @@ class MLIREmitter:
     # --- reductions (as the CUDA backend: registers, then lanes, then warps) -----------------------
 
     def op_reduce(self, op: Op):
+        """As the CUDA backend: the registers, lanes and warps whose bases move along the reduced
+        dimensions are combined (copies are left out, so nothing counts twice)."""
         kind, src, res = op.name, op.operands[0], op.result
         axis = op.attrs["axis"]
         ty = res.type.scalar
-        smaps = dim_maps(src.layout, src.type.shape)
-        axes = list(range(len(smaps))) if axis is None else [axis]
-        kept = [d for d in range(len(smaps)) if d not in axes]
+        lay = self.layout_of(src)
+        axes = list(range(lay.rank)) if axis is None else [axis]
+        block = isinstance(res.type, BlockType)
         n_res = self.nregs(res)
         acc: list[str | None] = [None] * n_res
         # 1. within the thread: registers that differ only along the reduced axes
+        q_of_s = None
+        if block:
+            q_of_s = register_expr(lay, lay.register_map(self.layout_of(res), lambda c: c[:axis] + c[axis + 1:]))
+        copies = lay.free_masks()["register"]
         for s in range(self.nregs(src)):
-            digits = reg_digits(smaps, s)
-            q, stride = 0, 1
-            for d in reversed(kept):
-                if smaps[d].regs > 1:
-                    q += digits[d] * stride
-                stride *= smaps[d].regs
+            if s & copies:
+                continue
+            q = q_of_s.evaluate(reg=s) if q_of_s is not None else 0
             value = convert(self, self.ref(src, s), src.type.scalar, ty)
-            if kind == "sum":                    # replicated elements count once
-                owned = [(smaps[d], digits[d]) for d in axes if smaps[d].replicated]
-                if owned:
-                    zero = self.const(0, ty)
-                    value = self.emit(f"arith.select {self.owns(owned)}, {value}, {zero} : {mlir_type(ty)}")
             acc[q] = value if acc[q] is None else combine(self, kind, acc[q], value, ty)
         # 2. across the lanes of a warp (butterfly)
-        masks = sorted((smaps[d].lane_stride << j for d in axes for j in range(smaps[d].tpw.bit_length() - 1)),
-                       reverse=True)
+        masks = sorted((1 << b for b in lay.bits_along(LANE, axes)), reverse=True)
         for q in range(n_res):
             for mask in masks:
                 acc[q] = combine(self, kind, acc[q], self.shuffle_xor(acc[q], ty, mask), ty)
         # 3. across warps, through workgroup memory
-        warps = prod(smaps[d].wpc for d in axes)
-        if warps > 1:
-            rshape = res.type.shape if isinstance(res.type, BlockType) else ()
-            q_count = prod(rshape) if rshape else 1
+        warp_bits = lay.bits_along(WARP, axes)
+        if warp_bits:
+            warps = 1 << len(warp_bits)
+            q_count = res.type.numel if block else 1
             count = warps * q_count
             buf = self.smem_buffer(_storage_type(ty), count, count * max(4, _storage_bytes(ty)), op)
-            warp_index: IntExpr = 0
-            wstride = 1
-            for d in axes:
-                m = smaps[d]
-                w = self.imath("remui", self.imath("divui", self.warp(), m.warp_stride), m.wpc)
-                warp_index = self.iadd(warp_index, self.imath("muli", w, wstride))
-                wstride *= m.wpc
-            lin = [self.linear(rshape, self.coords(res, q)) if rshape else 0 for q in range(n_res)]
+            warp_index = self.index(thread_bits_expr(lay, [(WARP, b) for b in warp_bits]))
+            lin = [self.offset(res, q) if block else 0 for q in range(n_res)]
             for q in range(n_res):
                 self.smem_store(buf, self.iadd(self.imath("muli", warp_index, q_count), lin[q]), acc[q], ty, count)
             self.line("gpu.barrier")
@@ -769,18 +736,7 @@ class MLIREmitter:
                     other = self.smem_load(buf, self.iadd(lin[q], w * q_count), ty, count)
                     acc[q] = combine(self, kind, acc[q], other, ty)
             self.line("gpu.barrier")
-        self.values[res] = acc if isinstance(res.type, BlockType) else acc[0]
-
-    def owns(self, dims: list[tuple[DimMap, int]]) -> str:
-        """i1: this thread's copy of a replicated element is the one that counts (coordinate in range)."""
-        def make():
-            preds = [self.emit(f"arith.cmpi ult, {self.i32(self.raw_coord(m, k))}, {self.i32(m.size)} : i32")
-                     for m, k in dims]
-            out = preds[0]
-            for p in preds[1:]:
-                out = self.emit(f"arith.andi {out}, {p} : i1")
-            return out
-        return self.memoized(("owns", tuple((m, k) for m, k in dims)), make)
+        self.values[res] = acc if block else acc[0]
 
     def shuffle_xor(self, value: str, ty: ScalarType, mask: int) -> str:
         """``gpu.shuffle xor`` takes 32- and 64-bit values; narrower ones travel widened."""

@@ -6,30 +6,26 @@ module attributes {gpu.container_module} {
     gpu.func @k_matmul_runtime_k_kernel(%p_a: !llvm.ptr, %p_b: !llvm.ptr, %p_c: !llvm.ptr, %p_M: i32, %p_N: i32, %p_K: i32) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
       %cst = arith.constant 0.0 : f32
       %c8_i32 = arith.constant 8 : i32
-      %c32_i32 = arith.constant 32 : i32
-      %c4_i32 = arith.constant 4 : i32
+      %c3_i32 = arith.constant 3 : i32
+      %c7_i32 = arith.constant 7 : i32
       %c0_i32 = arith.constant 0 : i32
       %c1_i32 = arith.constant 1 : i32
       %tid = gpu.thread_id x
       %tid_i32 = arith.index_cast %tid : index to i32
-      %lane = arith.remui %tid_i32, %c32_i32 : i32
-      %t1 = arith.divui %lane, %c8_i32 : i32
-      %warp = arith.divui %tid_i32, %c32_i32 : i32
-      %t2 = arith.muli %warp, %c4_i32 : i32
-      %t3 = arith.addi %t2, %t1 : i32
-      %t4 = arith.remui %lane, %c8_i32 : i32
+      %t1 = arith.shrui %tid_i32, %c3_i32 : i32
+      %t2 = arith.andi %tid_i32, %c7_i32 : i32
       // test_mlir_support.py:41: pid_m = tl.program_id(0)
       %t0 = gpu.block_id x
       %v1 = arith.index_cast %t0 : index to i32
       // test_mlir_support.py:43: offs_m = pid_m * BM + tl.arange(0, BM)[:, None]
       %v2 = arith.muli %v1, %c8_i32 : i32
-      %v6 = arith.addi %v2, %t3 : i32
+      %v6 = arith.addi %v2, %t1 : i32
       // test_mlir_support.py:42: pid_n = tl.program_id(1)
-      %t5 = gpu.block_id y
-      %v7 = arith.index_cast %t5 : index to i32
+      %t3 = gpu.block_id y
+      %v7 = arith.index_cast %t3 : index to i32
       // test_mlir_support.py:44: offs_n = pid_n * BN + tl.arange(0, BN)[None, :]
       %v8 = arith.muli %v7, %c8_i32 : i32
-      %v10 = arith.addi %v8, %t4 : i32
+      %v10 = arith.addi %v8, %t2 : i32
       // test_mlir_support.py:47: a_values = tl.load(a + offs_m * K + k, mask=offs_m < M, other=0.0)
       %v11 = arith.muli %v6, %p_K : i32
       %v12 = llvm.getelementptr %p_a[%v11] : (!llvm.ptr, i32) -> !llvm.ptr, f32
@@ -41,8 +37,8 @@ module attributes {gpu.container_module} {
         // test_mlir_support.py:47: a_values = tl.load(a + offs_m * K + k, mask=offs_m < M, other=0.0)
         %v17 = llvm.getelementptr %v12[%v15] : (!llvm.ptr, i32) -> !llvm.ptr, f32
         %v18 = scf.if %v13 -> (f32) {
-          %t6 = llvm.load %v17 : !llvm.ptr -> f32
-          scf.yield %t6 : f32
+          %t4 = llvm.load %v17 : !llvm.ptr -> f32
+          scf.yield %t4 : f32
         } else {
           scf.yield %cst : f32
         }
@@ -51,8 +47,8 @@ module attributes {gpu.container_module} {
         %v20 = llvm.getelementptr %p_b[%v19] : (!llvm.ptr, i32) -> !llvm.ptr, f32
         %v21 = llvm.getelementptr %v20[%v10] : (!llvm.ptr, i32) -> !llvm.ptr, f32
         %v22 = scf.if %v14 -> (f32) {
-          %t7 = llvm.load %v21 : !llvm.ptr -> f32
-          scf.yield %t7 : f32
+          %t5 = llvm.load %v21 : !llvm.ptr -> f32
+          scf.yield %t5 : f32
         } else {
           scf.yield %cst : f32
         }
