@@ -2,6 +2,8 @@
 back, replicated tiles, layout conversions) for many tile shapes and warp counts: the CUDA code
 compiles under NVRTC, the MLIR verifies with mlir-opt, and the interpreter agrees with numpy (so a
 GPU mismatch in test_layout_gpu.py points at the layouts)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,12 @@ from mytriton.backends.mlir import tools
 from tests.kernels import layouts as L
 
 # (BM, BN, num_warps): 1-row and 1-column-ish tiles, tiles smaller than the block, larger ones
-GRID = [(1, 8, 1), (2, 4, 4), (4, 64, 2), (64, 4, 4), (32, 32, 8), (16, 256, 4), (128, 2, 2)]
+# (8, 8, 4): a column reduction across warps whose shared-memory slot once read `w * 8 + tid & 7`
+GRID = [(1, 8, 1), (2, 4, 4), (4, 64, 2), (64, 4, 4), (32, 32, 8), (16, 256, 4), (128, 2, 2), (8, 8, 4)]
+
+# an arithmetic operand next to a bitwise/shift operator without parentheses: C++ would group it
+# the other way (`a + tid & 7` is `(a + tid) & 7`)
+PRECEDENCE_TRAP = re.compile(r"[-+*/%] \w+ (?:&|\^|\||<<|>>) |(?:&|\^|\||<<|>>) \w+ [-+*/%] ")
 SIG = {"reduce_2d": {"x_ptr": "*fp32", "rows_ptr": "*fp32", "cols_ptr": "*fp32", "total_ptr": "*fp32",
                      "M": "i32", "N": "i32"},
        "center_and_scale": {"x_ptr": "*fp32", "out_ptr": "*fp32", "M": "i32", "N": "i32"},
@@ -53,6 +60,8 @@ def test_layout_kernels_compile_and_interpret(kernel, bm, bn, warps):
     fn = getattr(L, kernel)
     ck = mytriton.compile(fn, signature=SIG[kernel], constexprs={"BM": bm, "BN": bn}, num_warps=warps)
     assert ".entry" in ck.asm["ptx"]
+    body = ck.asm["cu"].split('extern "C"')[1]
+    assert not PRECEDENCE_TRAP.search(body), PRECEDENCE_TRAP.search(body).group(0)
     text = mytriton.compile(fn, signature=SIG[kernel], constexprs={"BM": bm, "BN": bn}, num_warps=warps,
                             backend="mlir").asm["mlir"]
     if not tools.missing_tools("mlir-opt"):

@@ -50,7 +50,7 @@ k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p
   int v1 = mt_mul(v0, 256);
   int v2[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v2[r] = r + (tid << 1);
+  for (int r = 0; r < 2; ++r) v2[r] = (r + (tid << 1));
   int v3[2];
   #pragma unroll
   for (int r = 0; r < 2; ++r) v3[r] = mt_add(v1, v2[r]);

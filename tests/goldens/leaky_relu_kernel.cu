@@ -49,7 +49,7 @@ k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slo
   int v1 = mt_mul(v0, 1024);
   int v2[8];
   #pragma unroll
-  for (int r = 0; r < 8; ++r) v2[r] = (r & 3) + ((r & 4) << 7) + (tid << 2);
+  for (int r = 0; r < 8; ++r) v2[r] = ((r & 3) + ((r & 4) << 7) + (tid << 2));
   int v3[8];
   #pragma unroll
   for (int r = 0; r < 8; ++r) v3[r] = mt_add(v1, v2[r]);

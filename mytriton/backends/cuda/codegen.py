@@ -52,6 +52,7 @@ class _CIndex:
     """An ``IndexBuilder`` that prints C++ over the register expression ``reg`` and ``tid``."""
     def __init__(self, reg: str):
         self.reg = reg
+        self.sums: set[str] = set()         # the sums made here: a + b + c, not ((a + b) + c)
 
     def const(self, value: int) -> str:
         return str(value)
@@ -69,14 +70,17 @@ class _CIndex:
         return f"({x} << {k})"
 
     def add(self, x: str, y: str) -> str:
-        return f"{x} + {y}"
+        out = f"({x[1:-1] if x in self.sums else x} + {y})"
+        self.sums.add(out)
+        return out
 
     def xor(self, x: str, y: str) -> str:
         return f"({x} ^ {y})"
 
 
 def _paren(e: str) -> str:
-    return e if e.replace("_", "").isalnum() else f"({e})"
+    """``e`` as one operand: a name, a number, or parenthesized (once)."""
+    return e if e.replace("_", "").isalnum() or _unparen(e) != e else f"({e})"
 
 
 def _unparen(e: str) -> str:
@@ -280,8 +284,10 @@ class CudaEmitter:
 
     @staticmethod
     def index(expr, r: str = "r") -> str:
-        """C++ for an index expression of the register ``r`` and ``tid``."""
-        return _unparen(expr.build(_CIndex(r)))
+        """C++ for an index expression of the register ``r`` and ``tid``: one self-contained operand
+        (parenthesized unless it is a name or a number), safe to embed in any larger expression —
+        ``a + tid & 7`` would be ``(a + tid) & 7`` in C++."""
+        return _paren(_unparen(expr.build(_CIndex(r))))
 
     def coords(self, v: Value, r: str) -> list[str]:
         """The coordinates register ``r`` of ``v`` holds in this thread."""
