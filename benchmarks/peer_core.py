@@ -99,6 +99,8 @@ class _Missing:
 
 
 def _fill_missing():
+    import builtins
+
     import mytriton
     import mytriton.language
     import triton
@@ -106,7 +108,9 @@ def _fill_missing():
     filled = []
     for ours, theirs, prefix in ((mytriton, triton, "triton"), (mytriton.language, triton.language, "tl")):
         for name in dir(theirs):
-            if not name.startswith("_") and not hasattr(ours, name):
+            # (never a builtin's name: a module attribute `tuple` would shadow the builtin in
+            # mytriton's own code)
+            if not name.startswith("_") and not hasattr(ours, name) and not hasattr(builtins, name):
                 setattr(ours, name, _Missing(f"{prefix}.{name}"))
                 filled.append(f"{prefix}.{name}")
     # Triton's dtype class lists its type names; mytriton's dtype cannot be built from a name yet, so
@@ -119,6 +123,19 @@ def _fill_missing():
 
 
 MISSING = _fill_missing()
+
+
+def _our_dtypes():
+    """Triton's test helper str_to_triton_dtype names a dtype of the language under test: ours."""
+    import mytriton.language
+    import triton._internal_testing as helpers
+
+    def str_to_triton_dtype(name):
+        return getattr(mytriton.language, {"bool": "int1"}.get(name, name))
+    helpers.str_to_triton_dtype = str_to_triton_dtype
+
+
+_our_dtypes()
 
 
 def pytest_report_header(config):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import mytriton
+import mytriton.language as tl
 from mytriton.backends.interpreter import executor
 from mytriton.compiler import build_ssa
 from mytriton.ir.printer import print_function
@@ -254,3 +255,24 @@ def test_mlir_opt_accepts_control_flow():
     joined = "\n".join(texts)
     assert "scf.while" in joined and "scf.condition(" in joined and "scf.if" in joined
     assert "arith.ceildivsi" in joined                                # the trip count of a run-time step
+
+
+@mytriton.jit
+def _logical_ops(c_ptr, out_ptr, FLAG: tl.constexpr):
+    pid = tl.program_id(0)
+    c = tl.load(c_ptr + pid)
+    r = 0
+    if FLAG and (1 != pid % 2 and pid % 2 != 1):       # Triton's test_if "if_and_dynamic"
+        r = 1
+    if c or pid == 3:                                  # an int32 operand means != 0
+        r += 10
+    tl.store(out_ptr + pid, r)
+
+
+def test_and_or_on_run_time_values_are_logical_and_or():
+    out = np.zeros(6, np.int32)
+    _logical_ops[(6,)](np.array([0, 0, 5, 0, 0, 2], np.int32), out, True)
+    assert out.tolist() == [1, 0, 11, 10, 1, 10]
+    out[:] = 0
+    _logical_ops[(6,)](np.array([0, 0, 5, 0, 0, 2], np.int32), out, False)   # constexpr short circuit
+    assert out.tolist() == [0, 0, 10, 10, 0, 10]

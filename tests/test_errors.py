@@ -56,7 +56,7 @@ CASES = [
     ("store_shape", bad.store_shape_mismatch, "incompatible shapes"),
     ("zero_step", bad.zero_step, "range() arg 3 must not be zero"),
     ("float_step", bad.float_step, "the loop step must be an integer, got 1.5"),
-    ("and_tensors", bad.bool_and_tensors, "`and` on run-time values is not supported"),
+    ("and_tensors", bad.bool_and_tensors, "`and` needs numbers or comparisons, got ptr<f32>"),
     ("in_callee", bad.calls_bad_callee, "mask must be int1"),
 ]
 

@@ -122,7 +122,7 @@ def test_binary(ht, op, result, triton_half):
     assert_bits(out, from_numpy(host[2]), f"{op} {ht}: GPU vs interpreter")
     xf, yf = x.float(), y.float()
     want = {"add": xf + yf, "sub": xf - yf, "mul": xf * yf, "maximum": torch.fmax(xf, yf),
-            "minimum": torch.fmin(xf, yf), "where": torch.where(xf > 0, xf, yf), "neg": -xf, "abs": xf.abs(),
+            "minimum": torch.fmin(xf, yf), "where": torch.where(xf > 0, xf, yf), "neg": 0 - xf, "abs": xf.abs(),
             "lt": xf < yf, "eq": xf == yf, "div": xf / yf, "mod": torch.fmod(xf, yf)}.get(op)
     if want is not None:
         assert_bits(out, want.to(TORCH[result]), f"{op} {ht}: GPU vs torch")

@@ -28,7 +28,7 @@ from ..errors import CompilationError
 from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
 from ..ir.tree import RegionStmt, Scope
-from ..ir.types import I1, I32, BlockType, PointerType
+from ..ir.types import I1, I32, BlockType, PointerType, ScalarType
 from ..language.core import _current_builder, is_builtin, tensor, to_tensor
 from ..language.triton_names import UnsupportedTritonName
 
@@ -873,16 +873,29 @@ class CodeGenerator(ast.NodeVisitor):
         return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](v)
 
     def visit_BoolOp(self, node):
+        """Python's short circuit while the operands are compile-time values; from the first
+        run-time value on, Triton's logical_and / logical_or: every operand is evaluated, made an
+        int1 (``!= 0``) and combined with ``&`` / ``|``."""
         is_and = isinstance(node.op, ast.And)
         result = None
-        for e in node.values:
+        for i, e in enumerate(node.values):
             result = self.visit(e)
             if isinstance(result, tensor):
-                raise self.error(e, f"`{'and' if is_and else 'or'}` on run-time values is not supported; "
-                                    f"use `{'&' if is_and else '|'}` on comparisons")
+                return self.logical(node, is_and, [result] + [self.visit(v) for v in node.values[i + 1:]])
             if bool(result) != is_and:
                 return result
         return result
+
+    def logical(self, node, is_and: bool, values: list):
+        out = None
+        for v in values:
+            v = to_tensor(v)
+            if v.dtype != I1:
+                if not isinstance(v.dtype, ScalarType):
+                    raise self.error(node, f"`{'and' if is_and else 'or'}` needs numbers or comparisons, got {v.dtype}")
+                v = v != 0
+            out = v if out is None else (out & v if is_and else out | v)
+        return out
 
     def visit_Compare(self, node):
         left = self.visit(node.left)

@@ -77,6 +77,11 @@ class PointerType:
         return self
 
     @property
+    def element_ty(self) -> ScalarType:
+        """Triton's spelling of the pointee (``ptr.dtype.element_ty``)."""
+        return self.pointee
+
+    @property
     def is_float(self) -> bool:
         return False
 

@@ -199,7 +199,7 @@ def float_step(x, n):
 @triton.jit
 def bool_and_tensors(x, n):
     offs = tl.arange(0, 16)
-    m = (offs < n) and (offs > 2)  # ERR and_tensors
+    m = (offs < n) and x  # ERR and_tensors
     tl.store(x + offs, 1.0, mask=m)
 
 
