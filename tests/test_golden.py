@@ -14,8 +14,9 @@ MATMUL = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K":
 
 CASES = {
     "add_kernel": (basic.add_kernel, F32_1D, {"BLOCK": 256}),
-    "leaky_relu_kernel": (basic.leaky_relu_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "slope": "fp32"},
-                          {"BLOCK": 1024}),
+    # aligned, n a multiple of 16: one predicated 16-byte access per 4 elements
+    "leaky_relu_kernel": (basic.leaky_relu_kernel, {"x_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32:16",
+                                                    "slope": "fp32"}, {"BLOCK": 1024}),
     "factories_kernel": (basic.factories_kernel, {"out": "*fp32", "value": "fp32"}, {"BLOCK": 8}),
     "matmul_kernel": (basic.matmul_kernel, MATMUL, {"BM": 4, "BN": 8}),
     "control_branches": (control.branches, {"x_ptr": "*fp32", "out_ptr": "*fp32", "flags_ptr": "*i32", "n": "i32",
@@ -73,7 +74,7 @@ def test_cuda_loop_shape():
         "for (int r = 0; r < 32; ++r) v24[r] = (v25[r] + v23[r]);",
         "for (int r = 0; r < 32; ++r) v25[r] = v24[r];",
         "}",
-        "*reinterpret_cast<mt_vec<float, 4>*>(v28[r]) = t;",
+        "for (int r = 0; r < 32; ++r) if (v29[r]) *v28[r] = v25[r];",      # (N: i32: per element)
     ]
     pos = 0
     lines = [line.strip() for line in cu.splitlines()]

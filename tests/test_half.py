@@ -311,7 +311,7 @@ def compile_cuda(kernel, signature, constexprs, num_warps=4):
 @pytest.mark.parametrize("ht", ["fp16", "bf16"])
 def test_cuda_half_add_moves_16_bytes_per_access(ht):
     ck = compile_cuda(hk.add_kernel, {"x_ptr": f"*{ht}:16", "y_ptr": f"*{ht}:16", "out_ptr": f"*{ht}:16",
-                                      "n": "i32"}, {"BLOCK": 1024})
+                                      "n": "i32:16"}, {"BLOCK": 1024})
     cu, ptx = ck.asm["cu"], ck.asm["ptx"]
     c = {"fp16": "__half", "bf16": "__nv_bfloat16"}[ht]
     assert "#include <cuda_fp16.h>" in cu and "#include <cuda_bf16.h>" in cu

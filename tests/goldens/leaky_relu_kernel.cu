@@ -65,13 +65,12 @@ k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slo
   float v6[8];
   #pragma unroll
   for (int r = 0; r < 8; r += 4) {
-    if (v5[(r + 0)] && v5[(r + 1)] && v5[(r + 2)] && v5[(r + 3)] && mt_aligned(v4[r], 16)) {
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) v6[r + j] = 0.0f;
+    if (v5[r]) {
       const mt_vec<float, 4> t = *reinterpret_cast<const mt_vec<float, 4>*>(v4[r]);
       #pragma unroll
       for (int j = 0; j < 4; ++j) v6[r + j] = t.v[j];
-    } else {
-      #pragma unroll
-      for (int j = 0; j < 4; ++j) v6[r + j] = (v5[(r + j)] ? *v4[(r + j)] : 0.0f);
     }
   }
   // basic.py:21: tl.store(out_ptr + offs, tl.where(x > 0, x, slope * x), mask=mask)
@@ -89,14 +88,11 @@ k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slo
   for (int r = 0; r < 8; ++r) v10[r] = (v8[r] ? v6[r] : v9[r]);
   #pragma unroll
   for (int r = 0; r < 8; r += 4) {
-    if (v5[(r + 0)] && v5[(r + 1)] && v5[(r + 2)] && v5[(r + 3)] && mt_aligned(v7[r], 16)) {
+    if (v5[r]) {
       mt_vec<float, 4> t;
       #pragma unroll
       for (int j = 0; j < 4; ++j) t.v[j] = v10[(r + j)];
       *reinterpret_cast<mt_vec<float, 4>*>(v7[r]) = t;
-    } else {
-      #pragma unroll
-      for (int j = 0; j < 4; ++j) if (v5[(r + j)]) *v7[r + j] = v10[(r + j)];
     }
   }
 }

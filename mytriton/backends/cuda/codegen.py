@@ -408,10 +408,15 @@ class CudaEmitter:
     def op_addptr(self, op: Op):
         self.elementwise(op, lambda v: f"({v[0]} + {v[1]})", None)
 
-    def vector_width(self, ptr: Value) -> tuple[int, bool]:
-        """(elements per access, alignment proven) for a load/store through ``ptr``: contiguous
-        runs along the last dimension that one thread holds in consecutive registers move as one
-        8- or 16-byte access (up to 8 halves, 4 floats, 2 doubles)."""
+    def vector_width(self, ptr: Value, masks: list[Value] = ()) -> tuple[int, bool]:
+        """(elements per access, alignment proven) for a load/store through ``ptr`` under ``masks``:
+        contiguous runs along the last dimension that one thread holds in consecutive registers
+        move as one 8- or 16-byte access (up to 8 halves, 4 floats, 2 doubles), as long as the
+        axis analysis proves each mask constant over such a run (as Triton: ``offs < n`` with
+        ``n`` a multiple of the width). Otherwise the accesses are per element, each under its own
+        predicate: straight-line code that keeps all of a thread's accesses in flight (a vector
+        path beside a per-element one, chosen per chunk at run time, costs branches that serialize
+        them: three times slower in a short loop)."""
         if not isinstance(ptr.type, BlockType):
             return 1, True
         contiguous = self.layout_of(ptr).contiguous_registers(ptr.type.rank - 1)
@@ -419,46 +424,40 @@ class CudaEmitter:
         if eb not in (2, 4, 8):
             return 1, True
         info = self.axis.get(ptr)
+        limit = min([contiguous, info.contiguity[-1], 16 // eb] + [self.mask_constancy(m, ptr) for m in masks])
         vec = 1
-        while vec * 2 <= min(contiguous, info.contiguity[-1], 16 // eb):
+        while vec * 2 <= limit:
             vec *= 2
         return vec, info.divisibility[-1] >= vec * eb
 
-    def vectorized(self, ptr: Value, conds: list[Value], fast: list[str], slow: str, guard: str | None = None,
+    def vectorized(self, ptr: Value, masks: list[Value], fast: list[str], slow: str, guard: str | None = None,
                    masked_off: str | None = None):
-        """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``conds`` holds
-        (and the address is aligned, unless proven), else the per-element ``slow`` statement; chunks
-        where the C condition ``guard`` (on the chunk's first register ``r``) fails are skipped (a
-        chunk's registers are contiguous along the last dimension, so they share their owner).
-
-        When the alignment is proven and the axis analysis proves every mask constant over each
-        chunk (``offs < n`` with ``n`` a multiple of the width), one test of the chunk's first
-        element decides and there is no per-element path: the chunk is the straight-line
-        ``masked_off`` statement (per ``j``: what a masked-off element gets) and then the access
-        under one predicate, which ptxas turns into a predicated vector instruction as Triton's
-        ``@p ld.global.v4`` — no branches, so all of a thread's accesses are in flight at once."""
-        vec, aligned = self.vector_width(ptr)
+        """Per chunk of ``vec`` registers (``vector_width``: every mask is constant over a chunk, so
+        the chunk's first element decides): where the alignment is proven, the straight-line
+        ``masked_off`` statement (per ``j``: what a masked-off element gets) and then the ``fast``
+        lines under one predicate, which ptxas makes a predicated vector instruction as Triton's
+        ``@p ld.global.v4``; where it is not, the ``fast`` lines when the address is aligned at
+        run time, else the per-element ``slow`` statement. Chunks where the C condition ``guard``
+        (on the chunk's first register ``r``) fails are skipped (a chunk's registers are contiguous
+        along the last dimension, so they share their owner)."""
+        vec, aligned = self.vector_width(ptr, masks)
         eb = ptr.type.scalar.pointee.bits // 8
-        uniform = aligned and all(self.mask_constancy(m, ptr) >= vec for m in conds)
-        if uniform:
-            tests = [self.elem(ptr, m, "r") for m in conds]
-        else:
-            tests = [f"{self.elem(ptr, m, f'(r + {j})')}" for m in conds for j in range(vec)]
-            if not aligned:
-                tests.append(f"mt_aligned({self.ref(ptr)}[r], {vec * eb})")
+        tests = [self.elem(ptr, m, "r") for m in masks]
+        if not aligned:
+            tests.append(f"mt_aligned({self.ref(ptr)}[r], {vec * eb})")
         self.emit("#pragma unroll")
         self.emit(f"for (int r = 0; r < {self.nregs(ptr)}; r += {vec}) {{")
         self.depth += 1
         if guard is not None:
             self.emit(f"if (!({guard})) continue;")
-        if uniform and tests and masked_off is not None:
+        if aligned and tests and masked_off is not None:
             self.emit("#pragma unroll")
             self.emit(f"for (int j = 0; j < {vec}; ++j) {masked_off}")
         if tests:
             self.emit(f"if ({' && '.join(tests)}) {{")
         for line in fast:
             self.emit(("  " if tests else "") + line)
-        if tests and not uniform:
+        if tests and not aligned:
             self.emit("} else {")
             self.emit("  #pragma unroll")
             self.emit(f"  for (int j = 0; j < {vec}; ++j) {slow}")
@@ -475,7 +474,7 @@ class CudaEmitter:
 
     def op_load(self, op: Op):
         res, ptr = op.result, op.operands[0]
-        vec, _ = self.vector_width(ptr)
+        vec, _ = self.vector_width(ptr, op.operands[1:2])
         if vec == 1:
             self.elementwise(op, lambda v: f"*{v[0]}" if len(v) == 1 else f"({v[1]} ? *{v[0]} : {v[2]})", None)
             return
@@ -509,7 +508,7 @@ class CudaEmitter:
     def op_store(self, op: Op):
         ptr = op.operands[0]
         pointee = ptr.type.scalar.pointee
-        vec, _ = self.vector_width(ptr)
+        vec, _ = self.vector_width(ptr, op.operands[2:3])
         own = self.store_owner(ptr)
         if vec > 1:
             rj = "(r + j)"
