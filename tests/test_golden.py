@@ -74,7 +74,7 @@ def test_cuda_loop_shape():
         "for (int r = 0; r < 32; ++r) v24[r] = (v25[r] + v23[r]);",
         "for (int r = 0; r < 32; ++r) v25[r] = v24[r];",
         "}",
-        "for (int r = 0; r < 32; ++r) if (v29[r]) *v28[r] = v25[r];",      # (N: i32: per element)
+        "*reinterpret_cast<mt_vec<float, 4>*>(v28[r]) = t;",
     ]
     pos = 0
     lines = [line.strip() for line in cu.splitlines()]

@@ -66,22 +66,21 @@ def test_axis_info_does_not_overclaim_after_multiplication():
 
 def test_integer_divisibility_promise_proves_alignment():
     """`n_cols: i32:16` (checked by the loader at launch) makes row * n_cols a multiple of 16, so
-    the row pointers are provably 16-byte aligned and need no run-time check, and the masks
-    `cols < n_cols` are constant over each vector; without it the accesses are per element (as
-    Triton's: its masks would be as unproven)."""
+    the row pointers are provably 16-byte aligned and need no run-time check (and the masks
+    `cols < n_cols` are constant over each vector)."""
     def body(n_cols_type):
         cu = mytriton.compile(softmax.softmax_kernel, signature={"x": "*fp32:16", "y": "*fp32:16", "n_cols": n_cols_type},
                               constexprs={"BLOCK": 1024}).asm["cu"]
         return cu.split('extern "C"')[1]
     proven, unproven = body("i32:16"), body("i32")
-    assert proven.count("mt_aligned(") == 0 and "mt_vec<float, 4>" in proven
-    assert "mt_vec" not in unproven and "mt_aligned(" not in unproven
+    assert proven.count("mt_aligned(") == 0 and "} else {" not in proven and "mt_vec<float, 4>" in proven
+    assert unproven.count("mt_aligned(") == 2
 
 
 def test_mask_by_a_multiple_of_the_width_is_one_predicate_per_vector():
     """``offs < n`` with ``n: i32:16`` is constant over each 4-element chunk (the axis analysis
     proves it), so a chunk is one predicated 16-byte access with no per-element fallback; without
-    the promise each element is its own predicated access (a chunk may straddle ``n``)."""
+    the per-element path stays beside the vector one (a chunk may straddle ``n``)."""
     def compile_cu(n_type):
         return mytriton.compile(basic.add_kernel, signature=dict(ALIGNED, n=n_type),
                                 constexprs={"BLOCK": 1024}).asm["cu"].split('extern "C"')[1]
@@ -92,7 +91,7 @@ def test_mask_by_a_multiple_of_the_width_is_one_predicate_per_vector():
     proven, unproven = compile_cu("i32:16"), compile_cu("i32")
     assert "} else {" not in proven and re.search(r"if \(v\d+\[r\]\) \{", proven)
     assert proven.count("reinterpret_cast<") == 3                   # two loads and the store
-    assert "mt_vec" not in unproven and "} else {" not in unproven and re.search(r"\(v\d+\[r\] \? \*v\d+\[r\]", unproven)
+    assert unproven.count("} else {") == 3 and "[(r + 3)]" in unproven
     fn = build_ssa(basic.add_kernel, dict(ALIGNED, n="i32:8"), {"BLOCK": 1024})
     assert {analyze(fn).get(op.result).constancy for op in walk(fn.body) if op.name == "cmp_lt"} == {(8,)}
 
@@ -122,3 +121,15 @@ def test_loop_index_and_carried_values_keep_their_divisibility():
     a_ptrs, b_ptrs = carried["a_ptrs"], carried["b_ptrs"]
     assert info.get(a_ptrs).divisibility[0] == 4            # a_ptrs += 1: one fp32 element
     assert info.get(b_ptrs).divisibility[1] == 16           # b_ptrs += N (N % 16 == 0): b's 16 bytes stay
+
+
+def test_in_a_loop_unproven_masks_mean_one_predicated_access_per_element():
+    """A run-time choice between a vector and a per-element path costs branches that keep ptxas
+    from overlapping a loop's iterations: in a loop body, a mask not proven constant over a vector
+    (n_cols without its divisibility promise) makes each element its own predicated access."""
+    import reductions
+    sig = {"x": "*fp32:16", "out": "*fp32:16", "n_cols": "i32"}
+    body = mytriton.compile(reductions.row_sum_kernel, signature=sig, constexprs={"BLOCK": 256}).asm["cu"]
+    loop_text = body.split('extern "C"')[1].split("for (int v")[1].split("\n  }\n")[0]
+    assert "mt_vec" not in loop_text and "} else {" not in loop_text
+    assert re.search(r"\(v\d+\[r\] \? \*v\d+\[r\] : 0\.0f\)", loop_text)

@@ -65,14 +65,32 @@ k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p
   // basic.py:11: x = tl.load(x_ptr + offs, mask=mask)
   float v6[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v6[r] = (v5[r] ? *v4[r] : 0.0f);
+  for (int r = 0; r < 2; r += 2) {
+    if (v5[(r + 0)] && v5[(r + 1)] && mt_aligned(v4[r], 8)) {
+      const mt_vec<float, 2> t = *reinterpret_cast<const mt_vec<float, 2>*>(v4[r]);
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) v6[r + j] = t.v[j];
+    } else {
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) v6[r + j] = (v5[(r + j)] ? *v4[(r + j)] : 0.0f);
+    }
+  }
   // basic.py:12: y = tl.load(y_ptr + offs, mask=mask)
   const float* v7[2];
   #pragma unroll
   for (int r = 0; r < 2; ++r) v7[r] = (p_y_ptr + v3[r]);
   float v8[2];
   #pragma unroll
-  for (int r = 0; r < 2; ++r) v8[r] = (v5[r] ? *v7[r] : 0.0f);
+  for (int r = 0; r < 2; r += 2) {
+    if (v5[(r + 0)] && v5[(r + 1)] && mt_aligned(v7[r], 8)) {
+      const mt_vec<float, 2> t = *reinterpret_cast<const mt_vec<float, 2>*>(v7[r]);
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) v8[r + j] = t.v[j];
+    } else {
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) v8[r + j] = (v5[(r + j)] ? *v7[(r + j)] : 0.0f);
+    }
+  }
   // basic.py:13: tl.store(out_ptr + offs, x + y, mask=mask)
   float* v9[2];
   #pragma unroll
@@ -81,5 +99,15 @@ k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p
   #pragma unroll
   for (int r = 0; r < 2; ++r) v10[r] = (v6[r] + v8[r]);
   #pragma unroll
-  for (int r = 0; r < 2; ++r) if (v5[r]) *v9[r] = v10[r];
+  for (int r = 0; r < 2; r += 2) {
+    if (v5[(r + 0)] && v5[(r + 1)] && mt_aligned(v9[r], 8)) {
+      mt_vec<float, 2> t;
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) t.v[j] = v10[(r + j)];
+      *reinterpret_cast<mt_vec<float, 2>*>(v9[r]) = t;
+    } else {
+      #pragma unroll
+      for (int j = 0; j < 2; ++j) if (v5[(r + j)]) *v9[r + j] = v10[(r + j)];
+    }
+  }
 }

@@ -194,6 +194,8 @@ class CudaEmitter:
         # a store made by one owning thread is followed by a block barrier where the kernel loads at
         # all, so that every thread's later load of that address sees it (see store_owner)
         self.has_loads = any(OPS[op.name].reads_memory for op in walk(fn.body))
+        self.in_loops = {id(inner) for op in walk(fn.body) if OPS[op.name].loop
+                         for r in op.regions for inner in walk(r)}
         self.used = use_counts(fn.body)
 
     # --- naming and types -----------------------------------------------------------------------
@@ -408,15 +410,18 @@ class CudaEmitter:
     def op_addptr(self, op: Op):
         self.elementwise(op, lambda v: f"({v[0]} + {v[1]})", None)
 
-    def vector_width(self, ptr: Value, masks: list[Value] = ()) -> tuple[int, bool]:
+    def vector_width(self, ptr: Value, masks: list[Value] = (), op: Op | None = None) -> tuple[int, bool]:
         """(elements per access, alignment proven) for a load/store through ``ptr`` under ``masks``:
         contiguous runs along the last dimension that one thread holds in consecutive registers
-        move as one 8- or 16-byte access (up to 8 halves, 4 floats, 2 doubles), as long as the
-        axis analysis proves each mask constant over such a run (as Triton: ``offs < n`` with
-        ``n`` a multiple of the width). Otherwise the accesses are per element, each under its own
-        predicate: straight-line code that keeps all of a thread's accesses in flight (a vector
-        path beside a per-element one, chosen per chunk at run time, costs branches that serialize
-        them: three times slower in a short loop)."""
+        move as one 8- or 16-byte access (up to 8 halves, 4 floats, 2 doubles).
+
+        Inside a loop, only where the axis analysis proves each mask constant over such a run (as
+        Triton: ``offs < n`` with ``n`` a multiple of the width); elsewhere each element is its own
+        predicated access. A run-time choice per chunk between a vector and a per-element path
+        costs branches, and in a loop body they keep ptxas from overlapping the iterations'
+        loads (measured on the H200: row sums over short blocks three times slower than Triton).
+        Outside loops that choice pays (fewer instructions on the common all-true chunks: softmax
+        with a row length that is not a multiple of 16 ran 1.5x slower per element)."""
         if not isinstance(ptr.type, BlockType):
             return 1, True
         contiguous = self.layout_of(ptr).contiguous_registers(ptr.type.rank - 1)
@@ -424,40 +429,49 @@ class CudaEmitter:
         if eb not in (2, 4, 8):
             return 1, True
         info = self.axis.get(ptr)
-        limit = min([contiguous, info.contiguity[-1], 16 // eb] + [self.mask_constancy(m, ptr) for m in masks])
+        limit = min(contiguous, info.contiguity[-1], 16 // eb)
+        if op is not None and id(op) in self.in_loops:
+            limit = min([limit] + [self.mask_constancy(m, ptr) for m in masks])
         vec = 1
         while vec * 2 <= limit:
             vec *= 2
         return vec, info.divisibility[-1] >= vec * eb
 
-    def vectorized(self, ptr: Value, masks: list[Value], fast: list[str], slow: str, guard: str | None = None,
-                   masked_off: str | None = None):
-        """Per chunk of ``vec`` registers (``vector_width``: every mask is constant over a chunk, so
-        the chunk's first element decides): where the alignment is proven, the straight-line
-        ``masked_off`` statement (per ``j``: what a masked-off element gets) and then the ``fast``
-        lines under one predicate, which ptxas makes a predicated vector instruction as Triton's
-        ``@p ld.global.v4``; where it is not, the ``fast`` lines when the address is aligned at
-        run time, else the per-element ``slow`` statement. Chunks where the C condition ``guard``
-        (on the chunk's first register ``r``) fails are skipped (a chunk's registers are contiguous
-        along the last dimension, so they share their owner)."""
-        vec, aligned = self.vector_width(ptr, masks)
+    def vectorized(self, op: Op, ptr: Value, masks: list[Value], fast: list[str], slow: str,
+                   guard: str | None = None, masked_off: str | None = None):
+        """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``masks`` holds
+        (and the address is aligned, unless proven), else the per-element ``slow`` statement; chunks
+        where the C condition ``guard`` (on the chunk's first register ``r``) fails are skipped (a
+        chunk's registers are contiguous along the last dimension, so they share their owner).
+
+        Where the alignment is proven and every mask is proven constant over a chunk, the chunk's
+        first element decides and there is no per-element path: the straight-line ``masked_off``
+        statement (per ``j``: what a masked-off element gets), then the access under one
+        predicate, which ptxas makes a predicated vector instruction as Triton's
+        ``@p ld.global.v4``."""
+        vec, aligned = self.vector_width(ptr, masks, op)
         eb = ptr.type.scalar.pointee.bits // 8
-        tests = [self.elem(ptr, m, "r") for m in masks]
+        uniform = all(self.mask_constancy(m, ptr) >= vec for m in masks)
+        if uniform:
+            tests = [self.elem(ptr, m, "r") for m in masks]
+        else:
+            tests = [self.elem(ptr, m, f"(r + {j})") for m in masks for j in range(vec)]
         if not aligned:
             tests.append(f"mt_aligned({self.ref(ptr)}[r], {vec * eb})")
+        straight = uniform and aligned
         self.emit("#pragma unroll")
         self.emit(f"for (int r = 0; r < {self.nregs(ptr)}; r += {vec}) {{")
         self.depth += 1
         if guard is not None:
             self.emit(f"if (!({guard})) continue;")
-        if aligned and tests and masked_off is not None:
+        if straight and tests and masked_off is not None:
             self.emit("#pragma unroll")
             self.emit(f"for (int j = 0; j < {vec}; ++j) {masked_off}")
         if tests:
             self.emit(f"if ({' && '.join(tests)}) {{")
         for line in fast:
             self.emit(("  " if tests else "") + line)
-        if tests and not aligned:
+        if tests and not straight:
             self.emit("} else {")
             self.emit("  #pragma unroll")
             self.emit(f"  for (int j = 0; j < {vec}; ++j) {slow}")
@@ -474,7 +488,7 @@ class CudaEmitter:
 
     def op_load(self, op: Op):
         res, ptr = op.result, op.operands[0]
-        vec, _ = self.vector_width(ptr, op.operands[1:2])
+        vec, _ = self.vector_width(ptr, op.operands[1:2], op)
         if vec == 1:
             self.elementwise(op, lambda v: f"*{v[0]}" if len(v) == 1 else f"({v[1]} ? *{v[0]} : {v[2]})", None)
             return
@@ -490,7 +504,7 @@ class CudaEmitter:
         fast = [f"const {t} t = *reinterpret_cast<const {t}*>({self.ref(ptr)}[r]);",
                 "#pragma unroll",
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
-        self.vectorized(ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};", masked_off=masked_off)
+        self.vectorized(op, ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};", masked_off=masked_off)
 
     def store_owner(self, ptr: Value, r: str = "r") -> str | None:
         """C condition: this thread's register ``r`` of ``ptr`` is the one copy of its element that
@@ -508,7 +522,7 @@ class CudaEmitter:
     def op_store(self, op: Op):
         ptr = op.operands[0]
         pointee = ptr.type.scalar.pointee
-        vec, _ = self.vector_width(ptr, op.operands[2:3])
+        vec, _ = self.vector_width(ptr, op.operands[2:3], op)
         own = self.store_owner(ptr)
         if vec > 1:
             rj = "(r + j)"
@@ -519,7 +533,7 @@ class CudaEmitter:
             slow = f"*{self.ref(ptr)}[r + j] = {value};"
             if len(op.operands) == 3:
                 slow = f"if ({self.elem(ptr, op.operands[2], rj)}) {slow}"
-            self.vectorized(ptr, op.operands[2:3], fast, slow, guard=own)
+            self.vectorized(op, ptr, op.operands[2:3], fast, slow, guard=own)
             self.publish_store(own)
             return
         vals = [self.elem(ptr, v) if isinstance(ptr.type, BlockType) else self.ref(v) for v in op.operands]
