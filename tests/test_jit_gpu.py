@@ -262,3 +262,12 @@ def test_jit_recompiles_when_a_module_constant_changes():
         assert_same(host(out), x * np.float32(3.0))
     finally:
         gk.SCALE = 2.0
+
+
+def test_launch_returns_a_handle_with_the_kernels_code():
+    """As Triton's: kernel[grid](...) returns the compiled kernel, whose .asm holds its code."""
+    x = dev(rand(1024, 3))
+    out = torch.empty_like(x)
+    h = ew.add_kernel[(1,)](x, x, out, 1024, BLOCK=1024)
+    assert "ld.global" in h.asm["ptx"] and "k_add_kernel" in h.asm["cu"]
+    assert_same(host(out), 2 * host(x))

@@ -119,4 +119,5 @@ def _compile_for_target(jit_fn, names, signature, constexprs, num_warps, target,
     kernel = driver.Kernel(jit_fn.__name__, list(zip(names, signature)), num_warps, ck.metadata["shared"],
                            {target: cubin}, symbol=ck.metadata["name"])
     kernel.globals_read = ck.function.globals_read
+    kernel.asm = ck.asm                  # as Triton's launch handle: kernel[grid](...).asm["ptx"]
     return kernel

@@ -36,7 +36,7 @@ def _asm(kind: str, ptx_type: str, sem: str, scope: str, out: str, constraint: s
     op = {"xchg": "exch"}.get(kind, kind)
     args = ", ".join(f"%{i + 2}" for i in range(len(values)))
     text = (f"{{ .reg .u64 g; cvta.to.global.u64 g, %1; "
-            f"atom.{sem}.{scope}.global.{op}.{ptx_type} %0, [g], {args}; }}")
+            f"atom.global.{scope}.{sem}.{op}.{ptx_type} %0, [g], {args}; }}")   # LLVM's (and Triton's) order
     inputs = ", ".join([f'"l"({ptr})'] + [f'"{constraint}"({v})' for v in values])
     return f'asm volatile("{text}" : "={constraint}"({out}) : {inputs} : "memory");'
 
