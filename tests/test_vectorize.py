@@ -133,19 +133,3 @@ def test_in_a_loop_unproven_masks_mean_one_predicated_access_per_element():
     loop_text = body.split('extern "C"')[1].split("for (int v")[1].split("\n  }\n")[0]
     assert "mt_vec" not in loop_text and "} else {" not in loop_text
     assert re.search(r"\(v\d+\[r\] \? \*v\d+\[r\] : 0\.0f\)", loop_text)
-
-
-def test_half_loads_into_a_float_accumulator_share_one_16_byte_layout():
-    """Tutorial 05's layer norm: fp16 loads summed into fp32 tiles. The tile's layout gives each
-    thread 16 bytes of the narrowest element accessed (8 halves), so loads move 16 bytes and the
-    fp32 values need no conversion through shared memory."""
-    import importlib.util
-    path = Path(__file__).resolve().parents[1] / "manifests" / "kernels" / "tutorials" / "layer_norm.py"
-    spec = importlib.util.spec_from_file_location("tutorial_layer_norm_v", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    sig = {"X": "*fp16:16", "Y": "*fp16:16", "W": "*fp16:16", "B": "*fp16:16", "Mean": "*fp32:16",
-           "Rstd": "*fp32:16", "stride": "i32:16", "N": "i32:16", "eps": "fp32"}
-    ck = mytriton.compile(mod._layer_norm_fwd_fused, signature=sig, constexprs={"BLOCK_SIZE": 4096}, num_warps=8)
-    assert not any(op.name == "convert_layout" for op in walk(ck.function.body))
-    assert global_accesses(ck.asm["ptx"]) == {"ld.global.v4.u32", "st.global.v4.u32", "st.global.f32"}

@@ -42,24 +42,13 @@ class LayoutAssignment:
         self.nat: dict[Value, Layout] = {}
         self.shapes = sorted({v.type.shape for op in walk(fn.body) for v in op.results
                               if isinstance(v.type, BlockType)})
-        # per anchor tile: the narrowest element that memory is accessed with through it
-        self.access_bytes: dict[tuple[int, ...], int] = {}
-        for op in walk(fn.body):
-            d = OPS[op.name]
-            ptr = op.operands[0] if op.operands else None
-            if (d.reads_memory or d.writes_memory) and ptr is not None and isinstance(ptr.type, BlockType):
-                tile = self.anchor(ptr.type.shape)
-                self.access_bytes[tile] = min(self.access_bytes.get(tile, 16), _elem_bytes(ptr.type))
 
     def default(self, ty: BlockType) -> BlockedLayout:
         """The layout of a value no consumer constrains: the default layout of the largest tile it
         broadcasts into (a (BM, 1) column takes the (BM, BN) tile's layout), so that values which
-        meet in elementwise ops agree without conversions; each thread's contiguous run is 16
-        bytes of the narrowest element memory is accessed with on that tile (fp16 loads summed
-        into an fp32 accumulator: 8 elements, so that both share one layout and the loads move 16
-        bytes, as Triton's coalescing gives), else of the value's own element."""
+        meet in elementwise ops agree without conversions."""
         anchor = self.anchor(ty.shape)
-        return default_layout(anchor, self.fn.num_warps, self.access_bytes.get(anchor, _elem_bytes(ty)))
+        return default_layout(anchor, self.fn.num_warps, _elem_bytes(ty))
 
     def anchor(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         best = shape
