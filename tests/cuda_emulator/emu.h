@@ -1,0 +1,64 @@
+// A CPU stand-in for the CUDA runtime features mytriton's generated kernels use, so that a kernel's
+// C++ can run under g++ with each CUDA thread a std::thread (tests/cuda_emulator/__init__.py):
+// threadIdx/blockIdx/gridDim, __syncthreads(_or) as a std::barrier of the block, __shfl_xor_sync
+// through an exchange array and two barriers, the dynamic shared memory buffer, and the few
+// intrinsics the fp32/fp64/integer code paths call. No halves, no inline PTX (atomics).
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+using std::max; using std::min;
+using std::sqrt; using std::exp; using std::log; using std::sin; using std::cos; using std::floor; using std::ceil;
+using std::fabs; using std::fmax; using std::fmin; using std::fmod; using std::exp2; using std::log2;
+struct mt_dim3 { unsigned x = 0, y = 0, z = 0; };
+static thread_local mt_dim3 threadIdx, blockIdx;
+static mt_dim3 gridDim, blockDim;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__
+#define __align__(n) alignas(n)
+alignas(16) static unsigned char mt_smem[1 << 18];
+static std::barrier<>* mt_bar;
+static inline void __syncthreads() { mt_bar->arrive_and_wait(); }
+static std::atomic<int> mt_or_acc{0};
+static inline int __syncthreads_or(int p) {
+  if (p) mt_or_acc = 1;
+  mt_bar->arrive_and_wait();
+  int r = mt_or_acc.load();
+  mt_bar->arrive_and_wait();
+  if (threadIdx.x == 0) mt_or_acc = 0;
+  mt_bar->arrive_and_wait();
+  return r;
+}
+static unsigned long long mt_exch[1024];
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
+  unsigned long long b = 0;
+  memcpy(&b, &v, sizeof(T));
+  mt_exch[threadIdx.x] = b;
+  mt_bar->arrive_and_wait();
+  unsigned long long o = mt_exch[threadIdx.x ^ m];
+  mt_bar->arrive_and_wait();
+  T r;
+  memcpy(&r, &o, sizeof(T));
+  return r;
+}
+static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
+static inline int __float_as_int(float x) { int f; memcpy(&f, &x, 4); return f; }
+static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
+static inline long long __double_as_longlong(double x) { long long f; memcpy(&f, &x, 8); return f; }
+static inline float rsqrt(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float __double2float_rz(double d) {
+  float f = (float)d;
+  if (std::fabs((double)f) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+static inline float mt_expf(float x) { return expf(x); }
+#define __expf mt_expf
