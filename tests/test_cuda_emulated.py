@@ -2,7 +2,8 @@
 every CUDA thread a std::thread of its block (tests/cuda_emulator), and must equal the CPU
 interpreter. This checks what NVRTC accepting the code cannot: index arithmetic (an 8x8 reduction
 once read its shared-memory slot as `w * 8 + tid & 7`), store ownership, barriers, warp shuffles
-and shared-memory exchanges, run-time control flow — on the CPU, in CI."""
+and shared-memory exchanges, run-time control flow, fp16/bf16 arithmetic and every rounding of a
+float downcast (fp64 -> fp32 once rounded toward zero) — on the CPU, in CI."""
 import sys
 from pathlib import Path
 
@@ -102,3 +103,59 @@ def test_manifest_kernels():
     a, b = randn(20, 9), randn(9, 33)
     same_as_interpreter(mm.matmul_kernel, {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"},
                         {"BM": 16, "BN": 32}, [a, b, np.zeros((20, 33), np.float32), 20, 33, 9], (2, 2), 4, tol=1e-4)
+
+
+# --- fp16 / bf16 (tests/cuda_emulator/cuda_fp16.h: the conversions round as CUDA's) ----------------
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
+
+
+def same_bits_as_interpreter(fn, signature, constexprs, args, grid, warps=4):
+    """As same_as_interpreter, bit for bit (any NaN equals any NaN)."""
+    ck = mytriton.compile(fn, signature=signature, constexprs=constexprs, num_warps=warps)
+    interp = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    cuda = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    fn[grid](*interp, **constexprs, num_warps=warps)
+    cuda_emulator.run(ck.asm["cu"], cuda, grid)
+    for i, (want, got) in enumerate(zip(interp, cuda)):
+        if isinstance(want, np.ndarray):
+            nan = (np.isnan(want.astype(np.float64)) & np.isnan(got.astype(np.float64))) if want.dtype.kind in "fV" \
+                else np.zeros(want.shape, bool)
+            bad = (_bits(want) != _bits(got)) & ~nan
+            assert not bad.any(), (f"{fn.__name__} {constexprs}: argument {i} differs at {np.flatnonzero(bad)[:5]}: "
+                                   f"interpreter {want[bad][:4]} vs CUDA {got[bad][:4]}")
+
+
+@pytest.mark.parametrize("ht", ["fp16", "bf16"])
+def test_half_arithmetic(ht):
+    from tests.test_half import NP, rand
+    from mytriton.ir.types import SCALARS
+    from tests.kernels import half as hk
+    x, y = rand(NP[ht], 1), rand(NP[ht], 2)
+    x[:4] = [0.0, -0.0, np.inf, np.nan]
+    n = len(x)
+    for op, result in [("add", ht), ("sub", ht), ("mul", ht), ("div", "fp32"), ("where", ht), ("neg", ht),
+                       ("abs", ht), ("lt", "i1"), ("maximum", ht if ht == "fp16" else "fp32")]:
+        sig = {"x_ptr": f"*{ht}", "y_ptr": f"*{ht}", "out_ptr": f"*{result}", "n": "i32"}
+        same_bits_as_interpreter(hk.binary_kernel, sig, {"OP": op, "EXPECT": SCALARS[result], "BLOCK": 256},
+                                 [x, y, np.zeros(n, NP[result]), n], (mytriton.cdiv(n, 256),))
+
+
+@pytest.mark.parametrize("src", ["fp32", "fp64"])
+@pytest.mark.parametrize("dst", ["fp16", "bf16", "fp32"])
+def test_float_downcasts_round_as_asked(src, dst):
+    """Both rounding modes on edge values (ties, overflow, inf, NaN): the CUDA conversions the
+    backend picks against the interpreter's (fp64 -> fp32 once rounded toward zero by mistake)."""
+    from tests.test_half import NP, _edge_floats
+    from mytriton.ir.types import SCALARS
+    from tests.kernels import half as hk
+    if src == dst:
+        pytest.skip("not a downcast")
+    x = _edge_floats(NP[src])
+    for rounding in (None, "rtz"):
+        sig = {"x_ptr": f"*{src}", "out_ptr": f"*{dst}", "n": "i32"}
+        same_bits_as_interpreter(hk.cast_kernel, sig, {"DTYPE": SCALARS[dst], "ROUNDING": rounding, "BITCAST": False,
+                                                       "SPELLING": 0, "BLOCK": 256},
+                                 [x, np.zeros(len(x), NP[dst]), len(x)], (mytriton.cdiv(len(x), 256),))

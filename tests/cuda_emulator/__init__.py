@@ -3,7 +3,8 @@ NVRTC gets it) is compiled by g++ against ``emu.h`` with a launcher that runs ea
 ``num_warps * 32`` threads as std::threads of one block (programs one after another), so its
 index arithmetic, store ownership, barriers, warp shuffles and shared memory really execute.
 Comparing with the interpreter then checks the CUDA backend's code, not only that NVRTC accepts
-it. Kernels with fp16/bf16 or inline PTX (atomics) are outside what ``emu.h`` provides."""
+it. fp16/bf16 go through ``cuda_fp16.h`` here (each conversion rounds as its CUDA namesake);
+kernels with inline PTX (atomics) are outside what the emulator provides."""
 from __future__ import annotations
 
 import ctypes

@@ -2,7 +2,7 @@
 // C++ can run under g++ with each CUDA thread a std::thread (tests/cuda_emulator/__init__.py):
 // threadIdx/blockIdx/gridDim, __syncthreads(_or) as a std::barrier of the block, __shfl_xor_sync
 // through an exchange array and two barriers, the dynamic shared memory buffer, and the few
-// intrinsics the fp32/fp64/integer code paths call. No halves, no inline PTX (atomics).
+// intrinsics the code calls (halves: cuda_fp16.h beside this file). No inline PTX (atomics).
 #pragma once
 #include <algorithm>
 #include <atomic>
