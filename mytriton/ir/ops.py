@@ -2,7 +2,8 @@
 
 For each op: its arity, its type rule (used by type inference on the expression tree *and* by the
 verifier on SSA), its traits, and — for elementwise ops — its numpy semantics (the living
-definition: the interpreter runs it, the folder folds with it) and its CUDA C++ spelling. Ops with
+definition: the interpreter runs it, the folder folds with it) and its CUDA C++ and MLIR spellings,
+so that a new elementwise op is this registry and its ``tl`` function, nothing else. Ops with
 structure beyond "one scalar function per element" (loads, reductions, layout changes, loops) are
 emitted by the backends, which look them up by name.
 
@@ -102,6 +103,8 @@ class OpDef:
     compute: Callable[[list[Type], dict], ScalarType] | None = None   # operand type before the op
     np_fn: Callable[..., Any] | None = None     # elementwise semantics on numpy arrays of `compute` type
     c_fn: Callable[..., str] | None = None      # elementwise CUDA spelling: (operand exprs, compute type) -> expr
+    mlir_fn: Callable[..., str] | None = None   # elementwise MLIR spelling: (builder, operand names, compute type,
+                                                # result name) -> name of the result (see _mlir_* below)
     doc: str = ""
 
     @property
@@ -210,14 +213,122 @@ def _elementwise_rule(compute, result_elem=None):
     return rule
 
 
-def _binary(name, compute, np_fn, c_fn, result_elem=None, doc=""):
+def _binary(name, compute, np_fn, c_fn, mlir_fn, result_elem=None, doc=""):
     return define(OpDef(name, (2, 2), _elementwise_rule(compute, result_elem), elementwise=True,
-                        keeps_layout=True, compute=compute, np_fn=np_fn, c_fn=c_fn, doc=doc))
+                        keeps_layout=True, compute=compute, np_fn=np_fn, c_fn=c_fn, mlir_fn=mlir_fn, doc=doc))
 
 
-def _unary(name, compute, np_fn, c_fn, result_elem=None, doc=""):
+def _unary(name, compute, np_fn, c_fn, mlir_fn, result_elem=None, doc=""):
     return define(OpDef(name, (1, 1), _elementwise_rule(compute, result_elem), elementwise=True,
-                        keeps_layout=True, compute=compute, np_fn=np_fn, c_fn=c_fn, doc=doc))
+                        keeps_layout=True, compute=compute, np_fn=np_fn, c_fn=c_fn, mlir_fn=mlir_fn, doc=doc))
+
+
+# --- MLIR spellings of the elementwise ops (arith and math dialects) ----------------------------------
+#
+# Each builder receives the MLIR emitter ``e`` (``e.emit(rhs, name)`` defines a value and returns
+# its name, ``e.const(value, type)`` names a constant), the operand names, the compute type and a
+# name hint for the result; it returns the name holding the result (an operand's name when the op
+# is the identity, e.g. ``abs`` of an unsigned value). The semantics are the registry's: integer
+# + - * wrap (``arith`` integer ops carry no overflow flags), // and % truncate toward zero, a zero
+# divisor yields -1 / the dividend and MIN // -1 wraps to MIN (``divsi``/``remsi`` leave both
+# undefined, so the divisor is guarded), float % is C ``fmod``, ``maximum``/``minimum`` ignore NaN
+# (``maxnumf``), ``!=`` on floats is true for NaN (``une``). MLIR integers are signless, so
+# signedness picks the op (``divsi``/``divui``, ``slt``/``ult``).
+
+def _mlir_arith(float_op: str, signed_op: str, unsigned_op: str | None = None):
+    def build(e, args, ct, name):
+        op = float_op if ct.is_float else (signed_op if ct.is_signed else (unsigned_op or signed_op))
+        return e.emit(f"arith.{op} {args[0]}, {args[1]} : {ct.info.mlir}", name)
+    return build
+
+
+def _mlir_int(op: str, unsigned_op: str | None = None):
+    def build(e, args, ct, name):
+        chosen = op if ct.is_signed or unsigned_op is None else unsigned_op
+        return e.emit(f"arith.{chosen} {args[0]}, {args[1]} : {ct.info.mlir}", name)
+    return build
+
+
+def _mlir_safe_divisor(e, b: str, ct) -> tuple[str, str | None, str]:
+    """The divisor with the cases arith leaves undefined replaced by 1: zero, and for signed types
+    -1 (MIN / -1 overflows). Returns (is_zero, is_minus_one or None, safe divisor)."""
+    t = ct.info.mlir
+    is_zero = e.emit(f"arith.cmpi eq, {b}, {e.const(0, ct)} : {t}")
+    is_minus_one, bad = None, is_zero
+    if ct.is_signed:
+        is_minus_one = e.emit(f"arith.cmpi eq, {b}, {e.const(-1, ct)} : {t}")
+        bad = e.emit(f"arith.ori {is_zero}, {is_minus_one} : i1")
+    safe = e.emit(f"arith.select {bad}, {e.const(1, ct)}, {b} : {t}")
+    return is_zero, is_minus_one, safe
+
+
+def _mlir_floordiv(e, args, ct, name):
+    """a // b truncating; b == 0 gives -1 and a // -1 is -a, wrapping (MIN // -1 == MIN)."""
+    t = ct.info.mlir
+    a, b = args
+    is_zero, is_minus_one, safe = _mlir_safe_divisor(e, b, ct)
+    q = e.emit(f"arith.{'divsi' if ct.is_signed else 'divui'} {a}, {safe} : {t}")
+    if is_minus_one is not None:
+        negated = e.emit(f"arith.subi {e.const(0, ct)}, {a} : {t}")
+        q = e.emit(f"arith.select {is_minus_one}, {negated}, {q} : {t}")
+    return e.emit(f"arith.select {is_zero}, {e.const(-1, ct)}, {q} : {t}", name)
+
+
+def _mlir_mod(e, args, ct, name):
+    """a % b with the sign of a (C fmod for floats); b == 0 gives a, and a % -1 is 0."""
+    t = ct.info.mlir
+    if ct.is_float:
+        return e.emit(f"arith.remf {args[0]}, {args[1]} : {t}", name)
+    a, b = args
+    is_zero, _, safe = _mlir_safe_divisor(e, b, ct)       # a % 1 == 0 is also a % -1
+    r = e.emit(f"arith.{'remsi' if ct.is_signed else 'remui'} {a}, {safe} : {t}")
+    return e.emit(f"arith.select {is_zero}, {a}, {r} : {t}", name)
+
+
+def _mlir_cmp(float_pred: str, signed_pred: str, unsigned_pred: str):
+    def build(e, args, ct, name):
+        t = ct.info.mlir
+        if ct.is_float:
+            return e.emit(f"arith.cmpf {float_pred}, {args[0]}, {args[1]} : {t}", name)
+        pred = signed_pred if ct.is_signed else unsigned_pred
+        return e.emit(f"arith.cmpi {pred}, {args[0]}, {args[1]} : {t}", name)
+    return build
+
+
+def _mlir_math(op: str):
+    def build(e, args, ct, name):
+        return e.emit(f"math.{op} {args[0]} : {ct.info.mlir}", name)
+    return build
+
+
+def _mlir_neg(e, args, ct, name):
+    t = ct.info.mlir
+    if ct.is_float:                               # 0 - x: -(+0.0) is +0.0
+        return e.emit(f"arith.subf {e.const(0.0, ct)}, {args[0]} : {t}", name)
+    return e.emit(f"arith.subi {e.const(0, ct)}, {args[0]} : {t}", name)
+
+
+def _mlir_invert(e, args, ct, name):
+    ones = e.const(True, ct) if ct.is_bool else e.const(-1, ct)
+    return e.emit(f"arith.xori {args[0]}, {ones} : {ct.info.mlir}", name)
+
+
+def _mlir_abs(e, args, ct, name):
+    t = ct.info.mlir
+    if ct.is_float:
+        return e.emit(f"math.absf {args[0]} : {t}", name)
+    if not ct.is_signed:
+        return args[0]                          # |x| of an unsigned value (or a bool) is x
+    return e.emit(f"math.absi {args[0]} : {t}", name)
+
+
+def _mlir_true_div(e, args, ct, name):
+    assert ct.is_float, "the registry computes true division in a float type"
+    return e.emit(f"arith.divf {args[0]}, {args[1]} : {ct.info.mlir}", name)
+
+
+def _mlir_where(e, args, ct, name):
+    return e.emit(f"arith.select {args[0]}, {args[1]}, {args[2]} : {ct.info.mlir}", name)
 
 
 def _wrapping(sym: str, helper: str):
@@ -251,20 +362,20 @@ def _bool_result(c, attrs):
     return I1
 
 
-_binary("add", _arith_compute, np.add, _wrapping("+", "mt_add"))
-_binary("sub", _arith_compute, np.subtract, _wrapping("-", "mt_sub"))
-_binary("mul", _arith_compute, np.multiply, _wrapping("*", "mt_mul"))
-_binary("div", _truediv_compute, np.true_divide, lambda o, ct: f"({o[0]} / {o[1]})",
+_binary("add", _arith_compute, np.add, _wrapping("+", "mt_add"), _mlir_arith("addf", "addi"))
+_binary("sub", _arith_compute, np.subtract, _wrapping("-", "mt_sub"), _mlir_arith("subf", "subi"))
+_binary("mul", _arith_compute, np.multiply, _wrapping("*", "mt_mul"), _mlir_arith("mulf", "muli"))
+_binary("div", _truediv_compute, np.true_divide, lambda o, ct: f"({o[0]} / {o[1]})", _mlir_true_div,
         doc="true division; integers are divided in fp32 as in Triton")
-_binary("floordiv", _int_only("//"), _c_trunc_div, lambda o, ct: f"mt_div({o[0]}, {o[1]})",
+_binary("floordiv", _int_only("//"), _c_trunc_div, lambda o, ct: f"mt_div({o[0]}, {o[1]})", _mlir_floordiv,
         doc="integer division truncating toward zero (C and Triton semantics)")
 _binary("mod", _mod_compute, _c_mod,
-        lambda o, ct: f"fmod({o[0]}, {o[1]})" if ct.is_float else f"mt_mod({o[0]}, {o[1]})",
+        lambda o, ct: f"fmod({o[0]}, {o[1]})" if ct.is_float else f"mt_mod({o[0]}, {o[1]})", _mlir_mod,
         doc="remainder with the sign of the dividend (C fmod / Triton semantics)")
-_binary("and", _int_only("&"), np.bitwise_and, lambda o, ct: f"({o[0]} & {o[1]})")
-_binary("or", _int_only("|"), np.bitwise_or, lambda o, ct: f"({o[0]} | {o[1]})")
-_binary("xor", _int_only("^"), np.bitwise_xor, lambda o, ct: f"({o[0]} ^ {o[1]})")
-_binary("shl", _int_only("<<"), np.left_shift, lambda o, ct: f"({o[0]} << {o[1]})")
+_binary("and", _int_only("&"), np.bitwise_and, lambda o, ct: f"({o[0]} & {o[1]})", _mlir_int("andi"))
+_binary("or", _int_only("|"), np.bitwise_or, lambda o, ct: f"({o[0]} | {o[1]})", _mlir_int("ori"))
+_binary("xor", _int_only("^"), np.bitwise_xor, lambda o, ct: f"({o[0]} ^ {o[1]})", _mlir_int("xori"))
+_binary("shl", _int_only("<<"), np.left_shift, lambda o, ct: f"({o[0]} << {o[1]})", _mlir_int("shli"))
 
 
 def _shr_compute(types, attrs):
@@ -287,39 +398,52 @@ def _shr_rule(types, attrs):
 
 define(OpDef("shr", (2, 2), _shr_rule, elementwise=True, keeps_layout=True,
              compute=_shr_compute, np_fn=np.right_shift, c_fn=lambda o, ct: f"({o[0]} >> {o[1]})",
-             doc="right shift: arithmetic when the left operand is signed, logical otherwise"))
+             mlir_fn=_mlir_int("shrsi", "shrui"), doc="right shift: arithmetic when the left operand is signed, logical otherwise"))
 _binary("maximum", _arith_compute, np.fmax,
         lambda o, ct: f"fmax({o[0]}, {o[1]})" if ct.is_float else f"max({o[0]}, {o[1]})",
-        doc="NaN-ignoring like Triton's default (PropagateNan.NONE): a NaN operand yields the other")
+        _mlir_arith("maxnumf", "maxsi", "maxui"), doc="NaN-ignoring like Triton's default (PropagateNan.NONE): a NaN operand yields the other")
 _binary("minimum", _arith_compute, np.fmin,
-        lambda o, ct: f"fmin({o[0]}, {o[1]})" if ct.is_float else f"min({o[0]}, {o[1]})")
+        lambda o, ct: f"fmin({o[0]}, {o[1]})" if ct.is_float else f"min({o[0]}, {o[1]})",
+        _mlir_arith("minnumf", "minsi", "minui"))
 
-for _name, _sym, _np in (("cmp_lt", "<", np.less), ("cmp_le", "<=", np.less_equal),
-                         ("cmp_gt", ">", np.greater), ("cmp_ge", ">=", np.greater_equal),
-                         ("cmp_eq", "==", np.equal), ("cmp_ne", "!=", np.not_equal)):
+for _name, _sym, _np, _preds in (("cmp_lt", "<", np.less, ("olt", "slt", "ult")),
+                                 ("cmp_le", "<=", np.less_equal, ("ole", "sle", "ule")),
+                                 ("cmp_gt", ">", np.greater, ("ogt", "sgt", "ugt")),
+                                 ("cmp_ge", ">=", np.greater_equal, ("oge", "sge", "uge")),
+                                 ("cmp_eq", "==", np.equal, ("oeq", "eq", "eq")),
+                                 ("cmp_ne", "!=", np.not_equal, ("une", "ne", "ne"))):
     _binary(_name, _arith_compute, _np, (lambda s: lambda o, ct: f"({o[0]} {s} {o[1]})")(_sym),
-            result_elem=_bool_result)
+            _mlir_cmp(*_preds), result_elem=_bool_result)
 
 _unary("neg", _same_compute, lambda x: np.subtract(np.zeros_like(x), x),
        lambda o, ct: f"mt_sub(({ct.c_name})0, {o[0]})" if ct.is_signed else
-       f"(({ct.c_name})0 - {o[0]})" if ct.is_float else f"(-{o[0]})",
+       f"(({ct.c_name})0 - {o[0]})" if ct.is_float else f"(-{o[0]})", _mlir_neg,
        doc="-x is 0 - x, as in Triton (semantic.minus): -(+0.0) is +0.0")
 _unary("invert", lambda t, a: _int_only("~")(t + t, a), np.invert,
-       lambda o, ct: f"(!{o[0]})" if ct.is_bool else f"(~{o[0]})")
+       lambda o, ct: f"(!{o[0]})" if ct.is_bool else f"(~{o[0]})", _mlir_invert)
 _unary("exp", _float_only("exp"), np.exp,
-       lambda o, ct: f"__expf({o[0]})" if ct.name == "fp32" else f"exp({o[0]})",
+       lambda o, ct: f"__expf({o[0]})" if ct.name == "fp32" else f"exp({o[0]})", _mlir_math("exp"),
        doc="fp32 uses the fast ex2.approx path, as Triton does")
-_unary("exp2", _float_only("exp2"), np.exp2, lambda o, ct: f"exp2({o[0]})")
-_unary("log", _float_only("log"), np.log, lambda o, ct: f"log({o[0]})")
-_unary("log2", _float_only("log2"), np.log2, lambda o, ct: f"log2({o[0]})")
-_unary("sqrt", _float_only("sqrt"), np.sqrt, lambda o, ct: f"sqrt({o[0]})")
-_unary("rsqrt", _float_only("rsqrt"), lambda x: (1 / np.sqrt(x)).astype(x.dtype), lambda o, ct: f"rsqrt({o[0]})")
-_unary("sin", _float_only("sin"), np.sin, lambda o, ct: f"sin({o[0]})")
-_unary("cos", _float_only("cos"), np.cos, lambda o, ct: f"cos({o[0]})")
-_unary("floor", _float_only("floor"), np.floor, lambda o, ct: f"floor({o[0]})")
-_unary("ceil", _float_only("ceil"), np.ceil, lambda o, ct: f"ceil({o[0]})")
+_unary("exp2", _float_only("exp2"), np.exp2, lambda o, ct: f"exp2({o[0]})",
+       _mlir_math("exp2"))
+_unary("log", _float_only("log"), np.log, lambda o, ct: f"log({o[0]})",
+       _mlir_math("log"))
+_unary("log2", _float_only("log2"), np.log2, lambda o, ct: f"log2({o[0]})",
+       _mlir_math("log2"))
+_unary("sqrt", _float_only("sqrt"), np.sqrt, lambda o, ct: f"sqrt({o[0]})",
+       _mlir_math("sqrt"))
+_unary("rsqrt", _float_only("rsqrt"), lambda x: (1 / np.sqrt(x)).astype(x.dtype), lambda o, ct: f"rsqrt({o[0]})",
+       _mlir_math("rsqrt"))
+_unary("sin", _float_only("sin"), np.sin, lambda o, ct: f"sin({o[0]})",
+       _mlir_math("sin"))
+_unary("cos", _float_only("cos"), np.cos, lambda o, ct: f"cos({o[0]})",
+       _mlir_math("cos"))
+_unary("floor", _float_only("floor"), np.floor, lambda o, ct: f"floor({o[0]})",
+       _mlir_math("floor"))
+_unary("ceil", _float_only("ceil"), np.ceil, lambda o, ct: f"ceil({o[0]})",
+       _mlir_math("ceil"))
 _unary("abs", _same_compute, np.abs,
-       lambda o, ct: f"fabs({o[0]})" if ct.is_float else f"abs({o[0]})" if ct.is_signed else o[0])
+       lambda o, ct: f"fabs({o[0]})" if ct.is_float else f"abs({o[0]})" if ct.is_signed else o[0], _mlir_abs)
 
 
 ROUNDINGS = ("rtne", "rtz")
@@ -376,7 +500,8 @@ def _where_rule(types, attrs):
 
 
 define(OpDef("where", (3, 3), _where_rule, elementwise=True, keeps_layout=True, compute=_where_compute,
-             np_fn=lambda c, x, y: np.where(c, x, y), c_fn=lambda o, ct: f"({o[0]} ? {o[1]} : {o[2]})"))
+             np_fn=lambda c, x, y: np.where(c, x, y), c_fn=lambda o, ct: f"({o[0]} ? {o[1]} : {o[2]})",
+             mlir_fn=_mlir_where))
 
 
 # --- pointers and memory -----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Value, use_counts, walk
 from ...ir.types import F32, I1, I32, I64, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
-from .arith import ELEMENTWISE, bitcast, combine, constant_literal, constant_name, convert, mlir_type
+from .arith import bitcast, combine, constant_literal, constant_name, convert, mlir_type
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 SYNCSCOPE = {"gpu": ' syncscope("device")', "cta": ' syncscope("block")', "sys": ""}   # NVPTX's names
@@ -290,7 +290,7 @@ class MLIREmitter:
                 special(op)
             elif op.name in REDUCE_KINDS:
                 self.op_reduce(op)
-            elif op.name in ELEMENTWISE:
+            elif OPS[op.name].mlir_fn is not None:
                 self.elementwise(op)
             else:
                 raise unsupported(f"the '{op.name}' op", op)
@@ -307,7 +307,7 @@ class MLIREmitter:
             ct = op.result.type.scalar
         else:
             ct = OPS[op.name].compute([v.type for v in op.operands], op.attrs)
-        build = ELEMENTWISE[op.name]
+        build = OPS[op.name].mlir_fn
         converted: dict[str, str] = {}           # a scalar operand is converted once, not per register
 
         def make(r, name):
