@@ -2,8 +2,9 @@
 every CUDA thread a std::thread of its block (tests/cuda_emulator), and must equal the CPU
 interpreter. This checks what NVRTC accepting the code cannot: index arithmetic (an 8x8 reduction
 once read its shared-memory slot as `w * 8 + tid & 7`), store ownership, barriers, warp shuffles
-and shared-memory exchanges, run-time control flow, fp16/bf16 arithmetic and every rounding of a
-float downcast (fp64 -> fp32 once rounded toward zero) — on the CPU, in CI."""
+and shared-memory exchanges, run-time control flow, fp16/bf16 arithmetic, every rounding of a
+float downcast (fp64 -> fp32 once rounded toward zero), and atomics (each element once by its
+owner, the old value handed to its copies) — on the CPU, in CI."""
 import sys
 from pathlib import Path
 
@@ -176,3 +177,59 @@ def test_tutorial_kernels():
                          "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
                         {"BLOCK_SIZE": 128}, [x, np.zeros_like(x), w, b, np.zeros(m, np.float32),
                                               np.zeros(m, np.float32), n, n, 1e-5], (m,), 4, tol=2e-3)
+
+
+# --- atomics (their inline PTX runs as emu.h's mt_atom, under one lock) -------------------------------
+
+def test_every_atomic_on_every_type():
+    """Each element updated by its one owning thread, every kind, sem and scope, each dtype
+    (float max/min through Triton's integer trick, fp16 add): bit for bit as the interpreter."""
+    from tests.kernels import atomics as ka
+    from tests.test_atomics import ATOMIC_DTYPES, RMW_KINDS
+    rng = np.random.default_rng(11)
+    for dtype in ("i32", "u32", "i64", "u64", "fp32", "fp64", "fp16"):
+        kinds = tuple(kd for kd in (*RMW_KINDS, "cas") if dtype in ATOMIC_DTYPES[kd])
+        npt = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "fp32": np.float32,
+               "fp64": np.float64, "fp16": np.float16}[dtype]
+        if dtype.startswith("fp"):
+            start = (rng.standard_normal(64) * 4).astype(npt)
+            start[:3] = [0.0, -0.0, 1.5]
+            val = (rng.standard_normal(64) * 4).astype(npt)
+            val[:3] = [-0.0, 0.0, 1.5]
+        else:
+            start, val = rng.integers(0, 1000, 64).astype(npt), rng.integers(0, 1000, 64).astype(npt)
+        same_bits_as_interpreter(ka.every_atomic, {"ptr": f"*{dtype}", "val_ptr": f"*{dtype}", "out_ptr": "*i32"},
+                                 {"KINDS": kinds, "BLOCK": 64}, [start, val, np.zeros(64, np.int32)], (1,), 2)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("shape", [(8, 8), (2, 8), (32, 32)])
+def test_atomic_add_of_a_reduction_result(axis, shape):
+    """Triton's test_tensor_atomic_rmw: a sliced layout's copies add once and all get the old value."""
+    from tests.kernels import atomics as ka
+    x = randn(*shape)
+    z = randn(shape[1 - axis])
+    same_as_interpreter(ka.sum_then_add, {"z_ptr": "*fp32", "x_ptr": "*fp32", "old_ptr": "*fp32"},
+                        {"AXIS": axis, "SHAPE0": shape[0], "SHAPE1": shape[1]}, [z, x, np.zeros_like(z)], (1,), 4, tol=1e-4)
+
+
+def test_histogram_ticket_and_spin_lock():
+    """Order-free results: counts and each bin's old values 0..count-1; one ticket per program (the
+    emulator runs programs in order); the spin lock's serialized adds."""
+    from tests.kernels import atomics as ka
+    x = np.random.default_rng(2).integers(0, 10, 300).astype(np.int32)
+    hist, old = np.zeros(10, np.int32), np.full(300, -1, np.int32)
+    ck = mytriton.compile(ka.histogram_old, signature={"x_ptr": "*i32", "hist_ptr": "*i32", "old_ptr": "*i32",
+                                                        "n": "i32"}, constexprs={"BLOCK": 64})
+    cuda_emulator.run(ck.asm["cu"], [x, hist, old, 300], (5,))
+    assert hist.tolist() == np.bincount(x, minlength=10).tolist()
+    for b in range(10):
+        assert sorted(old[x == b].tolist()) == list(range(hist[b]))
+    counter, tickets = np.zeros(1, np.int32), np.full(4 * 32, -1, np.int32)
+    ck = mytriton.compile(ka.ticket, signature={"counter_ptr": "*i32", "out_ptr": "*i32"}, constexprs={"BLOCK": 32})
+    cuda_emulator.run(ck.asm["cu"], [counter, tickets], (4,))
+    assert counter[0] == 4 and tickets.tolist() == np.repeat(np.arange(4), 32).tolist()
+    data, lock = np.zeros(128, np.float32), np.zeros(1, np.int32)
+    ck = mytriton.compile(ka.spin_lock, signature={"data_ptr": "*fp32", "lock_ptr": "*i32"}, constexprs={"BLOCK": 128})
+    cuda_emulator.run(ck.asm["cu"], [data, lock], (6,))
+    assert data.tolist() == [6.0] * 128 and lock[0] == 0

@@ -3,8 +3,9 @@ NVRTC gets it) is compiled by g++ against ``emu.h`` with a launcher that runs ea
 ``num_warps * 32`` threads as std::threads of one block (programs one after another), so its
 index arithmetic, store ownership, barriers, warp shuffles and shared memory really execute.
 Comparing with the interpreter then checks the CUDA backend's code, not only that NVRTC accepts
-it. fp16/bf16 go through ``cuda_fp16.h`` here (each conversion rounds as its CUDA namesake);
-kernels with inline PTX (atomics) are outside what the emulator provides."""
+it. fp16/bf16 go through ``cuda_fp16.h`` here (each conversion rounds as its CUDA namesake); the
+atomics' inline PTX (backends/cuda/atomics.py) is rewritten into ``mt_atom`` calls, which run under
+one lock (an atom instruction the rewrite does not know stays asm, and g++ refuses it: loudly)."""
 from __future__ import annotations
 
 import ctypes
@@ -24,6 +25,29 @@ _C_TYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "unsigne
 _BUILD = os.path.join(tempfile.gettempdir(), f"mytriton-cuda-emulator-{os.getuid()}")
 
 
+# backends/cuda/atomics.py's inline PTX: one atom instruction on a generic pointer made global
+_ATOM = re.compile(r'asm volatile\("\{ \.reg \.u64 g; cvta\.to\.global\.u64 g, %1; '
+                   r'atom\.global\.\w+\.\w+\.([a-z.]+)\.(\w+) %0, \[g\], [^;]*; \}" : '
+                   r'"=\w"\(([^()]*(?:\([^()]*\))?[^()]*)\) : "l"\(([^()]*(?:\([^()]*\))?[^()]*)\)'
+                   r'((?:, "\w"\((?:[^()]|\([^()]*(?:\([^()]*\))?[^()]*\))*\))*) : "memory"\);')
+_PTX_C = {"f32": "float", "f64": "double", "s32": "int", "u32": "unsigned int", "b32": "unsigned int",
+          "s64": "long long", "u64": "unsigned long long", "b64": "unsigned long long",
+          "f16": "unsigned short", "b16": "unsigned short"}
+_UPDATE = {"add": "o + v[0]", "max": "o > v[0] ? o : v[0]", "min": "o < v[0] ? o : v[0]",
+           "and": "o & v[0]", "or": "o | v[0]", "xor": "o ^ v[0]", "exch": "v[0]",
+           "cas": "o == v[0] ? v[1] : o", "add.noftz": "mt_f16_add(o, v[0])"}
+
+
+def _atom_call(m) -> str:
+    """An atom asm statement as an emu.h mt_atom call (same operands, same result)."""
+    op, ptx_type, out, ptr, rest = m.groups()
+    values = re.findall(r'"\w"\(((?:[^()]|\([^()]*(?:\([^()]*\))?[^()]*\))*)\)', rest)
+    t = _PTX_C[ptx_type]
+    vals = ", ".join(f"mt_as<{t}>({v})" for v in values)
+    return (f"{{ const {t} v[] = {{{vals}}}; mt_atom<{t}>({out}, (void*)({ptr}), "
+            f"[&]({t} o) -> {t} {{ return ({t})({_UPDATE[op]}); }}); }}")
+
+
 def available() -> bool:
     return shutil.which("g++") is not None
 
@@ -33,6 +57,7 @@ def _build(cu: str):
     threads, symbol = int(m.group(1)), m.group(2)
     params = [p.strip() for p in m.group(3).split(",") if p.strip()]
     cu = re.sub(r"extern __shared__ .*mt_smem\[\];", "", cu)      # emu.h has the buffer
+    cu = _ATOM.sub(_atom_call, cu)
     calls, kinds = [], []
     for i, p in enumerate(params):
         ty = p.rsplit(" ", 1)[0]

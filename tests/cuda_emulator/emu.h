@@ -2,7 +2,8 @@
 // C++ can run under g++ with each CUDA thread a std::thread (tests/cuda_emulator/__init__.py):
 // threadIdx/blockIdx/gridDim, __syncthreads(_or) as a std::barrier of the block, __shfl_xor_sync
 // through an exchange array and two barriers, the dynamic shared memory buffer, and the few
-// intrinsics the code calls (halves: cuda_fp16.h beside this file). No inline PTX (atomics).
+// intrinsics the code calls (halves: cuda_fp16.h beside this file). The atomics' inline PTX is
+// rewritten to mt_atom calls by tests/cuda_emulator/__init__.py; they run under one lock.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 using std::max; using std::min;
@@ -62,3 +64,30 @@ static inline float __double2float_rz(double d) {
 }
 static inline float mt_expf(float x) { return expf(x); }
 #define __expf mt_expf
+
+// An asm operand as the instruction's type: its bits when the widths agree (a float in a .b32
+// register), else its value (a literal 1 for a .u64 add).
+template <class T, class S> static inline T mt_as(S s) {
+  if constexpr (sizeof(T) == sizeof(S)) { T t; memcpy(&t, &s, sizeof(T)); return t; }
+  else return (T)s;
+}
+// One atomic read-modify-write of the sizeof(T) bytes at p: out gets the old bits, p gets f(old).
+static std::mutex mt_atom_lock;
+template <class T, class O, class F> static inline void mt_atom(O& out, void* p, F f) {
+  std::lock_guard<std::mutex> guard(mt_atom_lock);
+  T old;
+  memcpy(&old, p, sizeof(T));
+  T updated = f(old);
+  memcpy(p, &updated, sizeof(T));
+  static_assert(sizeof(O) == sizeof(T), "an atomic's result has its operand's width");
+  memcpy(&out, &old, sizeof(T));
+}
+static inline unsigned short mt_f16_add(unsigned short a, unsigned short b) {
+  _Float16 x, y;
+  memcpy(&x, &a, 2);
+  memcpy(&y, &b, 2);
+  _Float16 r = (_Float16)((float)x + (float)y);
+  unsigned short out;
+  memcpy(&out, &r, 2);
+  return out;
+}
