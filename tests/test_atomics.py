@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -17,7 +18,7 @@ from mytriton.ir.ops import ATOMIC_DTYPES, ATOMIC_SCOPES, ATOMIC_SEMS
 from tests.kernels import atomics as k
 
 NP = {"i16": np.int16, "u16": np.uint16, "i32": np.int32, "u32": np.uint32, "i64": np.int64,
-      "u64": np.uint64, "fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
+      "u64": np.uint64, "fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32, "fp64": np.float64}
 RMW_KINDS = ("add", "max", "min", "and", "or", "xor", "xchg")
 
 
@@ -57,7 +58,7 @@ def test_scalar_atomic_runs_once_per_program_and_every_thread_sees_it():
 def _values(dtype: str, kind: str, n: int, seed: int) -> np.ndarray:
     r = rng(seed)
     t = NP[dtype]
-    if dtype.startswith("fp"):
+    if dtype.startswith("fp") or dtype == "bf16":
         x = (r.standard_normal(n) * 8).astype(t)
         if kind in ("max", "min", "xchg") and n >= 6:
             x[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan]
@@ -106,7 +107,7 @@ def _float_extreme(kind, cur, v):
     return v if better else cur
 
 
-CASES = [(kind, dtype) for kind in RMW_KINDS for dtype in ATOMIC_DTYPES[kind] if dtype != "fp16"]
+CASES = [(kind, dtype) for kind in RMW_KINDS for dtype in ATOMIC_DTYPES[kind] if dtype not in ("fp16", "bf16")]
 
 
 @pytest.mark.parametrize("kind,dtype", CASES, ids=[f"{k}-{d}" for k, d in CASES])
@@ -126,13 +127,15 @@ def test_every_rmw_op_and_dtype_against_a_sequential_reference(kind, dtype):
     assert (old[n:] == 77).all()                                               # masked tail untouched
 
 
-def test_fp16_add_in_the_interpreter():
-    vals = np.linspace(-2, 2, 192).astype(np.float16)
-    dst, old = np.zeros(8, np.float16), np.zeros(192, np.float16)
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_half_add_in_the_interpreter(dtype):
+    """Each add rounded once to the half type (atom.add.noftz.f16; bf16's compare-and-swap loop)."""
+    vals = np.linspace(-2, 2, 192).astype(np.float32).astype(NP[dtype])
+    dst, old = np.zeros(8, NP[dtype]), np.zeros(192, NP[dtype])
     k.rmw_tile[(3,)](dst, vals, old, 192, KIND="add", SEM="acq_rel", SCOPE="gpu", BLOCK=64)
-    want, want_old = _sequential("add", np.zeros(8, np.float16), vals, np.ones(192, bool))
-    np.testing.assert_array_equal(dst, want)
-    np.testing.assert_array_equal(old, want_old)
+    want, want_old = _sequential("add", np.zeros(8, NP[dtype]), vals, np.ones(192, bool))
+    np.testing.assert_array_equal(dst.view(np.uint16), want.view(np.uint16))
+    np.testing.assert_array_equal(old.view(np.uint16), want_old.view(np.uint16))
 
 
 @pytest.mark.parametrize("dtype", ["i32", "u64", "fp32", "fp64", "i16", "fp16"])
@@ -200,12 +203,13 @@ def test_spin_lock_in_the_interpreter():
 
 PTX_TYPE = {"add": {"i32": "s32", "u32": "u32", "i64": "u64", "u64": "u64", "fp16": "noftz.f16", "fp32": "f32",
                     "fp64": "f64"}}
+# bf16 add is a compare-and-swap loop on the 16 bits (atom.add.noftz.bf16 needs sm_90)
 
 
 def _ptx_op_types(kind: str, dtype: str) -> list[str]:
-    bits = dtype.lstrip("iufp")
+    bits = "".join(c for c in dtype if c.isdigit())
     if kind == "add":
-        return [f"add.{PTX_TYPE['add'][dtype]}"]
+        return ["cas.b16"] if dtype == "bf16" else [f"add.{PTX_TYPE['add'][dtype]}"]
     if kind in ("max", "min"):
         if dtype.startswith("fp"):      # Triton's trick: signed max/min, unsigned min/max
             other = "min" if kind == "max" else "max"
@@ -214,7 +218,7 @@ def _ptx_op_types(kind: str, dtype: str) -> list[str]:
     return [f"{ {'xchg': 'exch'}.get(kind, kind)}.b{bits}"]
 
 
-DTYPES = ["i32", "u32", "i64", "u64", "fp32", "fp64", "fp16", "u16"]
+DTYPES = ["i32", "u32", "i64", "u64", "fp32", "fp64", "fp16", "bf16", "u16"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -234,7 +238,7 @@ def test_nvrtc_compiles_every_op_sem_and_scope(dtype):
             for op in _ptx_op_types(kind, dtype)}
     assert want <= found, sorted(want - found)
     assert not {f for f in found if f[2].startswith(("exch", "cas", "and", "or", "xor")) and not f[2].endswith(
-        f".b{dtype.lstrip('iufp')}")}
+        f".b{''.join(c for c in dtype if c.isdigit())}")}
 
 
 def test_cuda_tile_atomic_each_element_once_and_copies_get_the_old_value():
@@ -307,7 +311,7 @@ ERRORS = [
     ("bad_sem", "*fp32", "tl.atomic_add: memory semantic 'seq_cst' is not supported (use one of 'acq_rel', "
                          "'acquire', 'release', 'relaxed')"),
     ("bad_scope", "*fp32", "tl.atomic_cas: memory scope 'device' is not supported (use one of 'gpu', 'cta', 'sys')"),
-    ("bad_dtype_i8", "*i8", "tl.atomic_add does not support i8; supported: i32, u32, i64, u64, f16, f32, f64"),
+    ("bad_dtype_i8", "*i8", "tl.atomic_add does not support i8; supported: i32, u32, i64, u64, f16, bf16, f32, f64"),
     ("bad_dtype_fp16_max", "*fp16", "tl.atomic_max does not support f16"),
     ("bad_float_and", "*fp32", "tl.atomic_and does not support f32; supported: i32, u32, i64, u64"),
     ("bad_pointer_value", "*fp32", "tl.atomic_xchg: the value must be a number, not a pointer (ptr<f32>)"),

@@ -42,11 +42,16 @@ IMPLS = [("mytriton", k)] + ([("triton", TRITON)] if TRITON is not None else [])
 
 
 def dev(x):
-    return torch.from_numpy(np.ascontiguousarray(x)).cuda()
+    x = np.ascontiguousarray(x)
+    if x.dtype == NP["bf16"]:                 # torch takes no ml_dtypes array: move the bits
+        return torch.from_numpy(x.view(np.int16)).cuda().view(torch.bfloat16)
+    return torch.from_numpy(x).cuda()
 
 
 def host(t):
     torch.cuda.synchronize()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).cpu().numpy().view(NP["bf16"])
     return t.cpu().numpy()
 
 
@@ -115,7 +120,7 @@ def test_every_op_and_dtype(kind, dtype, sem, scope):
     grid = mytriton.cdiv(n, block)
     vals = _values(dtype, kind, grid * block, seed=len(kind) + 11 * len(dtype))
     dst0 = _values(dtype, kind, 8, seed=3)
-    if dtype.startswith("fp") and kind == "add":
+    if (dtype.startswith("fp") or dtype == "bf16") and kind == "add":
         dst0[:] = 0
     dst, old = dev(dst0), dev(np.full(grid * block, 77, NP[dtype]))
     try:
@@ -130,8 +135,10 @@ def test_every_op_and_dtype(kind, dtype, sem, scope):
     assert (old[n:] == 77).all()                          # masked-off lanes wrote nothing
     if kind != "xchg":
         want = _order_free_reference(kind, dst0, vals, mask)
-        if dtype.startswith("fp") and kind == "add":
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=2.0 if dtype == "fp16" else 1e-2)
+        if (dtype.startswith("fp") or dtype == "bf16") and kind == "add":
+            # (fp16/bf16 round each add: the chain below checks them exactly)
+            np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=5e-2 if dtype == "bf16"
+                                       else 1e-5, atol={"fp16": 2.0, "bf16": 8.0}.get(dtype, 1e-2))
         else:
             np.testing.assert_array_equal(got.view(bits), want.view(bits))
     # the old values form one chain per address, in some order: the initial value and every
@@ -153,7 +160,7 @@ def _step(kind, cur, v):
         return {"and": cur & v, "or": cur | v, "xor": cur ^ v}[kind] if kind in ("and", "or", "xor") else v
 
 
-@pytest.mark.parametrize("dtype", ["i32", "u64", "fp32", "fp64", "u16", "fp16"])
+@pytest.mark.parametrize("dtype", ["i32", "u64", "fp32", "fp64", "u16", "fp16", "bf16"])
 def test_compare_and_swap(dtype):
     t = NP[dtype]
     block = 256
@@ -167,8 +174,9 @@ def test_compare_and_swap(dtype):
         if dtype == "fp16" and "does not support fp16" in str(e):
             pytest.skip("the CUDA backend has no fp16 values yet")
         raise
-    np.testing.assert_array_equal(host(d), np.where(np.arange(block) % 2 == 0, val, dst))
-    np.testing.assert_array_equal(host(old), dst)
+    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dst.itemsize]
+    np.testing.assert_array_equal(host(d).view(bits), np.where(np.arange(block) % 2 == 0, val, dst).astype(t).view(bits))
+    np.testing.assert_array_equal(host(old).view(bits), dst.view(bits))
 
 
 def test_interpreter_agrees_with_the_gpu_on_order_free_results():

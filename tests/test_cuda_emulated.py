@@ -183,14 +183,16 @@ def test_tutorial_kernels():
 
 def test_every_atomic_on_every_type():
     """Each element updated by its one owning thread, every kind, sem and scope, each dtype
-    (float max/min through Triton's integer trick, fp16 add): bit for bit as the interpreter."""
+    (float max/min through Triton's integer trick, fp16 add, bf16's compare-and-swap loop): bit for
+    bit as the interpreter."""
     from tests.kernels import atomics as ka
     from tests.test_atomics import ATOMIC_DTYPES, RMW_KINDS
     rng = np.random.default_rng(11)
-    for dtype in ("i32", "u32", "i64", "u64", "fp32", "fp64", "fp16"):
+    import ml_dtypes
+    for dtype in ("i32", "u32", "i64", "u64", "fp32", "fp64", "fp16", "bf16"):
         kinds = tuple(kd for kd in (*RMW_KINDS, "cas") if dtype in ATOMIC_DTYPES[kd])
         npt = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "fp32": np.float32,
-               "fp64": np.float64, "fp16": np.float16}[dtype]
+               "fp64": np.float64, "fp16": np.float16, "bf16": ml_dtypes.bfloat16}[dtype]
         if dtype.startswith("fp"):
             start = (rng.standard_normal(64) * 4).astype(npt)
             start[:3] = [0.0, -0.0, 1.5]

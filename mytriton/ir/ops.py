@@ -566,12 +566,12 @@ _INTS = ("i32", "u32", "i64", "u64")
 # Triton's rules (with what the hardware has): fp16 only for add, floats not for the bitwise ops;
 # 8/16-bit integers and bool never; compare-and-swap on any 16-, 32- or 64-bit type.
 ATOMIC_DTYPES = {
-    "add": _INTS + ("fp16", "fp32", "fp64"),
+    "add": _INTS + ("fp16", "bf16", "fp32", "fp64"),
     "max": _INTS + ("fp32", "fp64"),
     "min": _INTS + ("fp32", "fp64"),
     "and": _INTS, "or": _INTS, "xor": _INTS,
     "xchg": _INTS + ("fp32", "fp64"),
-    "cas": _INTS + ("i16", "u16", "fp16", "fp32", "fp64"),
+    "cas": _INTS + ("i16", "u16", "fp16", "bf16", "fp32", "fp64"),
 }
 
 
@@ -613,8 +613,7 @@ def check_atomic(kind: str, pointee: ScalarType, attrs: dict | None = None):
     """Refuse an atomic on a type it does not support, or with an unknown ``sem``/``scope``."""
     name = "atomic_" + kind
     if pointee.name not in ATOMIC_DTYPES[kind]:
-        hint = " (Triton has it; mytriton does not yet)" if pointee.name == "bf16" and kind in ("add", "cas") else ""
-        raise OpTypeError(f"tl.{name} does not support {pointee}{hint}; supported: "
+        raise OpTypeError(f"tl.{name} does not support {pointee}; supported: "
                           f"{', '.join(str(SCALARS[n]) for n in ATOMIC_DTYPES[kind])}")
     if attrs is not None:
         if attrs.get("sem") not in ATOMIC_SEMS:

@@ -5,7 +5,8 @@ address of a generic pointer (``cvta.to.global``, which ptxas folds into the acc
 rather than ``cuda::atomic_ref``: it needs no headers, so it adds nothing to NVRTC's compile time,
 and it spells every ``sem``/``scope`` combination directly. Types as the hardware has them: integer
 add on 64 bits is ``.u64`` (two's complement: the same bits for i64), the bitwise ops, exchange and
-compare-and-swap are untyped ``.bN``, fp16 add is ``add.noftz.f16`` (sm_70). Float max/min follow
+compare-and-swap are untyped ``.bN``, fp16 add is ``add.noftz.f16`` (sm_70), bf16 add a ``cas.b16``
+loop (``add.noftz.bf16`` needs sm_90; one rounding of the sum either way). Float max/min follow
 Triton: a value with the sign bit clear takes a signed-integer max (min) of the bit patterns, one
 with it set an unsigned-integer min (max), which orders floats as ``ops.float_order_key`` says.
 """
@@ -54,11 +55,21 @@ def atomic_statement(kind: str, t: ScalarType, sem: str, scope: str, ptr: str, v
                 f"if (mt_b >= 0) {_asm(pos, f's{t.bits}', sem, scope, 'mt_o', c, ptr, ['mt_b'])} "
                 f"else {_asm(neg, f'u{t.bits}', sem, scope, 'mt_o', c, ptr, ['mt_b'])} "
                 f"{out} = {from_bits}(mt_o); }}")
+    if t.name == "bf16" and kind == "add":
+        # no bf16 atom.add before sm_90: a compare-and-swap loop on the 16 bits, the sum rounded
+        # once (as atom.add.noftz.bf16 rounds)
+        cas = _asm("cas", "b16", sem, scope, "mt_o", "h", ptr, ["mt_e", "mt_n"])
+        return (f"{{ unsigned short mt_e, mt_n, mt_o = __bfloat16_as_ushort(*{ptr}); do {{ mt_e = mt_o; "
+                f"mt_n = __bfloat16_as_ushort(__float2bfloat16_rn(__bfloat162float(__ushort_as_bfloat16(mt_e)) + "
+                f"__bfloat162float({values[0]}))); {cas} }} while (mt_o != mt_e); "
+                f"{out} = __ushort_as_bfloat16(mt_o); }}")
     if t.bits == 16:                       # fp16 add and 16-bit cas travel in 16-bit registers
-        if t.name == "fp16":
-            vals = [f"__half_as_ushort({v})" for v in values]
+        if t.is_half:
+            to_bits, from_bits = {"fp16": ("__half_as_ushort", "__ushort_as_half"),
+                                  "bf16": ("__bfloat16_as_ushort", "__ushort_as_bfloat16")}[t.name]
+            vals = [f"{to_bits}({v})" for v in values]
             return (f"{{ unsigned short mt_o; {_asm(kind, _ptx_type(kind, t), sem, scope, 'mt_o', 'h', ptr, vals)} "
-                    f"{out} = __ushort_as_half(mt_o); }}")
+                    f"{out} = {from_bits}(mt_o); }}")
         vals = [f"(unsigned short)({v})" for v in values]
         return (f"{{ unsigned short mt_o; {_asm(kind, _ptx_type(kind, t), sem, scope, 'mt_o', 'h', ptr, vals)} "
                 f"{out} = ({t.c_name})mt_o; }}")
