@@ -235,3 +235,26 @@ def test_histogram_ticket_and_spin_lock():
     ck = mytriton.compile(ka.spin_lock, signature={"data_ptr": "*fp32", "lock_ptr": "*i32"}, constexprs={"BLOCK": 128})
     cuda_emulator.run(ck.asm["cu"], [data, lock], (6,))
     assert data.tolist() == [6.0] * 128 and lock[0] == 0
+
+
+# --- property: hostile generated kernels, emulated CUDA against the interpreter ---------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from tests.user_text_strategies import kernels, load  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(k=kernels())
+def test_hostile_generated_kernels_agree_with_the_interpreter(k):
+    """tests/test_user_text_gpu.py's property (random kernels with hostile names, comments and
+    constexpr strings; a masked tail; NaN, ±0, inf, denormals) without a GPU, bit for bit."""
+    load(k)
+    programs = 3
+    total = programs * k.block
+    x = randn(total)
+    x[:8] = [np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-45, -3e38, 1.0]
+    same_bits_as_interpreter(k.fn, k.signature, k.constexprs,
+                             [x, np.full(total, 7.0, np.float32), total - k.block // 2 - 1, -0.75],
+                             (programs,), k.num_warps)
