@@ -27,13 +27,20 @@ import reductions as rd  # noqa: E402
 import softmax as sm  # noqa: E402
 
 
-def same_as_interpreter(fn, signature, constexprs, args, grid, warps=4, tol=1e-5):
-    """Run ``fn`` in the interpreter and as emulated CUDA on copies of ``args``; every array must agree."""
+def run_both(fn, signature, constexprs, args, grid, warps):
+    """``fn`` in the interpreter and as emulated CUDA, each on its own copies of ``args``: the two
+    argument lists after the runs."""
     ck = mytriton.compile(fn, signature=signature, constexprs=constexprs, num_warps=warps)
     interp = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     cuda = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     fn[grid](*interp, **constexprs, num_warps=warps)
     cuda_emulator.run(ck.asm["cu"], cuda, grid)
+    return interp, cuda
+
+
+def same_as_interpreter(fn, signature, constexprs, args, grid, warps=4, tol=1e-5):
+    """Every array agrees between the interpreter and emulated CUDA (within ``tol``)."""
+    interp, cuda = run_both(fn, signature, constexprs, args, grid, warps)
     for i, (want, got) in enumerate(zip(interp, cuda)):
         if isinstance(want, np.ndarray):
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True,
@@ -115,11 +122,7 @@ def _bits(a):
 
 def same_bits_as_interpreter(fn, signature, constexprs, args, grid, warps=4):
     """As same_as_interpreter, bit for bit (any NaN equals any NaN)."""
-    ck = mytriton.compile(fn, signature=signature, constexprs=constexprs, num_warps=warps)
-    interp = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    cuda = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    fn[grid](*interp, **constexprs, num_warps=warps)
-    cuda_emulator.run(ck.asm["cu"], cuda, grid)
+    interp, cuda = run_both(fn, signature, constexprs, args, grid, warps)
     for i, (want, got) in enumerate(zip(interp, cuda)):
         if isinstance(want, np.ndarray):
             nan = (np.isnan(want.astype(np.float64)) & np.isnan(got.astype(np.float64))) if want.dtype.kind in "fV" \
