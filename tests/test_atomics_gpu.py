@@ -4,9 +4,7 @@ references, compare-and-swap, fp16 add; the same kernel sources through Triton w
 installed. The spin lock waits for run-time `while`."""
 from __future__ import annotations
 
-import importlib.util
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -18,26 +16,13 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 import mytriton  # noqa: E402
 from mytriton.ir.ops import ATOMIC_DTYPES, ATOMIC_SCOPES, ATOMIC_SEMS  # noqa: E402
 from tests.kernels import atomics as k  # noqa: E402
+from tests.triton_reference import triton_version  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_atomics import NP, RMW_KINDS, _values  # noqa: E402
 
 
-def triton_kernels():
-    """tests/kernels/atomics.py compiled by real Triton (same source, imports swapped), or None."""
-    if importlib.util.find_spec("triton") is None:
-        return None
-    src = Path(k.__file__).read_text().replace("import mytriton as triton", "import triton").replace(
-        "import mytriton.language as tl", "import triton.language as tl")
-    path = Path(tempfile.mkdtemp()) / "triton_atomics.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-TRITON = triton_kernels()
+TRITON = triton_version(k.__file__)
 IMPLS = [("mytriton", k)] + ([("triton", TRITON)] if TRITON is not None else [])
 
 

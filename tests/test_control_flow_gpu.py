@@ -1,11 +1,6 @@
 """Run-time control flow on the GPU: the kernels of tests/kernels/control.py launched through the
 JIT (CUDA backend) against numpy, and — where Triton is installed — against Triton running the
 same source."""
-import importlib.util
-import sys
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -15,6 +10,7 @@ pytestmark = [pytest.mark.gpu,
 
 from tests.kernels import control as k  # noqa: E402
 from tests.test_control_flow import branches_inputs  # noqa: E402
+from tests.triton_reference import triton_version  # noqa: E402
 
 RNG = np.random.default_rng(11)
 
@@ -28,22 +24,7 @@ def host(t):
     return t.cpu().numpy()
 
 
-def triton_module():
-    """tests/kernels/control.py compiled by Triton (its two imports swapped), or None."""
-    if importlib.util.find_spec("triton") is None:
-        return None
-    source = Path(k.__file__).read_text().replace("import mytriton as triton\nimport mytriton.language as tl",
-                                                  "import triton\nimport triton.language as tl")
-    path = Path(tempfile.mkdtemp()) / "control_triton.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("control_triton", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["control_triton"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-IMPLS = [("mytriton", lambda: k), ("triton", triton_module)]
+IMPLS = [("mytriton", lambda: k), ("triton", lambda: triton_version(k.__file__))]
 
 
 @pytest.fixture(params=[name for name, _ in IMPLS])

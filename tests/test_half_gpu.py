@@ -6,11 +6,9 @@ and for math). Also an AOT package launched with half DeviceArrays, torch tensor
 scalars, and its dtype errors. The CPU half is tests/test_half.py."""
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
@@ -25,6 +23,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 import mytriton  # noqa: E402
 from mytriton.ir.types import SCALARS  # noqa: E402
 from tests.kernels import half as hk  # noqa: E402
+from tests.triton_reference import triton_version  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TORCH = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64,
@@ -37,16 +36,7 @@ N, BLOCK = 70001, 1024                                  # a masked tail
 @pytest.fixture(scope="module")
 def triton_half():
     """tests/kernels/half.py compiled by real Triton (imports swapped), or None without Triton."""
-    if importlib.util.find_spec("triton") is None:
-        return None
-    src = (HERE / "kernels" / "half.py").read_text().replace("import mytriton as triton", "import triton").replace(
-        "import mytriton.language as tl", "import triton.language as tl")
-    path = Path(tempfile.mkdtemp()) / "triton_half_kernels.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return triton_version(HERE / "kernels" / "half.py")
 
 
 def tl_dtype(name, triton_mod):
