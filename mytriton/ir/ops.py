@@ -243,10 +243,8 @@ def _mlir_arith(float_op: str, signed_op: str, unsigned_op: str | None = None):
 
 
 def _mlir_int(op: str, unsigned_op: str | None = None):
-    def build(e, args, ct, name):
-        chosen = op if ct.is_signed or unsigned_op is None else unsigned_op
-        return e.emit(f"arith.{chosen} {args[0]}, {args[1]} : {ct.info.mlir}", name)
-    return build
+    """An integer-only op (its type rule refuses floats)."""
+    return _mlir_arith(None, op, unsigned_op)
 
 
 def _mlir_safe_divisor(e, b: str, ct) -> tuple[str, str | None, str]:
