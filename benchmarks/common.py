@@ -62,7 +62,9 @@ def cdiv(a, b):
 
 
 def bench(fn, rotations: int, warmup_ms=50, reps=50):
-    """Median ms of fn(i) over reps, i rotating over input sets; events around each call."""
+    """Median ms of fn(i) over reps, i rotating over input sets; events around each call, queued
+    behind a short GPU-side wait so that the host's launch cost (another benchmark:
+    launch_overhead.py) overlaps it and is not counted in the kernel's time."""
     import torch
     for i in range(3):
         fn(i % rotations)
@@ -79,6 +81,7 @@ def bench(fn, rotations: int, warmup_ms=50, reps=50):
     times = []
     for i in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(100_000)    # the GPU waits (~50 us) while the host launches: kernel time only
         s.record()
         fn(i % rotations)
         e.record()

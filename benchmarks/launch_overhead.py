@@ -19,6 +19,8 @@ batches of the host time per launch call, in microseconds (see ``measure``).  Ro
                                   runtime without the native library: where it cannot be built)
   ... torch on cuda:1             (two GPUs) tensors on cuda:1 while cuda:0 is current: the launch
                                   runs in cuda:1's primary context, pushed and popped around it
+  mytriton JIT                    the same kernel as @mytriton.jit (bind, specialization key,
+                                  launch), torch tensors
   triton JIT                      an equivalent @triton.jit kernel, if triton+torch import
 
 Then time-to-first-launch, each in a fresh interpreter: import + load + launch + sync.
@@ -170,6 +172,16 @@ def steady_state(cubin, arch, launches, repeats):
             t1 = [torch.ones(N, device="cuda:1") for _ in range(3)]
             rows.append(("KernelFamily[grid](...) (torch on cuda:1, cuda:0 current)",
                          lambda: fam[(1,)](*t1, N, BLOCK=128), lambda: torch.cuda.synchronize(1)))
+        import mytriton
+        import mytriton.language as mtl
+
+        @mytriton.jit
+        def tiny_add_mt(x, y, out, n, BLOCK: mtl.constexpr):
+            offs = mtl.program_id(0) * BLOCK + mtl.arange(0, BLOCK)
+            mask = offs < n
+            mtl.store(out + offs, mtl.load(x + offs, mask=mask) + mtl.load(y + offs, mask=mask), mask=mask)
+        rows.append(("mytriton JIT (torch tensors)", lambda: tiny_add_mt[(1,)](tx, ty, tout, N, BLOCK=128),
+                     torch.cuda.synchronize))
         try:
             import triton
             import triton.language as tl

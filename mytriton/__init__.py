@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 # Imported on first use (PEP 562): `import mytriton` alone stays cheap, so that `mytriton-build`
 # has its Ctrl-C handling in place before the compiler (numpy, the IR) loads.
 _LAZY = {
-    "CompilationError": "errors", "NVRTCError": "errors",
+    "CompilationError": "errors", "NVRTCError": "errors", "TritonError": "errors",
     "JITFunction": "frontend.jit", "jit": "frontend.jit",
     "CompiledKernel": "compiler", "compile": "compiler",
     "cdiv": "language",             # one definition, for constexprs and run-time values
@@ -45,5 +45,5 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-__all__ = ["jit", "JITFunction", "compile", "CompiledKernel", "CompilationError", "NVRTCError",
+__all__ = ["jit", "JITFunction", "compile", "CompiledKernel", "CompilationError", "NVRTCError", "TritonError",
            "cdiv", "next_power_of_2", "language", "__version__"]

@@ -4,7 +4,12 @@ from __future__ import annotations
 from .ir.ssa import Loc
 
 
-class CompilationError(Exception):
+class TritonError(Exception):
+    """The base of mytriton's compile errors, under Triton's name (``triton.TritonError``), so that
+    code catching Triton's errors catches these."""
+
+
+class CompilationError(TritonError):
     """A kernel could not be compiled. The message names the kernel's file, line and column, shows
     the source line with a caret, and says what is wrong; it never carries compiler frames."""
 

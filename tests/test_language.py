@@ -2,9 +2,11 @@
 part 11), rank-2 broadcasting, reductions, calls."""
 import re
 
+import numpy as np
 import pytest
 
 import mytriton
+import mytriton.language as tl
 from tests.kernels import basic, lang
 
 
@@ -128,3 +130,25 @@ def test_mixed_signedness_division_of_tensors_is_refused():
     from tests.kernels import basic
     with pytest.raises(mytriton.CompilationError, match="cannot use '//' with u32 and i32: they have different signedness"):
         ssa(basic.op_kernel, {"a_ptr": "*u32", "b_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}, OP="floordiv", BLOCK=16)
+
+
+@mytriton.jit
+def _item(x_ptr, out_ptr, DT: tl.constexpr, N: tl.constexpr):
+    v = tl.load(x_ptr + tl.arange(0, N)).item()
+    tl.store(out_ptr, v + tl.full((1,), 1, dtype=DT).item())
+
+
+@pytest.mark.parametrize("np_dtype,dtype", [(np.int64, tl.int64), (np.int8, tl.int8), (np.float16, tl.float16),
+                                            (np.uint32, tl.uint32)])
+def test_item_of_a_one_element_tensor_is_its_scalar(np_dtype, dtype):
+    x, out = np.array([5], np_dtype), np.zeros(1, np_dtype)
+    _item[(1,)](x, out, dtype, 1)
+    assert out.dtype == np_dtype and out[0] == 6
+
+
+def test_item_of_a_larger_tensor_is_an_error_at_its_line():
+    with pytest.raises(mytriton.CompilationError) as e:
+        _item[(1,)](np.zeros(2, np.float32), np.zeros(1, np.float32), tl.float32, 2)
+    assert "item() needs a tensor of one element, got shape [2]" in str(e.value)
+    assert re.search(r"test_language\.py:\d+:\d+: error", str(e.value))
+    assert isinstance(e.value, mytriton.TritonError)          # Triton's base class, as Triton's errors

@@ -421,12 +421,12 @@ REJECTED = [
 
 # --- manifests ------------------------------------------------------------------------------------
 
-def manifest_specializations():
+def manifest_specializations(tutorials: bool = False):
     """(id, jit function, signature, constexprs, num_warps) for every specialization of every
-    manifest shipped under manifests/."""
+    manifest shipped under manifests/ (with ``tutorials``, also of manifests/tutorials.yaml)."""
     from mytriton.aot.manifest import load_manifest
     out = []
-    for path in sorted(p for p in (REPO / "manifests").glob("*.yaml") if p.name != "tutorials.yaml"):
+    for path in sorted(p for p in (REPO / "manifests").glob("*.yaml") if tutorials or p.name != "tutorials.yaml"):
         manifest = load_manifest(str(path))
         for entry in manifest.kernels:
             for spec in entry.specializations:

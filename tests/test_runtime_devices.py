@@ -212,12 +212,47 @@ def test_jit_compiles_for_the_device_of_its_arguments(two, monkeypatch):
                                          "cuda:0; 'out_ptr' on cuda:1\\)"):
         copy[(1,)](tensors(0, 0x1000)[0], out1, 10, BLOCK=16)
     assert len(two.launches) == 3
-    # a JIT launch looks at each tensor twice: the signature and device, then the launch's checks
+    # a JIT launch whose argument kinds were seen before looks at each tensor twice (its key:
+    # dtype, alignment, device; then the launch's checks); the first launch of new kinds once more
     looks = []
     counted = type("Tensor", (Tensor,), {"get_device": lambda self: looks.append(self) or self._device})
     x, out = counted(0x1000, "float32", device=0), counted(0x2000, "float32", device=0)
     assert copy[(1,)](x, out, 10, BLOCK=16) is k0
+    assert looks.count(x) == looks.count(out) <= 3
+    del looks[:]
+    assert copy[(1,)](x, out, 10, BLOCK=16) is k0 and len(two.launches) == 5
     assert looks.count(x) == looks.count(out) == 2
+    # the remembered kernel is per device: the same kinds on device 1 are that device's kernel
+    x1b, out1b = counted(0x1000, "float32", device=1), counted(0x2000, "float32", device=1)
+    assert copy[(1,)](x1b, out1b, 10, BLOCK=16) is kernel and two.launches[-1]["ctx"] == P1
+
+
+def test_jit_fast_path_keys_on_everything_that_picks_the_specialization(two):
+    """A launch whose argument kinds were seen before reuses that launch's kernel; whatever decides
+    the specialization (dtype, 16-byte alignment, divisibility by 16, int range, device, constexprs,
+    num_warps) gives another kernel, and a misaligned pointer never reaches a ':16' kernel."""
+    import mytriton.language as tl
+    from mytriton import jit
+
+    @jit
+    def copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+    two.param_sizes = [8, 8, 4]
+    x, out = tensors(0, 0x1000, 0x2000)
+    k = copy[(1,)](x, out, 32, BLOCK=16)
+    assert dict(k.params)["x_ptr"].align == 16 and dict(k.params)["n"].align == 16
+    assert copy[(1,)](*tensors(0, 0x3000, 0x4000), 48, BLOCK=16) is k
+    others = [copy[(1,)](x, out, 10, BLOCK=16),                                  # n not divisible by 16
+              copy[(1,)](Tensor(0x1004, "float32", device=0), out, 32, BLOCK=16),  # x not 16-byte aligned
+              copy[(1,)](Tensor(0x1000, "float16", device=0), out, 32, BLOCK=16),  # another dtype
+              copy[(1,)](x, out, 32, BLOCK=32),                                  # another constexpr
+              copy[(1,)](x, out, 32, BLOCK=16, num_warps=8)]                     # another num_warps
+    assert len({id(k), *map(id, others)}) == 6
+    assert dict(others[1].params)["x_ptr"].align == 1 and dict(others[0].params)["n"].align == 1
+    two.param_sizes = [8, 8, 8]
+    assert dict(copy[(1,)](x, out, 2**40, BLOCK=16).params)["n"].dtype == "i64"  # another int range
+    assert len(two.launches) == 8
 
 
 def test_a_forked_child_gets_a_clear_error_without_touching_the_driver(two, fam, monkeypatch):

@@ -179,7 +179,7 @@ def same_bits(got, want):
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None, print_blob=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(k=kernels())
+@given(k=kernels(exact_on_gpu=True))
 def test_hostile_kernels_agree_with_the_interpreter(k):
     load(k)
     programs = 3

@@ -133,3 +133,35 @@ def test_in_a_loop_unproven_masks_mean_one_predicated_access_per_element():
     loop_text = body.split('extern "C"')[1].split("for (int v")[1].split("\n  }\n")[0]
     assert "mt_vec" not in loop_text and "} else {" not in loop_text
     assert re.search(r"\(v\d+\[r\] \? \*v\d+\[r\] : 0\.0f\)", loop_text)
+
+
+def _layout_of_loads(fn, sig, constexprs, warps):
+    from mytriton.passes.layout import assign_layouts
+    func = assign_layouts(build_ssa(fn, sig, constexprs, warps))
+    return [str(op.result.layout) for op in walk(func.body) if op.name == "load"]
+
+
+def test_loop_accesses_that_cannot_be_vectors_are_coalesced_one_element_a_lane():
+    """In a loop, a row access whose mask (n_cols not a multiple of 16) or alignment (a row stride
+    not a multiple of 16) is unproven moves one element per access; the row's layout then gives a
+    thread elements one lane apart (coalesced warps, as Triton's sizePerThread=[1]) instead of
+    runs of 8 halves that each warp access would stride across."""
+    from tests.test_tutorials import fused_softmax
+    base = {"output_ptr": "*fp16:16", "input_ptr": "*fp16:16", "input_row_stride": "i32:16",
+            "output_row_stride": "i32:16", "n_rows": "i32", "n_cols": "i32:16"}
+    ce = {"BLOCK_SIZE": 4096, "num_stages": 1}
+    assert _layout_of_loads(fused_softmax.softmax_kernel, base, ce, 8) == [    # (the fp32 math's layout)
+        "#blocked<spt=[4], tpw=[32], wpc=[8], order=[0]>"]
+    for unproven in ({"n_cols": "i32"}, {"input_row_stride": "i32"}):
+        assert _layout_of_loads(fused_softmax.softmax_kernel, {**base, **unproven}, ce, 8) == [
+            "#blocked<spt=[1], tpw=[32], wpc=[8], order=[0]>"], unproven
+
+
+def test_loop_loads_of_rows_and_columns_leave_the_tile_layout_alone():
+    """The seed matmul loads a column and a row of its tile per step: the tile keeps 16-byte runs."""
+    sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    func = build_ssa(basic.matmul_kernel, sig, {"BM": 64, "BN": 64}, 4)
+    from mytriton.passes.layout import assign_layouts
+    assign_layouts(func)
+    store = next(op for op in walk(func.body) if op.name == "store")
+    assert str(store.operands[0].layout).startswith("#blocked<spt=[1, 4]")

@@ -124,6 +124,7 @@ class JITFunction:
         self.constexpr_names = [a.arg for a in fn_def.args.args if _is_constexpr_annotation(a.annotation)]
         self._lock = threading.Lock()
         self._cache: dict = {}
+        self._fast: dict = {}            # frontend/launch.py's fast path: argument kinds -> kernel
         self._references = None         # _references(parse()), computed on first use
         self._binder = None             # frontend/launch.py's argument binder, made on first launch
 

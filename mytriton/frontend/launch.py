@@ -59,6 +59,14 @@ def launch(jit_fn, grid, args, kwargs):
         binder = jit_fn._binder = make_binder(jit_fn)
     bind, names = binder
     runtime, constexprs, num_warps, stream = bind(*args, **kwargs)
+    # the fast path: a launch whose arguments have been seen before, in the same kinds, goes
+    # straight to the kernel that launch compiled (see _fast_keys)
+    fast = _fast_lookup(jit_fn, runtime, constexprs, num_warps)
+    if fast is not None and fast[1] is not None:
+        kernel = fast[1]
+        if not (kernel.globals_read and globals_changed(kernel.globals_read)):
+            kernel.launch(_grid(grid, constexprs, num_warps), runtime, stream=stream)
+            return kernel
     check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
     if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for v in runtime):
         from ..backends.interpreter import interpret
@@ -101,7 +109,50 @@ def launch(jit_fn, grid, args, kwargs):
                     jit_fn._cache[(target, *key[1:])] = kernel
                 jit_fn._cache[key] = kernel
     kernel.launch(_grid(grid, constexprs, num_warps), runtime, stream=stream)
+    if fast is not None:                       # (only a launch that worked is remembered)
+        jit_fn._fast[fast[0]] = kernel
     return kernel
+
+
+def _fast_keys(runtime):
+    """What of each run-time argument decides the specialization a launch uses, cheaply read: for
+    a PyTorch tensor (or subclass) its dtype, 16-byte alignment and device; for a ``DeviceArray``
+    the same; for an int its range (i32/i64/u64) and divisibility by 16; for a float or bool its
+    type. None when an argument is of any other kind (CuPy arrays, numpy scalars, ...): such
+    launches take the full path."""
+    driver = _runtime()
+    tensor, device_array = driver._TENSOR_INFO[0], driver.DeviceArray   # (torch.Tensor once seen)
+    keys = []
+    for value in runtime:
+        t = type(value)
+        if t is int:
+            keys.append((-0x80000000 <= value < 0x80000000, -1 << 63 <= value < 1 << 63, not value & 15))
+        elif t is tensor or (tensor is not None and isinstance(value, tensor)):
+            keys.append((value.dtype, not value.data_ptr() & 15, value.get_device()))
+        elif t is float or t is bool:
+            keys.append(t)
+        elif t is device_array:
+            ptr, dtype, device = value._launch
+            keys.append((dtype, not ptr & 15, device))
+        else:
+            return None
+    return keys
+
+
+def _fast_lookup(jit_fn, runtime, constexprs, num_warps):
+    """``(key, kernel or None)`` of the fast path, or None where the launch's arguments or
+    constexprs cannot be keyed cheaply (it then takes the full path and is not remembered)."""
+    if os.environ.get("MYTRITON_INTERPRET") == "1":
+        return None
+    keys = _fast_keys(runtime)
+    if keys is None:
+        return None
+    values = constexprs.values()
+    key = (num_warps, *keys, *values, *map(type, values))
+    try:
+        return key, jit_fn._fast.get(key)
+    except TypeError:                          # an unhashable constexpr value
+        return None
 
 
 def _grid(grid, constexprs, num_warps):

@@ -131,17 +131,19 @@ def _pow2_floor(x: int) -> int:
     return p
 
 
-def default_layout(shape: tuple[int, ...], num_warps: int, elem_bytes: int = 4) -> BlockedLayout:
+def default_layout(shape: tuple[int, ...], num_warps: int, elem_bytes: int = 4,
+                   max_contiguous: int | None = None) -> BlockedLayout:
     """Triton-like default: the last dimension is fastest, each thread owns up to 16 contiguous
-    bytes along it (so aligned accesses can be vectorized), lanes then warps fill the tile
-    starting from the fastest dimension."""
+    bytes along it (so aligned accesses can be vectorized; at most ``max_contiguous`` elements),
+    lanes then warps fill the tile starting from the fastest dimension."""
     rank = len(shape)
     order = tuple(reversed(range(rank)))
     numel = prod(shape)
     threads = 32 * num_warps
     per_thread = max(1, numel // threads)
     spt = [1] * rank
-    spt[order[0]] = max(1, min(_pow2_floor(max(1, 16 // elem_bytes)), per_thread, shape[order[0]]))
+    spt[order[0]] = max(1, min(_pow2_floor(max(1, 16 // elem_bytes)), per_thread, shape[order[0]],
+                               max_contiguous or shape[order[0]]))
     tpw = [1] * rank
     lanes = 32
     for d in order:

@@ -363,8 +363,9 @@ def _bool_result(c, attrs):
 _binary("add", _arith_compute, np.add, _wrapping("+", "mt_add"), _mlir_arith("addf", "addi"))
 _binary("sub", _arith_compute, np.subtract, _wrapping("-", "mt_sub"), _mlir_arith("subf", "subi"))
 _binary("mul", _arith_compute, np.multiply, _wrapping("*", "mt_mul"), _mlir_arith("mulf", "muli"))
-_binary("div", _truediv_compute, np.true_divide, lambda o, ct: f"({o[0]} / {o[1]})", _mlir_true_div,
-        doc="true division; integers are divided in fp32 as in Triton")
+_binary("div", _truediv_compute, np.true_divide,
+        lambda o, ct: f"mt_div_full({o[0]}, {o[1]})" if ct.name == "fp32" else f"({o[0]} / {o[1]})", _mlir_true_div,
+        doc="true division; integers are divided in fp32 as in Triton, and fp32 as Triton does (div.full.f32)")
 _binary("floordiv", _int_only("//"), _c_trunc_div, lambda o, ct: f"mt_div({o[0]}, {o[1]})", _mlir_floordiv,
         doc="integer division truncating toward zero (C and Triton semantics)")
 _binary("mod", _mod_compute, _c_mod,
@@ -422,16 +423,18 @@ _unary("invert", lambda t, a: _int_only("~")(t + t, a), np.invert,
 _unary("exp", _float_only("exp"), np.exp,
        lambda o, ct: f"__expf({o[0]})" if ct.name == "fp32" else f"exp({o[0]})", _mlir_math("exp"),
        doc="fp32 uses the fast ex2.approx path, as Triton does")
-_unary("exp2", _float_only("exp2"), np.exp2, lambda o, ct: f"exp2({o[0]})",
-       _mlir_math("exp2"))
+_unary("exp2", _float_only("exp2"), np.exp2,
+       lambda o, ct: f"mt_exp2_approx({o[0]})" if ct.name == "fp32" else f"exp2({o[0]})", _mlir_math("exp2"),
+       doc="fp32 as Triton: ex2.approx.ftz")
 _unary("log", _float_only("log"), np.log, lambda o, ct: f"log({o[0]})",
        _mlir_math("log"))
 _unary("log2", _float_only("log2"), np.log2, lambda o, ct: f"log2({o[0]})",
        _mlir_math("log2"))
-_unary("sqrt", _float_only("sqrt"), np.sqrt, lambda o, ct: f"sqrt({o[0]})",
-       _mlir_math("sqrt"))
-_unary("rsqrt", _float_only("rsqrt"), lambda x: (1 / np.sqrt(x)).astype(x.dtype), lambda o, ct: f"rsqrt({o[0]})",
-       _mlir_math("rsqrt"))
+_unary("sqrt", _float_only("sqrt"), np.sqrt,
+       lambda o, ct: f"mt_sqrt_approx({o[0]})" if ct.name == "fp32" else f"sqrt({o[0]})", _mlir_math("sqrt"),
+       doc="fp32 as Triton: sqrt.approx.ftz")
+_unary("rsqrt", _float_only("rsqrt"), lambda x: (1 / np.sqrt(x)).astype(x.dtype), lambda o, ct: f"mt_rsqrt_approx({o[0]})" if ct.name == "fp32" else f"rsqrt({o[0]})",
+       _mlir_math("rsqrt"), doc="fp32 as Triton: rsqrt.approx.ftz")
 _unary("sin", _float_only("sin"), np.sin, lambda o, ct: f"sin({o[0]})",
        _mlir_math("sin"))
 _unary("cos", _float_only("cos"), np.cos, lambda o, ct: f"cos({o[0]})",

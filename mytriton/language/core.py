@@ -137,6 +137,14 @@ class tensor:
 
     cast = to
 
+    def item(self):
+        """The one element of a one-element tensor, as a scalar (Triton's ``tensor.item()``)."""
+        if not isinstance(self.node.type, BlockType):
+            return self
+        if self.numel != 1:
+            raise TypeError(f"item() needs a tensor of one element, got shape {list(self.shape)}")
+        return make("max", self, axis=None)        # the max of one element is that element, any dtype
+
     def __getitem__(self, index):
         if not isinstance(index, tuple):
             index = (index,)

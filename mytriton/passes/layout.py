@@ -18,7 +18,7 @@ from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout, num_
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
-from ..ir.types import BlockType, PointerType, broadcast_shapes
+from ..ir.types import BlockType, PointerType, broadcast_shapes, shape_of
 
 # The most elements of one block value a thread may hold in registers. Each thread's share is an
 # unrolled register array in the generated code; NVRTC's time grows faster than linearly with it
@@ -34,6 +34,36 @@ def _elem_bytes(ty: BlockType) -> int:
     return max(1, e.bits // 8)
 
 
+def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
+    """Per tile shape: the fewest contiguous elements that a load or store of that shape inside a
+    loop is proven to move at once — by the pointer's contiguity and alignment and the mask's
+    constancy (the axis analysis), at most 16 bytes. The CUDA backend makes an access inside a
+    loop a vector only where it is proven (see ``vector_width``); where it is not, a thread's
+    elements are best one lane apart, so that each warp-wide access is coalesced (Triton's
+    Coalesce pass chooses ``sizePerThread`` the same way)."""
+    from .axisinfo import analyze
+    axis = analyze(fn)
+    widths: dict[tuple[int, ...], int] = {}
+    for loop in walk(fn.body):
+        if not OPS[loop.name].loop:
+            continue
+        for op in (inner for r in loop.regions for inner in walk(r)):
+            d = OPS[op.name]
+            ptr = op.operands[0] if op.operands else None
+            if not (op.name in ("load", "store") and isinstance(ptr.type, BlockType)):
+                continue
+            eb = _elem_bytes(ptr.type)
+            info = axis.get(ptr)
+            width = min(16 // eb if eb in (2, 4, 8) else 1, info.contiguity[-1])
+            for m in op.operands[d.mask_operand:d.mask_operand + 1]:
+                width = min(width, axis.get(m).expand(shape_of(m.type), ptr.type.shape).constancy[-1])
+            width = 1 << (max(1, width).bit_length() - 1)
+            while width > 1 and info.divisibility[-1] < width * eb:
+                width //= 2
+            widths[ptr.type.shape] = min(widths.get(ptr.type.shape, width), width)
+    return widths
+
+
 class LayoutAssignment:
     def __init__(self, fn: Function):
         self.fn = fn
@@ -42,13 +72,17 @@ class LayoutAssignment:
         self.nat: dict[Value, Layout] = {}
         self.shapes = sorted({v.type.shape for op in walk(fn.body) for v in op.results
                               if isinstance(v.type, BlockType)})
+        # (only accesses of a whole tile: a row or column broadcast into it keeps its own layout)
+        self.widths = {shape: width for shape, width in _loop_access_widths(fn).items()
+                       if self.anchor(shape) == shape}
 
     def default(self, ty: BlockType) -> BlockedLayout:
         """The layout of a value no consumer constrains: the default layout of the largest tile it
         broadcasts into (a (BM, 1) column takes the (BM, BN) tile's layout), so that values which
-        meet in elementwise ops agree without conversions."""
+        meet in elementwise ops agree without conversions; each thread holds no more contiguous
+        elements than the loops' accesses of that tile move at once (``_loop_access_widths``)."""
         anchor = self.anchor(ty.shape)
-        return default_layout(anchor, self.fn.num_warps, _elem_bytes(ty))
+        return default_layout(anchor, self.fn.num_warps, _elem_bytes(ty), self.widths.get(anchor))
 
     def anchor(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         best = shape

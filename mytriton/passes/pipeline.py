@@ -7,9 +7,12 @@ from .cse import cse
 from .dce import dce
 from .fold import fold
 from .licm import licm
+from .prefetch import prefetch
 
-# CSE runs again after LICM: hoisted invariants can then merge with their twins outside the loop
-PASSES = [("fold", fold), ("cse", cse), ("licm", licm), ("cse", cse), ("dce", dce)]
+# CSE runs again after LICM: hoisted invariants can then merge with their twins outside the loop;
+# after the prefetching of loads (software pipelining), LICM and CSE tidy the new address code
+PASSES = [("fold", fold), ("cse", cse), ("licm", licm), ("cse", cse),
+          ("prefetch", prefetch), ("fold", fold), ("licm", licm), ("cse", cse), ("dce", dce)]
 
 
 def optimize(fn: Function) -> Function:

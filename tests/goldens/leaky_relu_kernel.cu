@@ -38,6 +38,37 @@ template <typename D, typename S> __device__ __forceinline__ D mt_bitcast(S s) {
   static_assert(sizeof(D) == sizeof(S), "a bitcast keeps the width");
   D d; memcpy(&d, &s, sizeof(D)); return d;
 }
+// What Triton compiles fp32 `/`, tl.sqrt, tl.rsqrt and tl.exp2 to: div.full.f32 (within 2 ulp),
+// sqrt/rsqrt/ex2.approx.ftz.f32 (subnormals flushed). Host compilers (the CPU emulator of the
+// tests) get the exact operations.
+__device__ __forceinline__ float mt_div_full(float a, float b) {
+#ifdef __CUDA_ARCH__
+  float r; asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+#else
+  return a / b;
+#endif
+}
+__device__ __forceinline__ float mt_sqrt_approx(float a) {
+#ifdef __CUDA_ARCH__
+  float r; asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a)); return r;
+#else
+  return sqrtf(a);
+#endif
+}
+__device__ __forceinline__ float mt_rsqrt_approx(float a) {
+#ifdef __CUDA_ARCH__
+  float r; asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a)); return r;
+#else
+  return 1.0f / sqrtf(a);
+#endif
+}
+__device__ __forceinline__ float mt_exp2_approx(float a) {
+#ifdef __CUDA_ARCH__
+  float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a)); return r;
+#else
+  return exp2f(a);
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(128)
 k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slope)

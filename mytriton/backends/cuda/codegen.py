@@ -438,7 +438,8 @@ class CudaEmitter:
         return vec, info.divisibility[-1] >= vec * eb
 
     def vectorized(self, op: Op, ptr: Value, masks: list[Value], fast: list[str], slow: str,
-                   guard: str | None = None, masked_off: str | None = None):
+                   guard: str | None = None, masked_off: str | None = None,
+                   straight_code: tuple[list[str], list[str], list[str]] | None = None):
         """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``masks`` holds
         (and the address is aligned, unless proven), else the per-element ``slow`` statement; chunks
         where the C condition ``guard`` (on the chunk's first register ``r``) fails are skipped (a
@@ -448,7 +449,8 @@ class CudaEmitter:
         first element decides and there is no per-element path: the straight-line ``masked_off``
         statement (per ``j``: what a masked-off element gets), then the access under one
         predicate, which ptxas makes a predicated vector instruction as Triton's
-        ``@p ld.global.v4``."""
+        ``@p ld.global.v4``. ``straight_code`` = (before, access, after) replaces that straight
+        path's lines where given (the access is then the one predicated line)."""
         vec, aligned = self.vector_width(ptr, masks, op)
         eb = ptr.type.scalar.pointee.bits // 8
         uniform = all(self.mask_constancy(m, ptr) >= vec for m in masks)
@@ -464,6 +466,17 @@ class CudaEmitter:
         self.depth += 1
         if guard is not None:
             self.emit(f"if (!({guard})) continue;")
+        if straight and straight_code is not None:
+            before, access, after = straight_code
+            for line in before:
+                self.emit(line)
+            for line in access:
+                self.emit(f"if ({' && '.join(tests)}) {line}" if tests else line)
+            for line in after:
+                self.emit(line)
+            self.depth -= 1
+            self.emit("}")
+            return
         if straight and tests and masked_off is not None:
             self.emit("#pragma unroll")
             self.emit(f"for (int j = 0; j < {vec}; ++j) {masked_off}")
@@ -504,7 +517,18 @@ class CudaEmitter:
         fast = [f"const {t} t = *reinterpret_cast<const {t}*>({self.ref(ptr)}[r]);",
                 "#pragma unroll",
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
-        self.vectorized(op, ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};", masked_off=masked_off)
+        straight = None
+        if len(op.operands) > 1 and res.type.scalar.bits == 16:
+            # halves move as 32-bit words: masked-off words start as the packed `other` values and
+            # the predicated load overwrites them whole (merging half by half costs a PRMT each)
+            w = f"mt_vec<unsigned, {vec // 2}>"
+            straight = ([f"{w} w;", "{", f"  {t} o;", "  #pragma unroll",
+                         f"  for (int j = 0; j < {vec}; ++j) o.v[j] = {other};", "  memcpy(&w, &o, sizeof(w));", "}"],
+                        [f"w = *reinterpret_cast<const {w}*>({self.ref(ptr)}[r]);"],
+                        [f"{t} t;", "memcpy(&t, &w, sizeof(t));", "#pragma unroll",
+                         f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"])
+        self.vectorized(op, ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};", masked_off=masked_off,
+                        straight_code=straight)
 
     def store_owner(self, ptr: Value, r: str = "r") -> str | None:
         """C condition: this thread's register ``r`` of ``ptr`` is the one copy of its element that

@@ -32,7 +32,7 @@ INSTALL_HINT = (f"install the MLIR tools (Debian/Ubuntu: apt-get install mlir-{L
                 "MYTRITON_LLVM_BIN to the directory that holds them; the MLIR backend still emits MLIR text "
                 "without them")
 
-NVVM_PIPELINE = "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,reconcile-unrealized-casts)"
+NVVM_PIPELINE = "gpu.module(convert-scf-to-cf,arith-expand,convert-gpu-to-nvvm,reconcile-unrealized-casts)"
 
 _SPLIT = "\n// -----\n"
 

@@ -1,0 +1,185 @@
+"""Software pipelining of loads: in a ``for`` loop with ``num_stages`` = S >= 2
+(``tl.range(..., num_stages=S)``), a load whose address, mask and ``other`` depend only on the
+loop index and on values from outside the loop is issued D iterations ahead (D = S - 1, fewer
+where the prefetched data would hold too many registers), its value carried through the loop:
+
+    for i in range(a, b, s):              p0 = load(addr(a))            (masked: iteration a runs)
+        x = load(addr(i))          ->     p1 = load(addr(a + s))        (... a + s runs)
+        body(x)                           for i in range(a, b, s) carrying (p0, p1):
+                                              n = load(addr(i + 2s))    (masked: i + 2s runs)
+                                              body(p0)
+                                              yield (p1, n)
+
+so the memory latency of one iteration overlaps the work of the ones before (Triton does the same
+with asynchronous copies to shared memory; registers suffice for the row-sized loads of persistent
+kernels). A prefetch for an iteration that does not run is masked off, and the iteration test is
+made in 64 bits, so an index near the end of the int32 range never wraps into a valid address.
+
+As in Triton, a requested ``num_stages`` lets a load of a later iteration run before the stores of
+the earlier ones: a loop whose iterations store to what later iterations load should not ask for
+stages. Loops with atomics or barriers are left alone.
+"""
+from __future__ import annotations
+
+from ..ir.ops import OPS
+from ..ir.ssa import Const, Function, Op, Region, Value, walk
+from ..ir.types import BlockType, I32, I64
+
+# The most bytes per thread that the prefetched copies of a loop's loads may hold (16 registers).
+PREFETCH_BYTES_PER_THREAD = 64
+
+
+def _op(name: str, operands: list, loc, **attrs) -> Op:
+    rt = OPS[name].type_rule([v.type for v in operands], attrs)
+    return Op(name, operands, [rt], attrs=attrs, loc=loc)
+
+
+def _const(value: int, t=I32) -> Const:
+    return Const(value, t)
+
+
+def _slice(load: Op, body: Region) -> list[Op] | None:
+    """The ops of ``body`` that the load's operands are computed by, in body order, when they are
+    all pure and read nothing of the loop but its index; None otherwise."""
+    defined = {r: op for op in body.ops for r in op.results}
+    carried = set(body.args[1:])
+    need, todo = set(), list(load.operands)
+    while todo:
+        v = todo.pop()
+        if v in carried:
+            return None
+        op = defined.get(v)
+        if op is None or op in need:
+            continue
+        if not OPS[op.name].pure:
+            return None
+        need.add(op)
+        todo.extend(op.operands)
+    return [op for op in body.ops if op in need]
+
+
+def _candidates(loop: Op) -> list[tuple[Op, list[Op]]]:
+    body = loop.regions[0]
+    found = []
+    for op in body.ops:
+        if op.name == "load" and isinstance(op.results[0].type, BlockType):
+            sl = _slice(op, body)
+            if sl is not None:
+                found.append((op, sl))
+    return found
+
+
+def _eligible(loop: Op) -> bool:
+    stages = loop.attrs.get("num_stages")
+    if loop.name != "for" or not isinstance(stages, int) or stages < 2:
+        return False
+    # atomics and barriers order memory between threads: their loops keep their loads in place
+    return not any(OPS[op.name].writes_memory and op.name != "store" for op in walk(loop.regions[0]))
+
+
+def _bytes_per_thread(load: Op, num_warps: int) -> int:
+    t = load.results[0].type
+    return max(1, t.numel * max(1, t.scalar.bits // 8) // (32 * num_warps))
+
+
+def _runs(index: Value, ahead: int, loop: Op, out: list[Op]) -> Value:
+    """Scalar i1: the iteration ``ahead`` steps after the one at ``index`` runs (in 64 bits)."""
+    start, stop, step = loop.operands[:3]
+    loc = loop.loc
+
+    def emit(name, operands, **attrs):
+        op = _op(name, operands, loc, **attrs)
+        out.append(op)
+        return op.result
+    wide = emit("cast", [index], dtype=I64)
+    wide_step = emit("cast", [step], dtype=I64) if not isinstance(step, Const) else _const(step.value, I64)
+    nxt = emit("add", [wide, emit("mul", [wide_step, _const(ahead, I64)])])
+    wide_stop = emit("cast", [stop], dtype=I64) if not isinstance(stop, Const) else _const(stop.value, I64)
+    if isinstance(step, Const):
+        return emit("cmp_lt" if step.value > 0 else "cmp_gt", [nxt, wide_stop])
+    up = emit("and", [emit("cmp_gt", [step, _const(0)]), emit("cmp_lt", [nxt, wide_stop])])
+    down = emit("and", [emit("cmp_lt", [step, _const(0)]), emit("cmp_gt", [nxt, wide_stop])])
+    return emit("or", [up, down])
+
+
+def _issue(load: Op, sl: list[Op], index: Value, at: Value, ahead: int, loop: Op, out: list[Op]) -> Value:
+    """Emit into ``out`` the load of the iteration ``ahead`` steps after ``index`` (``at`` is that
+    iteration's index value), masked off when it does not run; return its result."""
+    runs = _runs(index, ahead, loop, out)
+    mapping = {loop.regions[0].args[0]: at}
+    for op in sl:
+        clone = Op(op.name, [mapping.get(v, v) for v in op.operands], [r.type for r in op.results],
+                   attrs=dict(op.attrs), loc=op.loc)
+        mapping.update(zip(op.results, clone.results))
+        out.append(clone)
+    operands = [mapping.get(v, v) for v in load.operands]
+    m = OPS["load"].mask_operand
+    elem = load.results[0].type.scalar
+    if len(operands) > m:
+        mask = _op("and", [operands[m], runs], load.loc)
+        out.append(mask)
+        operands[m] = mask.result
+    else:
+        operands.append(runs)
+        operands.append(_const(0.0 if elem.is_float else 0, elem))
+    new = Op("load", operands, [load.results[0].type], attrs=dict(load.attrs), loc=load.loc)
+    out.append(new)
+    return new.result
+
+
+def _pipeline(loop: Op, parent: list[Op], num_warps: int) -> None:
+    """Rewrite ``loop`` (an op of the region whose op list is ``parent``) as the module says."""
+    found = _candidates(loop)
+    if not found:
+        return
+    per_stage = sum(_bytes_per_thread(load, num_warps) for load, _ in found)
+    depth = min(loop.attrs["num_stages"] - 1, PREFETCH_BYTES_PER_THREAD // per_stage)
+    if depth < 1:
+        return
+    body = loop.regions[0]
+    start, step = loop.operands[0], loop.operands[2]
+    index = body.args[0]
+    prologue: list[Op] = []                     # in front of the loop: the first D iterations' loads
+    step_by = _op("mul", [step, _const(depth)], loop.loc)
+    ahead = _op("add", [index, step_by.result], loop.loc)
+    top: list[Op] = [step_by, ahead]            # at the top of the body: iteration i + D's loads
+    starts = [start]                            # start + k * step, k < D
+    for k in range(1, depth):
+        by = _op("mul", [step, _const(k)], loop.loc)
+        at = _op("add", [start, by.result], loop.loc)
+        prologue += [by, at]
+        starts.append(at.result)
+    inits, args, yields, names = [], [], [], []
+    for n, (load, sl) in enumerate(found):
+        inits += [_issue(load, sl, start, starts[k], k, loop, prologue) for k in range(depth)]
+        carried = [Value(load.results[0].type, body) for _ in range(depth)]
+        names += [f"prefetch{n}_{k}" for k in range(depth)]
+        fresh = _issue(load, sl, index, ahead.result, depth, loop, top)
+        args += carried
+        yields += carried[1:] + [fresh]
+        # the loop's own load is now the carried copy (DCE removes the load)
+        for op in walk(body):
+            op.operands = [carried[0] if v is load.results[0] else v for v in op.operands]
+    body.ops[:0] = top
+    body.args += args
+    for a in args:
+        a.owner = body
+    body.ops[-1].operands += yields
+    loop.operands += inits
+    loop.results += [Value(v.type, loop) for v in inits]
+    loop.attrs["names"] = tuple(loop.attrs.get("names", ())) + tuple(names)
+    i = parent.index(loop)
+    parent[i:i] = prologue
+
+
+def _visit(region: Region, num_warps: int) -> None:
+    for op in list(region.ops):
+        for r in op.regions:
+            _visit(r, num_warps)
+        if _eligible(op):
+            _pipeline(op, region.ops, num_warps)
+
+
+def prefetch(fn: Function) -> Function:
+    _visit(fn.body, fn.num_warps)
+    return fn
