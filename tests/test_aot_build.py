@@ -592,6 +592,8 @@ def test_ctrl_c_at_any_moment_prints_no_traceback(tmp_path):
         _, err = proc.communicate(timeout=60)
         if "Traceback" in err and "mytriton/aot/cli.py" not in err and err.rstrip().endswith("KeyboardInterrupt"):
             continue      # a loaded machine was still starting Python (or importing the package): not ours
+        if err.startswith("Exception ignored in: <function _get_module_lock.<locals>.cb"):
+            continue      # the signal landed in CPython's import-lock callback, which reports it itself
         assert_no_traceback(err)
         assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err)
         assert err in ("", "mytriton-build: interrupted; the previous output was left as it was\n"), (delay, err)

@@ -84,14 +84,12 @@ def loop_of(fn, signature, constexprs, num_warps=4):
     return next(op for op in walk(func.body) if op.name == "for"), func
 
 
-def test_the_loop_carries_stages_minus_one_prefetches_per_load():
+def test_the_loop_carries_one_prefetch_per_load():
     for stages in (2, 3, 4):
         loop, func = loop_of(rows, ROWS_SIG, {"BLOCK": 16, "STAGES": stages})
-        names = loop.attrs["names"]
-        assert [n for n in names if n.startswith("prefetch")] == [f"prefetch{i}_{k}" for i in (0, 1)
-                                                                  for k in range(stages - 1)]
+        assert [n for n in loop.attrs["names"] if n.startswith("prefetch")] == ["prefetch0_0", "prefetch1_0"]
         body_loads = [op for op in loop.regions[0].ops if op.name == "load"]
-        assert len(body_loads) == 2                       # the prefetches of iteration i + stages - 1
+        assert len(body_loads) == 2                       # the loads of iteration i + 1
         assert all(op.name != "load" or op in body_loads for op in walk(loop.regions[0]))
     loop, _ = loop_of(rows, ROWS_SIG, {"BLOCK": 16, "STAGES": 1})
     assert "prefetch0_0" not in loop.attrs["names"]
@@ -157,17 +155,13 @@ def test_loops_that_keep_their_loads():
         assert sum(op.name == "load" for op in loop.regions[0].ops) == 1, fn.__name__
 
 
-def test_prefetch_depth_is_bounded_by_registers():
-    """Large tiles prefetch fewer iterations (PREFETCH_BYTES_PER_THREAD), down to none."""
+def test_prefetch_is_bounded_by_registers():
+    """Loads whose next-iteration copies would hold more than PREFETCH_BYTES_PER_THREAD stay put."""
     from mytriton.passes.prefetch import PREFETCH_BYTES_PER_THREAD
-    per_thread = 4 * 4096 // 128                                   # fp32 BLOCK 4096 on 4 warps
-    assert per_thread > PREFETCH_BYTES_PER_THREAD
-    loop, _ = loop_of(rows, ROWS_SIG, {"BLOCK": 4096, "STAGES": 4})
-    assert not any(n.startswith("prefetch") for n in loop.attrs["names"])
-    loop, _ = loop_of(rows, ROWS_SIG, {"BLOCK": 256, "STAGES": 4})       # 2 loads x 8 bytes: 3 ahead
-    assert sum(n.startswith("prefetch") for n in loop.attrs["names"]) == 6
-    loop, _ = loop_of(rows, ROWS_SIG, {"BLOCK": 1024, "STAGES": 4})      # 2 loads x 32 bytes: 1 ahead
-    assert sum(n.startswith("prefetch") for n in loop.attrs["names"]) == 2
+    assert PREFETCH_BYTES_PER_THREAD == 2 * 4 * 1024 // 128            # two fp32 loads of 1024 on 4 warps
+    for block, prefetched in ((256, 2), (1024, 2), (2048, 0), (4096, 0)):
+        loop, _ = loop_of(rows, ROWS_SIG, {"BLOCK": block, "STAGES": 4})
+        assert sum(n.startswith("prefetch") for n in loop.attrs["names"]) == prefetched, block
 
 
 @pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")

@@ -22,7 +22,7 @@ def global_accesses(ptx: str) -> set[str]:
 def test_aligned_elementwise_uses_16_byte_accesses():
     ptx = mytriton.compile(basic.add_kernel, signature=ALIGNED, constexprs={"BLOCK": 1024}).asm["ptx"]
     acc = global_accesses(ptx)
-    assert "ld.global.v4.f32" in acc and "st.global.v4.f32" in acc
+    assert "ld.global.v4.b32" in acc and "st.global.v4.b32" in acc        # (predicated, as Triton's)
 
 
 def test_unproven_alignment_is_checked_at_run_time():
@@ -89,8 +89,11 @@ def test_mask_by_a_multiple_of_the_width_is_one_predicate_per_vector():
     masks = [op.result for op in walk(fn.body) if op.name == "cmp_lt"]
     assert masks and all(info.get(m).constancy == (16,) for m in masks)
     proven, unproven = compile_cu("i32:16"), compile_cu("i32")
-    assert "} else {" not in proven and re.search(r"if \(v\d+\[r\]\) \{", proven)
-    assert proven.count("reinterpret_cast<") == 3                   # two loads and the store
+    assert "} else {" not in proven                                 # one predicated access per chunk:
+    assert len(re.findall(r"t = mt_load<mt_vec<float, 4>>\(reinterpret_cast<const mt_vec<float, 4>\*>\(v\d+\[r\]\), "
+                          r"v\d+\[r\], t\);", proven)) == 2              # the two loads
+    assert re.search(r"mt_store<mt_vec<float, 4>>\(reinterpret_cast<mt_vec<float, 4>\*>\(v\d+\[r\]\), v\d+\[r\], t\);",
+                     proven)                                        # and the store
     assert unproven.count("} else {") == 3 and "[(r + 3)]" in unproven
     fn = build_ssa(basic.add_kernel, dict(ALIGNED, n="i32:8"), {"BLOCK": 1024})
     assert {analyze(fn).get(op.result).constancy for op in walk(fn.body) if op.name == "cmp_lt"} == {(8,)}
@@ -110,7 +113,7 @@ def test_loop_index_and_carried_values_keep_their_divisibility():
     assert masks and all(info.get(m).constancy == (16,) for m in masks)
     body = mytriton.compile(reductions.row_sum_kernel, signature=sig, constexprs={"BLOCK": 256}).asm["cu"]
     loop_text = body.split("for (int v")[1].split("\n  }\n")[0]
-    assert "if (v" in loop_text and "} else {" not in loop_text and "mt_aligned(" not in loop_text
+    assert "mt_load<mt_vec<float, 2>>" in loop_text and "} else {" not in loop_text and "mt_aligned(" not in loop_text
 
     import matmul
     fn = build_ssa(matmul.matmul_ptr_kernel, {"a": "*fp32:16", "b": "*fp32:16", "c": "*fp32:16",
@@ -132,7 +135,7 @@ def test_in_a_loop_unproven_masks_mean_one_predicated_access_per_element():
     body = mytriton.compile(reductions.row_sum_kernel, signature=sig, constexprs={"BLOCK": 256}).asm["cu"]
     loop_text = body.split('extern "C"')[1].split("for (int v")[1].split("\n  }\n")[0]
     assert "mt_vec" not in loop_text and "} else {" not in loop_text
-    assert re.search(r"\(v\d+\[r\] \? \*v\d+\[r\] : 0\.0f\)", loop_text)
+    assert re.search(r"= mt_load<float>\(v\d+\[r\], v\d+\[r\], 0\.0f\);", loop_text)
 
 
 def _layout_of_loads(fn, sig, constexprs, warps):

@@ -398,10 +398,47 @@ def _shr_rule(types, attrs):
 define(OpDef("shr", (2, 2), _shr_rule, elementwise=True, keeps_layout=True,
              compute=_shr_compute, np_fn=np.right_shift, c_fn=lambda o, ct: f"({o[0]} >> {o[1]})",
              mlir_fn=_mlir_int("shrsi", "shrui"), doc="right shift: arithmetic when the left operand is signed, logical otherwise"))
-_binary("maximum", _arith_compute, np.fmax,
+class _ZeroOrdered:
+    """``np.fmax`` / ``np.fmin`` with -0.0 < +0.0 (IEEE 754-2019 maximumNumber / minimumNumber, as
+    the GPU's max.f32 / min.f32): numpy's own answer for a pair of zeros of different signs depends
+    on which of its code paths runs (a scalar and an array gave different signs). Also a
+    ``reduce``, for the reductions."""
+
+    def __init__(self, fn, is_max: bool):
+        self.fn, self.is_max = fn, is_max
+
+    def _zero(self, has_plus, has_minus):
+        """The zero a max (min) of zeros gives: +0 when any is +0 (-0 when any is -0)."""
+        return np.where(has_plus if self.is_max else ~has_minus, 0.0, -0.0)
+
+    def __call__(self, a, b):
+        r = self.fn(a, b)
+        if r.dtype.kind != "f":
+            return r
+        both = (a == 0) & (b == 0)
+        if not np.any(both):
+            return r
+        plus = ~np.signbit(a) | ~np.signbit(b)
+        minus = np.signbit(a) | np.signbit(b)
+        return np.where(both, self._zero(plus, minus).astype(r.dtype), r)
+
+    def reduce(self, x, axis, dtype):
+        r = self.fn.reduce(x, axis=axis, dtype=dtype)
+        if np.dtype(dtype).kind != "f":
+            return r
+        zero = r == 0
+        if not np.any(zero):
+            return r
+        x = np.asarray(x)
+        plus = np.any((x == 0) & ~np.signbit(x), axis=axis)
+        minus = np.any((x == 0) & np.signbit(x), axis=axis)
+        return np.where(zero, self._zero(plus, minus).astype(r.dtype), r)
+
+
+_binary("maximum", _arith_compute, _ZeroOrdered(np.fmax, True),
         lambda o, ct: f"fmax({o[0]}, {o[1]})" if ct.is_float else f"max({o[0]}, {o[1]})",
         _mlir_arith("maxnumf", "maxsi", "maxui"), doc="NaN-ignoring like Triton's default (PropagateNan.NONE): a NaN operand yields the other")
-_binary("minimum", _arith_compute, np.fmin,
+_binary("minimum", _arith_compute, _ZeroOrdered(np.fmin, False),
         lambda o, ct: f"fmin({o[0]}, {o[1]})" if ct.is_float else f"min({o[0]}, {o[1]})",
         _mlir_arith("minnumf", "minsi", "minui"))
 

@@ -25,6 +25,8 @@ from ..ir.types import BlockType, PointerType, broadcast_shapes, shape_of
 # (on a 2-core machine: 128 elements ~2 s, 512 ~25 s, 1024 ~90 s), and far fewer fit the 255
 # registers a thread has anyway.
 MAX_ELEMENTS_PER_THREAD = 512
+import os
+NARROWEST = os.environ.get('MT_NARROWEST') == '1'
 
 
 def _elem_bytes(ty: BlockType) -> int:
@@ -75,6 +77,11 @@ class LayoutAssignment:
         # (only accesses of a whole tile: a row or column broadcast into it keeps its own layout)
         self.widths = {shape: width for shape, width in _loop_access_widths(fn).items()
                        if self.anchor(shape) == shape}
+        self.narrowest = {}
+        for op in walk(fn.body):
+            if op.name in ("load", "store") and isinstance(op.operands[0].type, BlockType):
+                a = self.anchor(op.operands[0].type.shape)
+                self.narrowest[a] = min(self.narrowest.get(a, 16), _elem_bytes(op.operands[0].type))
 
     def default(self, ty: BlockType) -> BlockedLayout:
         """The layout of a value no consumer constrains: the default layout of the largest tile it
@@ -82,7 +89,10 @@ class LayoutAssignment:
         meet in elementwise ops agree without conversions; each thread holds no more contiguous
         elements than the loops' accesses of that tile move at once (``_loop_access_widths``)."""
         anchor = self.anchor(ty.shape)
-        return default_layout(anchor, self.fn.num_warps, _elem_bytes(ty), self.widths.get(anchor))
+        eb = _elem_bytes(ty)
+        if NARROWEST and anchor in self.narrowest:
+            eb = self.narrowest[anchor]
+        return default_layout(anchor, self.fn.num_warps, eb, self.widths.get(anchor))
 
     def anchor(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         best = shape

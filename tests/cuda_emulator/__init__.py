@@ -80,8 +80,8 @@ extern "C" void mt_launch(void** args, int gx, int gy, int gz) {{
     for (auto& t : ts) t.join();
   }}
 }}''')
-    digest = hashlib.sha256(src.encode()).hexdigest()[:16]
-    include = _headers()
+    include = _headers()                 # (named by the headers' hash: a changed emu.h rebuilds)
+    digest = hashlib.sha256((src + include).encode()).hexdigest()[:16]
     so = os.path.join(_BUILD, f"{digest}.so")
     if not os.path.exists(so):
         cpp = os.path.join(_BUILD, f"{digest}.{os.getpid()}.cpp")

@@ -16,7 +16,16 @@
 #include <vector>
 using std::max; using std::min;
 using std::sqrt; using std::exp; using std::log; using std::sin; using std::cos; using std::floor; using std::ceil;
-using std::fabs; using std::fmax; using std::fmin; using std::fmod; using std::exp2; using std::log2;
+using std::fabs; using std::fmod; using std::exp2; using std::log2;
+// fmax/fmin as the GPU's max.f32/min.f32: NaN-ignoring, and -0 < +0 (the C library may return either zero)
+template <typename T> inline T fmax(T a, T b) {
+  if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+  return std::fmax(a, b);
+}
+template <typename T> inline T fmin(T a, T b) {
+  if (a == 0 && b == 0) return std::signbit(a) ? a : b;
+  return std::fmin(a, b);
+}
 struct mt_dim3 { unsigned x = 0, y = 0, z = 0; };
 static thread_local mt_dim3 threadIdx, blockIdx;
 static mt_dim3 gridDim, blockDim;
