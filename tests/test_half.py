@@ -316,7 +316,7 @@ def test_cuda_half_add_moves_16_bytes_per_access(ht):
     c = {"fp16": "__half", "bf16": "__nv_bfloat16"}[ht]
     assert "#include <cuda_fp16.h>" in cu and "#include <cuda_bf16.h>" in cu
     assert f"mt_vec<{c}, 8>" in cu                      # 8 halves per 16-byte access
-    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx     # one predicated access each
+    assert "ld.global.v4.u32" in ptx and "st.global.v4.u32" in ptx
     assert ck.asm["cubin"][:4] == b"\x7fELF"
 
 

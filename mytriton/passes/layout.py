@@ -25,8 +25,6 @@ from ..ir.types import BlockType, PointerType, broadcast_shapes, shape_of
 # (on a 2-core machine: 128 elements ~2 s, 512 ~25 s, 1024 ~90 s), and far fewer fit the 255
 # registers a thread has anyway.
 MAX_ELEMENTS_PER_THREAD = 512
-import os
-NARROWEST = os.environ.get('MT_NARROWEST') == '1'
 
 
 def _elem_bytes(ty: BlockType) -> int:
@@ -77,21 +75,22 @@ class LayoutAssignment:
         # (only accesses of a whole tile: a row or column broadcast into it keeps its own layout)
         self.widths = {shape: width for shape, width in _loop_access_widths(fn).items()
                        if self.anchor(shape) == shape}
-        self.narrowest = {}
+        # per tile: the narrowest element its loads and stores move, from 2 bytes up (fp32 math on
+        # fp16 data takes the fp16 accesses' 16-byte runs of 8: Triton's layouts follow the accesses)
+        self.access_bytes: dict[tuple[int, ...], int] = {}
         for op in walk(fn.body):
             if op.name in ("load", "store") and isinstance(op.operands[0].type, BlockType):
                 a = self.anchor(op.operands[0].type.shape)
-                self.narrowest[a] = min(self.narrowest.get(a, 16), _elem_bytes(op.operands[0].type))
+                self.access_bytes[a] = min(self.access_bytes.get(a, 16), max(2, _elem_bytes(op.operands[0].type)))
 
     def default(self, ty: BlockType) -> BlockedLayout:
         """The layout of a value no consumer constrains: the default layout of the largest tile it
         broadcasts into (a (BM, 1) column takes the (BM, BN) tile's layout), so that values which
-        meet in elementwise ops agree without conversions; each thread holds no more contiguous
+        meet in elementwise ops agree without conversions. A thread's run along the fastest
+        dimension is 16 bytes of the tile's narrowest memory access, and no more contiguous
         elements than the loops' accesses of that tile move at once (``_loop_access_widths``)."""
         anchor = self.anchor(ty.shape)
-        eb = _elem_bytes(ty)
-        if NARROWEST and anchor in self.narrowest:
-            eb = self.narrowest[anchor]
+        eb = self.access_bytes.get(anchor, _elem_bytes(ty))
         return default_layout(anchor, self.fn.num_warps, eb, self.widths.get(anchor))
 
     def anchor(self, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -69,60 +69,6 @@ __device__ __forceinline__ float mt_exp2_approx(float a) {
   return exp2f(a);
 #endif
 }
-// Masked global accesses as one predicated instruction each (Triton's `@p ld.global.v4.b32`): a C++
-// `if` around a load or store becomes a branch, and ptxas does not overlap the loads of an unrolled
-// loop across branches. T is 2, 4, 8 or 16 bytes (a scalar or an mt_vec of them); other sizes, and
-// host compilers (the tests' CPU emulator), take the plain `if`. The asm is volatile: it keeps its
-// place among the kernel's other memory accesses.
-template <int N> struct mt_words { unsigned v[N]; };
-template <typename T> __device__ __forceinline__ T mt_load(const T* p, bool pred, T other) {
-#ifdef __CUDA_ARCH__
-  if constexpr (sizeof(T) == 2) {
-    unsigned short w; memcpy(&w, &other, 2);
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; @q ld.global.b16 %0, [%1]; }" : "+h"(w) : "l"(p), "r"((int)pred));
-    T r; memcpy(&r, &w, 2); return r;
-  } else if constexpr (sizeof(T) == 4) {
-    unsigned w; memcpy(&w, &other, 4);
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; @q ld.global.b32 %0, [%1]; }" : "+r"(w) : "l"(p), "r"((int)pred));
-    T r; memcpy(&r, &w, 4); return r;
-  } else if constexpr (sizeof(T) == 8) {
-    mt_words<2> w; memcpy(&w, &other, 8);
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %3, 0; @q ld.global.v2.b32 { %0, %1}, [%2]; }"
-                 : "+r"(w.v[0]), "+r"(w.v[1]) : "l"(p), "r"((int)pred));
-    T r; memcpy(&r, &w, 8); return r;
-  } else if constexpr (sizeof(T) == 16) {
-    mt_words<4> w; memcpy(&w, &other, 16);
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %5, 0; @q ld.global.v4.b32 { %0, %1, %2, %3}, [%4]; }"
-                 : "+r"(w.v[0]), "+r"(w.v[1]), "+r"(w.v[2]), "+r"(w.v[3]) : "l"(p), "r"((int)pred));
-    T r; memcpy(&r, &w, 16); return r;
-  }
-#endif
-  return pred ? *p : other;
-}
-template <typename T> __device__ __forceinline__ void mt_store(T* p, bool pred, T value) {
-#ifdef __CUDA_ARCH__
-  if constexpr (sizeof(T) == 2) {
-    unsigned short w; memcpy(&w, &value, 2);
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; @q st.global.b16 [%0], %1; }" :: "l"(p), "h"(w), "r"((int)pred) : "memory");
-    return;
-  } else if constexpr (sizeof(T) == 4) {
-    unsigned w; memcpy(&w, &value, 4);
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; @q st.global.b32 [%0], %1; }" :: "l"(p), "r"(w), "r"((int)pred) : "memory");
-    return;
-  } else if constexpr (sizeof(T) == 8) {
-    mt_words<2> w; memcpy(&w, &value, 8);
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %3, 0; @q st.global.v2.b32 [%0], { %1, %2}; }"
-                 :: "l"(p), "r"(w.v[0]), "r"(w.v[1]), "r"((int)pred) : "memory");
-    return;
-  } else if constexpr (sizeof(T) == 16) {
-    mt_words<4> w; memcpy(&w, &value, 16);
-    asm volatile("{ .reg .pred q; setp.ne.b32 q, %5, 0; @q st.global.v4.b32 [%0], { %1, %2, %3, %4}; }"
-                 :: "l"(p), "r"(w.v[0]), "r"(w.v[1]), "r"(w.v[2]), "r"(w.v[3]), "r"((int)pred) : "memory");
-    return;
-  }
-#endif
-  if (pred) *p = value;
-}
 
 extern "C" __global__ void __launch_bounds__(128)
 k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p_n)
@@ -157,7 +103,7 @@ k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p
       for (int j = 0; j < 2; ++j) v6[r + j] = t.v[j];
     } else {
       #pragma unroll
-      for (int j = 0; j < 2; ++j) v6[r + j] = mt_load<float>(v4[(r + j)], v5[(r + j)], 0.0f);
+      for (int j = 0; j < 2; ++j) v6[r + j] = (v5[(r + j)] ? *v4[(r + j)] : 0.0f);
     }
   }
   // basic.py:12: y = tl.load(y_ptr + offs, mask=mask)
@@ -173,7 +119,7 @@ k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p
       for (int j = 0; j < 2; ++j) v8[r + j] = t.v[j];
     } else {
       #pragma unroll
-      for (int j = 0; j < 2; ++j) v8[r + j] = mt_load<float>(v7[(r + j)], v5[(r + j)], 0.0f);
+      for (int j = 0; j < 2; ++j) v8[r + j] = (v5[(r + j)] ? *v7[(r + j)] : 0.0f);
     }
   }
   // basic.py:13: tl.store(out_ptr + offs, x + y, mask=mask)
@@ -192,7 +138,7 @@ k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p
       *reinterpret_cast<mt_vec<float, 2>*>(v9[r]) = t;
     } else {
       #pragma unroll
-      for (int j = 0; j < 2; ++j) mt_store<float>(v9[r + j], v5[(r + j)], v10[(r + j)]);
+      for (int j = 0; j < 2; ++j) if (v5[(r + j)]) *v9[r + j] = v10[(r + j)];
     }
   }
 }

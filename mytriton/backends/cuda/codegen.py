@@ -438,16 +438,19 @@ class CudaEmitter:
         return vec, info.divisibility[-1] >= vec * eb
 
     def vectorized(self, op: Op, ptr: Value, masks: list[Value], fast: list[str], slow: str,
-                   guard: str | None = None, straight_code: tuple[list[str], str, list[str]] | None = None):
+                   guard: str | None = None, masked_off: str | None = None,
+                   straight_code: tuple[list[str], list[str], list[str]] | None = None):
         """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``masks`` holds
         (and the address is aligned, unless proven), else the per-element ``slow`` statement; chunks
         where the C condition ``guard`` (on the chunk's first register ``r``) fails are skipped (a
         chunk's registers are contiguous along the last dimension, so they share their owner).
 
         Where the alignment is proven and every mask is proven constant over a chunk, the chunk's
-        first element decides and there is no per-element path: ``straight_code`` = (lines before,
-        the access with ``{mask}`` for the chunk's condition, lines after), the access one
-        predicated vector instruction (``mt_load``/``mt_store``: Triton's ``@p ld.global.v4``)."""
+        first element decides and there is no per-element path: the straight-line ``masked_off``
+        statement (per ``j``: what a masked-off element gets), then the access under one
+        predicate, which ptxas makes a predicated vector instruction as Triton's
+        ``@p ld.global.v4``. ``straight_code`` = (before, access, after) replaces that straight
+        path's lines where given (the access is then the one predicated line)."""
         vec, aligned = self.vector_width(ptr, masks, op)
         eb = ptr.type.scalar.pointee.bits // 8
         uniform = all(self.mask_constancy(m, ptr) >= vec for m in masks)
@@ -463,13 +466,20 @@ class CudaEmitter:
         self.depth += 1
         if guard is not None:
             self.emit(f"if (!({guard})) continue;")
-        if straight and tests and straight_code is not None:
+        if straight and straight_code is not None:
             before, access, after = straight_code
-            for line in before + [access.replace("{mask}", " && ".join(tests))] + after:
+            for line in before:
+                self.emit(line)
+            for line in access:
+                self.emit(f"if ({' && '.join(tests)}) {line}" if tests else line)
+            for line in after:
                 self.emit(line)
             self.depth -= 1
             self.emit("}")
             return
+        if straight and tests and masked_off is not None:
+            self.emit("#pragma unroll")
+            self.emit(f"for (int j = 0; j < {vec}; ++j) {masked_off}")
         if tests:
             self.emit(f"if ({' && '.join(tests)}) {{")
         for line in fast:
@@ -492,28 +502,32 @@ class CudaEmitter:
     def op_load(self, op: Op):
         res, ptr = op.result, op.operands[0]
         vec, _ = self.vector_width(ptr, op.operands[1:2], op)
-        elem = res.type.scalar.c_name
-        if vec == 1:      # a masked element: one predicated load (mt_load), `other` where masked off
-            self.elementwise(op, lambda v: f"*{v[0]}" if len(v) == 1 else f"mt_load<{elem}>({v[0]}, {v[1]}, {v[2]})",
-                             None)
+        if vec == 1:
+            self.elementwise(op, lambda v: f"*{v[0]}" if len(v) == 1 else f"({v[1]} ? *{v[0]} : {v[2]})", None)
             return
-        t = f"mt_vec<{elem}, {vec}>"
+        t = f"mt_vec<{res.type.scalar.c_name}, {vec}>"
         self.emit(self.declare(res) + ";")
         rj = "(r + j)"
         scalar = f"*{self.elem(res, ptr, rj)}"
-        straight = None
+        masked_off = None
         if len(op.operands) > 1:
             other = self.elem(res, op.operands[2], rj)
-            scalar = f"mt_load<{elem}>({self.elem(res, ptr, rj)}, {self.elem(res, op.operands[1], rj)}, {other})"
-            # the chunk starts as the `other` values; one predicated vector load overwrites it whole
-            straight = ([f"{t} t;", "#pragma unroll", f"for (int j = 0; j < {vec}; ++j) t.v[j] = {other};"],
-                        "t = mt_load<{t}>(reinterpret_cast<const {t}*>({ptr}), {mask}, t);".replace(
-                            "{t}", t).replace("{ptr}", f"{self.ref(ptr)}[r]"),
-                        ["#pragma unroll", f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"])
+            scalar = f"({self.elem(res, op.operands[1], rj)} ? {scalar} : {other})"
+            masked_off = f"{self.ref(res)}[r + j] = {other};"
         fast = [f"const {t} t = *reinterpret_cast<const {t}*>({self.ref(ptr)}[r]);",
                 "#pragma unroll",
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
-        self.vectorized(op, ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};",
+        straight = None
+        if len(op.operands) > 1 and res.type.scalar.bits == 16:
+            # halves move as 32-bit words: masked-off words start as the packed `other` values and
+            # the predicated load overwrites them whole (merging half by half costs a PRMT each)
+            w = f"mt_vec<unsigned, {vec // 2}>"
+            straight = ([f"{w} w;", "{", f"  {t} o;", "  #pragma unroll",
+                         f"  for (int j = 0; j < {vec}; ++j) o.v[j] = {other};", "  memcpy(&w, &o, sizeof(w));", "}"],
+                        [f"w = *reinterpret_cast<const {w}*>({self.ref(ptr)}[r]);"],
+                        [f"{t} t;", "memcpy(&t, &w, sizeof(t));", "#pragma unroll",
+                         f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"])
+        self.vectorized(op, ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};", masked_off=masked_off,
                         straight_code=straight)
 
     def store_owner(self, ptr: Value, r: str = "r") -> str | None:
@@ -542,18 +556,15 @@ class CudaEmitter:
                     f"*reinterpret_cast<{t}*>({self.ref(ptr)}[r]) = t;"]
             slow = f"*{self.ref(ptr)}[r + j] = {value};"
             if len(op.operands) == 3:
-                slow = f"mt_store<{pointee.c_name}>({self.ref(ptr)}[r + j], {self.elem(ptr, op.operands[2], rj)}, {value});"
-            straight = (fast[:3], f"mt_store<{t}>(reinterpret_cast<{t}*>({self.ref(ptr)}[r]), {{mask}}, t);", [])
-            self.vectorized(op, ptr, op.operands[2:3], fast, slow, guard=own, straight_code=straight)
+                slow = f"if ({self.elem(ptr, op.operands[2], rj)}) {slow}"
+            self.vectorized(op, ptr, op.operands[2:3], fast, slow, guard=own)
             self.publish_store(own)
             return
         vals = [self.elem(ptr, v) if isinstance(ptr.type, BlockType) else self.ref(v) for v in op.operands]
         vals[1] = self.cast_to(vals[1], op.operands[1].type.scalar, pointee)
         stmt = f"*{vals[0]} = {vals[1]};"
         conds = [c for c in (own, vals[2] if len(vals) == 3 else None) if c is not None]
-        if len(vals) == 3 and isinstance(ptr.type, BlockType):     # a masked element: one predicated store
-            stmt = f"mt_store<{pointee.c_name}>({vals[0]}, {' && '.join(conds)}, {vals[1]});"
-        elif conds:
+        if conds:
             stmt = f"if ({' && '.join(conds)}) {stmt}"
         if isinstance(ptr.type, BlockType):
             self.per_element(ptr, stmt if conds else "{ " + stmt + " }")
