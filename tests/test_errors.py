@@ -34,7 +34,7 @@ CASES = [
     ("mask_not_bool", bad.mask_not_bool, "mask must be int1"),
     ("shape_mismatch", bad.shape_mismatch, "incompatible shapes (8,), (16,)"),
     ("exp_int", bad.exp_of_int, "exp expects a floating-point operand, got i32"),
-    ("float_floordiv", bad.float_floordiv, "'//' needs integer operands, got f32 and f32"),
+    ("float_floordiv", bad.float_floordiv, "invalid operands of type f32 and f32 for '//': it needs integers"),
     ("static_range", bad.static_range_runtime, "tl.static_range bounds must be compile-time constants"),
     ("carried", bad.carried_type_change, "loop-carried variable 'acc' enters the loop as i32 but is reassigned to vector<16 x f32>"),
     ("assign_loop_var", bad.assign_loop_var, "cannot assign to the loop variable 'i'"),

@@ -118,7 +118,7 @@ def test_python_numbers_follow_triton_promotion(x, lit, op, rtype):
     ("i8", 300, "add", "the number 300 is out of range for i8"),
     ("i32", 2**31, "add", "the number 2147483648 is out of range for i32"),   # a u32 literal, lower kind
     ("u32", -1, "add", "cannot combine the negative number -1 with an unsigned u32 value"),
-    ("u8", 3, "floordiv", "cannot use '//' with u8 and i32: they have different signedness (cast one of them)"),
+    ("u8", 3, "floordiv", "Cannot use '//' with u8 and i32 because they have different signedness; cast one of them"),
 ])
 def test_python_numbers_are_checked_against_the_tensor_type(x, lit, op, message):
     with pytest.raises(mytriton.CompilationError) as e:
@@ -128,7 +128,7 @@ def test_python_numbers_are_checked_against_the_tensor_type(x, lit, op, message)
 
 def test_mixed_signedness_division_of_tensors_is_refused():
     from tests.kernels import basic
-    with pytest.raises(mytriton.CompilationError, match="cannot use '//' with u32 and i32: they have different signedness"):
+    with pytest.raises(mytriton.CompilationError, match="Cannot use '//' with u32 and i32 because they have different signedness"):
         ssa(basic.op_kernel, {"a_ptr": "*u32", "b_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}, OP="floordiv", BLOCK=16)
 
 

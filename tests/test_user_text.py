@@ -275,8 +275,8 @@ def test_mixed_signedness_division_is_refused_for_every_width_pair(tmp_path, op)
                 compile_cuda(fn, sig)
             msg = str(e.value)
             shown = {"i1": "bool"}
-            assert (f"cannot use '{op}' with {shown.get(tx, tx)} and {shown.get(ty, ty)}: they have different "
-                    "signedness (cast one of them)") in msg
+            assert (f"Cannot use '{op}' with {shown.get(tx, tx)} and {shown.get(ty, ty)} because they have "
+                    "different signedness; cast one of them") in msg
             assert f"{path}:8:" in msg, msg
 
 
@@ -416,7 +416,7 @@ def test_mixed_signedness_with_a_python_number_is_the_same_rule(tmp_path, op):
         with pytest.raises(mytriton.CompilationError) as e:
             compile_cuda(fn, sig)
         assert f"{path}:8:" in str(e.value)
-        assert f"cannot use '{op}' with {tx} and i32: they have different signedness (cast one of them)" in str(e.value)
+        assert f"Cannot use '{op}' with {tx} and i32 because they have different signedness; cast one of them" in str(e.value)
 
 
 MAIN_KERNELS = '''\

@@ -163,7 +163,8 @@ def _int_only(op: str):
     def compute(types, attrs):
         a, b = (_numeric(t, op) for t in types)
         if not (a.is_int and b.is_int):
-            raise OpTypeError(f"'{op}' needs integer operands, got {types[0].scalar} and {types[1].scalar}")
+            raise OpTypeError(f"invalid operands of type {types[0].scalar} and {types[1].scalar} for '{op}': "
+                              f"it needs integers")
         if op == "//":
             check_same_signedness(a, b, op)
         return promote(a, b)
@@ -176,7 +177,8 @@ def check_same_signedness(a: ScalarType, b: ScalarType, op: str):
     refused and bool with an unsigned one is not. The one rule for tensor operands and
     (``language.core.computation_operands``) for a Python number that takes part in the promotion."""
     if a.is_int and b.is_int and a.is_signed != b.is_signed:
-        raise OpTypeError(f"cannot use '{op}' with {a} and {b}: they have different signedness (cast one of them)")
+        raise OpTypeError(f"Cannot use '{op}' with {a} and {b} because they have different signedness; cast one "
+                          f"of them")
 
 
 def _mod_compute(types, attrs):
