@@ -65,3 +65,6 @@ __device__ __forceinline__ float mt_exp2_approx(float a) {
   return exp2f(a);
 #endif
 }
+// What a masked-off chunk of a vector load reads instead of its address (16 zero bytes, always
+// valid): the load then needs no branch around it.
+__device__ const mt_vec<unsigned, 4> mt_masked_off = {};

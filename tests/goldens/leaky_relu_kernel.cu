@@ -69,6 +69,9 @@ __device__ __forceinline__ float mt_exp2_approx(float a) {
   return exp2f(a);
 #endif
 }
+// What a masked-off chunk of a vector load reads instead of its address (16 zero bytes, always
+// valid): the load then needs no branch around it.
+__device__ const mt_vec<unsigned, 4> mt_masked_off = {};
 
 extern "C" __global__ void __launch_bounds__(128)
 k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slope)
@@ -96,13 +99,11 @@ k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slo
   float v6[8];
   #pragma unroll
   for (int r = 0; r < 8; r += 4) {
+    mt_vec<unsigned, 4> w = *reinterpret_cast<const mt_vec<unsigned, 4>*>((v5[r]) ? (const void*)v4[r] : (const void*)&mt_masked_off);
+    mt_vec<float, 4> t;
+    memcpy(&t, &w, sizeof(t));
     #pragma unroll
-    for (int j = 0; j < 4; ++j) v6[r + j] = 0.0f;
-    if (v5[r]) {
-      const mt_vec<float, 4> t = *reinterpret_cast<const mt_vec<float, 4>*>(v4[r]);
-      #pragma unroll
-      for (int j = 0; j < 4; ++j) v6[r + j] = t.v[j];
-    }
+    for (int j = 0; j < 4; ++j) v6[r + j] = t.v[j];
   }
   // basic.py:21: tl.store(out_ptr + offs, tl.where(x > 0, x, slope * x), mask=mask)
   float* v7[8];

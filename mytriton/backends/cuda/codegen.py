@@ -438,19 +438,17 @@ class CudaEmitter:
         return vec, info.divisibility[-1] >= vec * eb
 
     def vectorized(self, op: Op, ptr: Value, masks: list[Value], fast: list[str], slow: str,
-                   guard: str | None = None, masked_off: str | None = None,
-                   straight_code: tuple[list[str], list[str], list[str]] | None = None):
+                   guard: str | None = None, straight_code: list[str] | None = None):
         """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``masks`` holds
         (and the address is aligned, unless proven), else the per-element ``slow`` statement; chunks
         where the C condition ``guard`` (on the chunk's first register ``r``) fails are skipped (a
         chunk's registers are contiguous along the last dimension, so they share their owner).
 
         Where the alignment is proven and every mask is proven constant over a chunk, the chunk's
-        first element decides and there is no per-element path: the straight-line ``masked_off``
-        statement (per ``j``: what a masked-off element gets), then the access under one
-        predicate, which ptxas makes a predicated vector instruction as Triton's
-        ``@p ld.global.v4``. ``straight_code`` = (before, access, after) replaces that straight
-        path's lines where given (the access is then the one predicated line)."""
+        first element decides and there is no per-element path: the ``fast`` lines under one
+        condition (a store: ptxas makes it a predicated vector instruction, as Triton's ``@p
+        st.global.v4``), or ``straight_code`` where given (lines, ``{mask}`` standing for the
+        chunk's condition: a load's branch-free form)."""
         vec, aligned = self.vector_width(ptr, masks, op)
         eb = ptr.type.scalar.pointee.bits // 8
         uniform = all(self.mask_constancy(m, ptr) >= vec for m in masks)
@@ -466,20 +464,12 @@ class CudaEmitter:
         self.depth += 1
         if guard is not None:
             self.emit(f"if (!({guard})) continue;")
-        if straight and straight_code is not None:
-            before, access, after = straight_code
-            for line in before:
-                self.emit(line)
-            for line in access:
-                self.emit(f"if ({' && '.join(tests)}) {line}" if tests else line)
-            for line in after:
-                self.emit(line)
+        if straight and tests and straight_code is not None:
+            for line in straight_code:
+                self.emit(line.replace("{mask}", " && ".join(tests)))
             self.depth -= 1
             self.emit("}")
             return
-        if straight and tests and masked_off is not None:
-            self.emit("#pragma unroll")
-            self.emit(f"for (int j = 0; j < {vec}; ++j) {masked_off}")
         if tests:
             self.emit(f"if ({' && '.join(tests)}) {{")
         for line in fast:
@@ -509,25 +499,28 @@ class CudaEmitter:
         self.emit(self.declare(res) + ";")
         rj = "(r + j)"
         scalar = f"*{self.elem(res, ptr, rj)}"
-        masked_off = None
         if len(op.operands) > 1:
             other = self.elem(res, op.operands[2], rj)
             scalar = f"({self.elem(res, op.operands[1], rj)} ? {scalar} : {other})"
-            masked_off = f"{self.ref(res)}[r + j] = {other};"
         fast = [f"const {t} t = *reinterpret_cast<const {t}*>({self.ref(ptr)}[r]);",
                 "#pragma unroll",
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
         straight = None
-        if len(op.operands) > 1 and res.type.scalar.bits == 16:
-            # halves move as 32-bit words: masked-off words start as the packed `other` values and
-            # the predicated load overwrites them whole (merging half by half costs a PRMT each)
-            w = f"mt_vec<unsigned, {vec // 2}>"
-            straight = ([f"{w} w;", "{", f"  {t} o;", "  #pragma unroll",
-                         f"  for (int j = 0; j < {vec}; ++j) o.v[j] = {other};", "  memcpy(&w, &o, sizeof(w));", "}"],
-                        [f"w = *reinterpret_cast<const {w}*>({self.ref(ptr)}[r]);"],
-                        [f"{t} t;", "memcpy(&t, &w, sizeof(t));", "#pragma unroll",
-                         f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"])
-        self.vectorized(op, ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};", masked_off=masked_off,
+        if len(op.operands) > 1:
+            # without a branch: a masked-off chunk reads the 16 zero bytes of mt_masked_off instead of
+            # its address (then takes `other`), so ptxas can overlap the loads of an unrolled loop
+            # (NVVM makes a C++ `if` around each load a branch); moved as 32-bit words (halves
+            # merged one by one cost a PRMT each)
+            w = f"mt_vec<unsigned, {vec * res.type.scalar.bits // 32}>"
+            straight = [f"{w} w = *reinterpret_cast<const {w}*>(({{mask}}) ? (const void*){self.ref(ptr)}[r] "
+                        f": (const void*)&mt_masked_off);"]
+            if not _zero_bits(op.operands[2]):
+                straight += [f"if (!({{mask}})) {{", f"  {t} o;", "  #pragma unroll",
+                             f"  for (int j = 0; j < {vec}; ++j) o.v[j] = {other};", "  memcpy(&w, &o, sizeof(w));",
+                             "}"]
+            straight += [f"{t} t;", "memcpy(&t, &w, sizeof(t));", "#pragma unroll",
+                         f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
+        self.vectorized(op, ptr, op.operands[1:2], fast, f"{self.ref(res)}[r + j] = {scalar};",
                         straight_code=straight)
 
     def store_owner(self, ptr: Value, r: str = "r") -> str | None:
@@ -949,6 +942,11 @@ class CudaEmitter:
             description=desc, num_threads=self.num_threads, params=self.params(), body=body,
             halves=uses_halves(self.fn))
         return text, self.smem_bytes
+
+
+def _zero_bits(v: Value) -> bool:
+    """A constant whose bits are all zero (0, +0.0, False)."""
+    return isinstance(v, Const) and v.value == 0 and not (isinstance(v.value, float) and math.copysign(1, v.value) < 0)
 
 
 def generate_cuda(fn: Function) -> tuple[str, int]:
