@@ -44,27 +44,15 @@ __device__ __forceinline__ float mt_div_full(float a, float b) {
   return a / b;
 #endif
 }
-__device__ __forceinline__ float mt_sqrt_approx(float a) {
 #ifdef __CUDA_ARCH__
-  float r; asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a)); return r;
+#define MT_APPROX(name, ptx, exact) __device__ __forceinline__ float name(float a) { float r; asm(ptx " %0, %1;" : "=f"(r) : "f"(a)); return r; }
 #else
-  return sqrtf(a);
+#define MT_APPROX(name, ptx, exact) __device__ __forceinline__ float name(float a) { return exact; }
 #endif
-}
-__device__ __forceinline__ float mt_rsqrt_approx(float a) {
-#ifdef __CUDA_ARCH__
-  float r; asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a)); return r;
-#else
-  return 1.0f / sqrtf(a);
-#endif
-}
-__device__ __forceinline__ float mt_exp2_approx(float a) {
-#ifdef __CUDA_ARCH__
-  float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a)); return r;
-#else
-  return exp2f(a);
-#endif
-}
+MT_APPROX(mt_sqrt_approx, "sqrt.approx.ftz.f32", sqrtf(a))
+MT_APPROX(mt_rsqrt_approx, "rsqrt.approx.ftz.f32", 1.0f / sqrtf(a))
+MT_APPROX(mt_exp2_approx, "ex2.approx.ftz.f32", exp2f(a))
+#undef MT_APPROX
 // What a masked-off chunk of a vector load reads instead of its address (16 zero bytes, always
 // valid): the load then needs no branch around it.
 __device__ const mt_vec<unsigned, 4> mt_masked_off = {};
