@@ -159,3 +159,39 @@ def default_layout(shape: tuple[int, ...], num_warps: int, elem_bytes: int = 4,
         wpc[d] = take
         warps //= take
     return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), order)
+
+
+def permuted_operand_layout(result: Layout, dims: tuple[int, ...]) -> BlockedLayout | None:
+    """The layout an operand of ``trans(x, dims)`` must have for the result to be in ``result``
+    with no data moving (result dimension i is the operand's dimension ``dims[i]``); None where
+    ``result`` is not blocked."""
+    if not isinstance(result, BlockedLayout):
+        return None
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+
+    def back(t):
+        return tuple(t[inv[d]] for d in range(len(dims)))
+    return BlockedLayout(back(result.size_per_thread), back(result.threads_per_warp), back(result.warps_per_cta),
+                         tuple(dims[d] for d in result.order))
+
+
+def permuted_registers(result: Layout, result_shape: tuple[int, ...], operand: Layout,
+                       operand_shape: tuple[int, ...], dims: tuple[int, ...], num_warps: int) -> list[int]:
+    """For each register of a ``trans(x, dims)`` result, the register of the operand (same thread)
+    holding its element: the layouts place the same elements in the same threads, in another
+    register order (a blocked layout numbers registers by dimension)."""
+    res, src = to_linear(result, result_shape, num_warps), to_linear(operand, operand_shape, num_warps)
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    bits = res.register_map(src, lambda c: tuple(c[inv[d]] for d in range(len(dims))))
+    out = []
+    for r in range(res.num_regs):
+        idx = 0
+        for b, v in enumerate(bits):
+            if r >> b & 1:
+                idx ^= v
+        out.append(idx)
+    return out

@@ -762,6 +762,22 @@ def _broadcast_rule(types, attrs):
 define(OpDef("broadcast", (1, 1), _broadcast_rule, keeps_layout=True, doc="tl.broadcast_to"))
 
 
+def _trans_rule(types, attrs):
+    shape, dims = shape_of(types[0]), tuple(attrs["dims"])
+    if not shape:
+        raise OpTypeError(f"tl.trans/tl.permute need a block, got the scalar {types[0]}")
+    if len(dims) != len(shape):
+        raise OpTypeError(f"permute dims must have the same length as the input shape: {dims} for {shape}")
+    if sorted(dims) != list(range(len(dims))):
+        raise OpTypeError(f"permute dims must be a permutation of 0, 1, ..., n-1, but were {dims}")
+    return BlockType(tuple(shape[d] for d in dims), types[0].scalar)
+
+
+define(OpDef("trans", (1, 1), _trans_rule,
+             doc="tl.trans / tl.permute / x.T: result dimension i is the input's dimension dims[i]; no data "
+                 "moves (the operand's layout is the result's, permuted)"))
+
+
 def check_block_shape(shape) -> tuple[int, ...]:
     if not isinstance(shape, tuple) or not shape:
         raise OpTypeError(f"block shape must be a non-empty int sequence, got {shape!r}")

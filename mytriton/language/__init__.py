@@ -19,7 +19,7 @@ __all__ = [
     "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",
     "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
-    "atomic_cas", "debug_barrier", "cast",
+    "atomic_cas", "debug_barrier", "cast", "trans", "permute",
 ]
 
 
@@ -328,6 +328,33 @@ sum, max, min = _reduce("sum"), _reduce("max"), _reduce("min")
 @builtin
 def expand_dims(input, axis):
     return make("expand_dims", input, axis=axis)
+
+
+def _dims(dims) -> tuple[int, ...]:
+    """``f(x, 1, 0)`` and ``f(x, (1, 0))`` alike, as Triton takes them."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if any(type(d) is not int for d in dims):
+        raise TypeError(f"permute dims must be constant ints, got {dims}")
+    return tuple(dims)
+
+
+@builtin
+def permute(input, *dims):
+    """Result dimension i is ``input``'s dimension ``dims[i]`` (``permute(x, 1, 0)`` transposes)."""
+    return make("trans", input, dims=_dims(dims))
+
+
+@builtin
+def trans(input, *dims):
+    """``permute``; without ``dims``, swaps the last two dimensions (a batched 2-D transpose)."""
+    dims = _dims(dims)
+    if not dims:
+        n = len(input.shape) if is_block(input) else 0
+        if n < 2:
+            raise ValueError("tl.trans invoked with a 0- or 1-dimensional tensor")
+        dims = tuple(builtins.range(n - 2)) + (n - 1, n - 2)
+    return make("trans", input, dims=dims)
 
 
 @builtin

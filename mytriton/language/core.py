@@ -137,6 +137,20 @@ class tensor:
 
     cast = to
 
+    @property
+    def T(self):
+        """The transpose of a 2-D tensor (``tl.trans``)."""
+        from . import trans
+        return trans(self)
+
+    def trans(self, *dims):
+        from . import trans
+        return trans(self, *dims)
+
+    def permute(self, *dims):
+        from . import permute
+        return permute(self, *dims)
+
     def item(self):
         """The one element of a one-element tensor, as a scalar (Triton's ``tensor.item()``)."""
         if not isinstance(self.node.type, BlockType):

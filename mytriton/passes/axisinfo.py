@@ -145,6 +145,13 @@ class AxisAnalysis:
 
     rule_zeros = rule_full = _const_fill
 
+    def rule_trans(self, op: Op):
+        src = self.get(op.operands[0])
+        dims = op.attrs["dims"]
+        if not src.contiguity:
+            return None
+        return AxisInfo(*(tuple(t[d] for d in dims) for t in (src.contiguity, src.divisibility, src.constancy)))
+
     def rule_expand_dims(self, op: Op):
         src = self.get(op.operands[0])
         a = op.attrs["axis"]

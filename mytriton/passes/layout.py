@@ -14,7 +14,7 @@ from collections import Counter
 from math import prod
 
 from ..errors import CompilationError
-from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout, num_regs
+from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout, num_regs, permuted_operand_layout
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
@@ -115,6 +115,8 @@ class LayoutAssignment:
                 if isinstance(lay, SliceLayout) and lay.dim == axis:
                     return lay
             return SliceLayout(axis, self.default(op.operands[0].type))
+        if op is not None and op.name == "trans":     # (its operand takes the permuted blocked layout)
+            reqs = [req for req in reqs if isinstance(req[0], BlockedLayout)]
         if not reqs:
             return self.default(v.type)
         counts = Counter(lay for lay, _, _ in reqs)
@@ -147,6 +149,8 @@ class LayoutAssignment:
             layout = self.default(op.operands[0].type)     # a store: its pointer tile sets the layout
         if name == "expand_dims":
             self.request(op.operands[0], SliceLayout(op.attrs["axis"], layout), op, 0)
+        elif name == "trans":
+            self.request(op.operands[0], permuted_operand_layout(layout, tuple(op.attrs["dims"])), op, 0)
         elif name in REDUCE_KINDS:
             src = op.operands[0]
             parent = layout.parent if isinstance(layout, SliceLayout) else self.default(src.type)
@@ -316,6 +320,10 @@ def verify_layouts(fn: Function) -> Function:
                 want = SliceLayout(op.attrs["axis"], op.result.layout)
                 if op.operands[0].layout != want:
                     raise VerificationError(f"expand_dims operand has layout {op.operands[0].layout}, expected {want}", op)
+            elif op.name == "trans":
+                want = permuted_operand_layout(op.result.layout, tuple(op.attrs["dims"]))
+                if want is None or op.operands[0].layout != want:
+                    raise VerificationError(f"trans operand has layout {op.operands[0].layout}, expected {want}", op)
             elif op.name in REDUCE_KINDS and isinstance(op.result.type, BlockType):
                 lay = op.result.layout
                 if not (isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"] and lay.parent == op.operands[0].layout):

@@ -24,7 +24,7 @@ from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .atomics import atomic_statement
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
-from ...ir.layout import to_linear
+from ...ir.layout import permuted_registers, to_linear
 from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
@@ -667,6 +667,18 @@ class CudaEmitter:
 
     def op_broadcast(self, op: Op):
         self.elementwise(op, lambda v: v[0], None)
+
+    def op_trans(self, op: Op):
+        """No data moves: each register is one of the operand's registers of the same thread."""
+        res, src = op.result, op.operands[0]
+        regs = permuted_registers(res.layout, res.type.shape, src.layout, src.type.shape, tuple(op.attrs["dims"]),
+                                  self.fn.num_warps)
+        self.emit(self.declare(res) + ";")
+        if regs == list(range(len(regs))):
+            self.per_element(res, f"{self.ref(res)}[r] = {self.ref(src)}[r];")
+            return
+        for r, i in enumerate(regs):
+            self.emit(f"{self.ref(res)}[{r}] = {self.ref(src)}[{i}];")
 
     def smem(self, nbytes: int):
         self.smem_bytes = max(self.smem_bytes, nbytes)

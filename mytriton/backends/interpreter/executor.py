@@ -144,6 +144,11 @@ def _expand_dims(ex, op, args):
     return np.expand_dims(x, op.attrs["axis"] + 1)
 
 
+def _trans(ex, op, args):
+    x = _to_rank(args[0], _rank(op.operands[0]))
+    return np.transpose(x, (0,) + tuple(d + 1 for d in op.attrs["dims"]))
+
+
 def _broadcast(ex, op, args):
     shape = tuple(op.attrs["shape"])
     x = _to_rank(args[0], len(shape))
@@ -225,7 +230,7 @@ def _identity(ex, op, args):
 
 STRUCTURAL: dict[str, Callable] = {
     "program_id": _program_id, "num_programs": _num_programs, "arange": _arange,
-    "expand_dims": _expand_dims, "broadcast": _broadcast,
+    "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans,
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     "sum": _reduce, "max": _reduce, "min": _reduce,
     "addptr": _addptr, "load": _load, "store": _store,

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from ... import __version__
 from ...errors import CompilationError
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
-from ...ir.layout import to_linear
+from ...ir.layout import permuted_registers, to_linear
 from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_KINDS
 from ...ir.printer import Printer
@@ -556,6 +556,12 @@ class MLIREmitter:
 
     def op_broadcast(self, op: Op):
         self.per_register(op, lambda r, name: self.operand(op.result, op.operands[0], r))
+
+    def op_trans(self, op: Op):
+        res, src = op.result, op.operands[0]
+        regs = permuted_registers(res.layout, res.type.shape, src.layout, src.type.shape, tuple(op.attrs["dims"]),
+                                  self.fn.num_warps)
+        self.per_register(op, lambda r, name: self.ref(src, regs[r]))
 
     def op_convert_layout(self, op: Op):
         src, res = op.operands[0], op.result
