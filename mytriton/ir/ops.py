@@ -773,6 +773,27 @@ def _trans_rule(types, attrs):
     return BlockType(tuple(shape[d] for d in dims), types[0].scalar)
 
 
+DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")
+
+
+def _dot_rule(types, attrs):
+    """``dot(a, b, acc)``: a (M, K) times b (K, N) plus acc (M, N); the frontend (``tl.dot``) checks
+    Triton's rules and always passes an accumulator, whose type is the result's."""
+    a, b, acc = types
+    if not (isinstance(a, BlockType) and isinstance(b, BlockType) and isinstance(acc, BlockType)):
+        raise OpTypeError(f"tl.dot needs blocks, got {a}, {b} and {acc}")
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2 or acc.shape != (m, n) or a.scalar != b.scalar:
+        raise OpTypeError(f"tl.dot of {a} and {b} into {acc}: the shapes or element types do not match")
+    if attrs.get("input_precision") not in DOT_PRECISIONS:
+        raise OpTypeError(f"input_precision must be one of {DOT_PRECISIONS}, got {attrs.get('input_precision')!r}")
+    return acc
+
+
+define(OpDef("dot", (3, 3), _dot_rule,
+             doc="tl.dot: a (M, K) @ b (K, N) + acc (M, N); fp32 inputs as input_precision says (tf32: "
+                 "the low 13 mantissa bits dropped, as the tensor cores read them; tf32x3: three tf32 "
+                 "products; ieee: exact), halves exact in fp32, int8 in int32"))
 define(OpDef("trans", (1, 1), _trans_rule,
              doc="tl.trans / tl.permute / x.T: result dimension i is the input's dimension dims[i]; no data "
                  "moves (the operand's layout is the result's, permuted)"))

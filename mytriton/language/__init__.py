@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import builtins
 
-from ..ir.ops import ATOMIC_SCOPES, ATOMIC_SEMS, OpTypeError, check_atomic, check_block_shape
-from ..ir.types import BlockType, PointerType, ScalarType
+from ..ir.ops import ATOMIC_SCOPES, ATOMIC_SEMS, DOT_PRECISIONS, OpTypeError, check_atomic, check_block_shape
+from ..ir.types import BF16, F16, F32, F64, I8, I32, BlockType, PointerType, ScalarType
 from .core import (bfloat16, builtin, computation_operands, constexpr, current_builder, dtype, float16, float32,
                    float64,
                    int1, int8, int16, int32, int64, is_block, make, tensor, to_tensor, uint8, uint16,
@@ -19,7 +19,7 @@ __all__ = [
     "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",
     "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
-    "atomic_cas", "debug_barrier", "cast", "trans", "permute",
+    "atomic_cas", "debug_barrier", "cast", "trans", "permute", "dot",
 ]
 
 
@@ -328,6 +328,61 @@ sum, max, min = _reduce("sum"), _reduce("max"), _reduce("min")
 @builtin
 def expand_dims(input, axis):
     return make("expand_dims", input, axis=axis)
+
+
+@builtin
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=None):
+    """``input`` (M, K) @ ``other`` (K, N) [+ ``acc``], with Triton 3.6's rules: both operands of one
+    dtype (fp16, bf16, fp32, fp64, int8), K >= 16 (32 for int8); fp32 inputs by ``input_precision``
+    ("tf32", the default, "tf32x3" or "ieee"); the result fp32 (int32 for int8, fp64 for fp64;
+    fp16 inputs may ask ``out_dtype=tl.float16``)."""
+    a, b = to_tensor(input), to_tensor(other)
+    if not (is_block(a) and is_block(b)):
+        raise TypeError("tl.dot needs two blocks")
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise TypeError(f"Both inputs must be 2D (3D batched dots are not supported by mytriton yet); "
+                        f"(lhs: {list(a.shape)} vs rhs: {list(b.shape)})")
+    allowed = (I8, F16, BF16, F32, F64)
+    for side, x in (("lhs", a), ("rhs", b)):
+        if x.dtype not in allowed:
+            raise TypeError(f"Unsupported {side} dtype {x.dtype}")
+    if a.dtype != b.dtype:
+        raise TypeError(f"Both operands must be same dtype. Got {a.dtype} and {b.dtype}")
+    if a.shape[1] != b.shape[0]:
+        raise TypeError(f"First input shape ({list(a.shape)}) and second input shape {list(b.shape)} are not "
+                        f"compatible for matmul (second index of first shape ({a.shape[1]}) must be equal to "
+                        f"first index of second shape ({b.shape[0]})")
+    min_k = 32 if a.dtype == I8 else 16
+    if a.shape[1] < min_k:
+        raise TypeError(f"Input shapes should have M >= 1, N >= 1 and K >= {min_k}")
+    if allow_tf32 is not None:
+        if input_precision is not None:
+            raise TypeError("only one of input_precision and allow_tf32 can be given")
+        input_precision = "tf32" if allow_tf32 else "ieee"
+    precision = "tf32" if input_precision is None else str(input_precision).lower()
+    if precision not in DOT_PRECISIONS:
+        raise TypeError(f"input_precision must be one of {DOT_PRECISIONS}. Got {input_precision}")
+    out_dtype = F32 if out_dtype is None else _block_dtype(out_dtype)
+    if a.dtype == I8:
+        result = I32
+    elif out_dtype == BF16:
+        raise TypeError("out_dtype=bfloat16 is unsupported. Please use out_dtype=float32/float16 and cast with "
+                        "`.to(tl.bfloat16)`")
+    elif a.dtype in (F32, BF16):
+        result = F32
+    elif a.dtype == F64:
+        result = F64
+    else:
+        result = out_dtype if out_dtype in (F16, F32) else F32
+    shape = (a.shape[0], b.shape[1])
+    if acc is None:
+        acc = zeros(shape, result)
+    else:
+        acc = to_tensor(acc)
+        if tuple(acc.shape) != shape or acc.dtype != result:
+            raise TypeError(f"the accumulator must be a {list(shape)} block of {result}, got {acc.type}")
+    return make("dot", a, b, acc, input_precision=precision)
 
 
 def _dims(dims) -> tuple[int, ...]:

@@ -151,6 +151,10 @@ class LayoutAssignment:
             self.request(op.operands[0], SliceLayout(op.attrs["axis"], layout), op, 0)
         elif name == "trans":
             self.request(op.operands[0], permuted_operand_layout(layout, tuple(op.attrs["dims"])), op, 0)
+        elif name == "dot":            # the operands go through shared memory: any layout; acc is elementwise
+            for i, v in enumerate(op.operands[:2]):
+                self.request(v, self.nat.get(v) or self.default(v.type), op, i)
+            self.request(op.operands[2], layout, op, 2)
         elif name in REDUCE_KINDS:
             src = op.operands[0]
             parent = layout.parent if isinstance(layout, SliceLayout) else self.default(src.type)

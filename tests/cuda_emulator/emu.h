@@ -62,6 +62,8 @@ template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
 }
 static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
 static inline int __float_as_int(float x) { int f; memcpy(&f, &x, 4); return f; }
+static inline float __uint_as_float(unsigned x) { float f; memcpy(&f, &x, 4); return f; }
+static inline unsigned __float_as_uint(float x) { unsigned f; memcpy(&f, &x, 4); return f; }
 static inline double __longlong_as_double(long long x) { double f; memcpy(&f, &x, 8); return f; }
 static inline long long __double_as_longlong(double x) { long long f; memcpy(&f, &x, 8); return f; }
 static inline float rsqrt(float x) { return 1.0f / sqrtf(x); }

@@ -60,6 +60,21 @@ MT_APPROX(mt_exp2_approx, "ex2.approx.ftz.f32", exp2f(a))
 // What a masked-off chunk of a vector load reads instead of its address (16 zero bytes, always
 // valid): the load then needs no branch around it.
 __device__ const mt_vec<unsigned, 4> mt_masked_off = {};
+// tl.dot's fp32 operands as the tensor cores read them for input_precision="tf32" (the low 13
+// mantissa bits dropped), and one product of "tf32x3": hi*hi + hi*lo + lo*hi of the operands split
+// into tf32 parts rounded to nearest, ties away from zero (cvt.rna.tf32.f32).
+__device__ __forceinline__ float mt_tf32_truncate(float x) {
+  return __uint_as_float(__float_as_uint(x) & 0xffffe000u);
+}
+__device__ __forceinline__ float mt_tf32_nearest(float x) {
+  const unsigned u = __float_as_uint(x);
+  return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
+}
+__device__ __forceinline__ float mt_tf32x3_product(float a, float b) {
+  const float ah = mt_tf32_nearest(a), bh = mt_tf32_nearest(b);
+  const float al = mt_tf32_nearest(a - ah), bl = mt_tf32_nearest(b - bh);
+  return al * bh + ah * bl + ah * bh;
+}
 
 extern "C" __global__ void __launch_bounds__(128)
 k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slope)

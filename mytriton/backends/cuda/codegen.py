@@ -20,6 +20,7 @@ import os
 import jinja2
 
 from ... import __version__
+from ...errors import CompilationError
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .atomics import atomic_statement
@@ -30,7 +31,7 @@ from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_d
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
-from ...ir.types import F32, BlockType, PointerType, ScalarType, shape_of
+from ...ir.types import F32, I32, BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
 
 _env = None
@@ -668,6 +669,47 @@ class CudaEmitter:
     def op_broadcast(self, op: Op):
         self.elementwise(op, lambda v: v[0], None)
 
+    def op_dot(self, op: Op):
+        """The portable ``tl.dot``: both operands to shared memory (row-major, in the compute type:
+        fp32 for fp32/fp16/bf16, tf32-truncated for input_precision "tf32"; fp64; int32 for int8),
+        then each thread sums its result elements' rows and columns over K, onto the accumulator."""
+        a, b, acc = op.operands
+        res = op.result
+        (m, kk), (_, n) = a.type.shape, b.type.shape
+        src, out = a.type.scalar, res.type.scalar
+        ct = "double" if src.name == "fp64" else "int" if src.name == "i8" else "float"
+        nbytes = (m * kk + kk * n) * (8 if ct == "double" else 4)
+        if nbytes > SHARED_LIMIT:
+            raise CompilationError(
+                f"tl.dot of a {m}x{kk} by a {kk}x{n} tile needs {nbytes} bytes of shared memory in "
+                f"mytriton's portable dot (at most {SHARED_LIMIT}); use smaller tiles", op.loc, self.fn.name)
+        self.smem(nbytes)
+        precision = op.attrs["input_precision"] if ct == "float" and src.name == "fp32" else "ieee"
+        compute = {"double": src, "int": I32, "float": F32}[ct]
+
+        def stored(x: Value, r: str) -> str:
+            v = self.cast_to(f"{self.ref(x)}[{r}]", src, compute)
+            return f"mt_tf32_truncate({v})" if precision == "tf32" else v
+        self.emit(self.declare(res) + ";")
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{ct}* sa = reinterpret_cast<{ct}*>(mt_smem);")
+        self.emit(f"{ct}* sb = sa + {m * kk};")
+        self.per_element(a, f"sa[{self.offset(a, 'r')}] = {stored(a, 'r')};")
+        self.per_element(b, f"sb[{self.offset(b, 'r')}] = {stored(b, 'r')};")
+        self.emit("__syncthreads();")
+        row, col = self.coords(res, "r")
+        start = self.cast_to(f"{self.ref(acc)}[r]", acc.type.scalar, compute)
+        x, y = f"sa[m_ * {kk} + k]", f"sb[k * {n} + n_]"
+        add = (f"s = s + mt_tf32x3_product({x}, {y});" if precision == "tf32x3" else
+               f"s = mt_add(s, mt_mul({x}, {y}));" if ct == "int" else f"s = s + {x} * {y};")
+        back = self.cast_to("s", compute, out)
+        self.per_element(res, f"{{ const int m_ = {row}, n_ = {col}; {ct} s = {start}; "
+                              f"for (int k = 0; k < {kk}; ++k) {add} {self.ref(res)}[r] = {back}; }}")
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
     def op_trans(self, op: Op):
         """No data moves: each register is one of the operand's registers of the same thread."""
         res, src = op.result, op.operands[0]
@@ -954,6 +996,11 @@ class CudaEmitter:
             description=desc, num_threads=self.num_threads, params=self.params(), body=body,
             halves=uses_halves(self.fn))
         return text, self.smem_bytes
+
+
+# The most shared memory a block can have on the GPUs mytriton targets (227 KiB on sm_90; the
+# runtime checks the device's own limit when it loads a kernel and opts in above 48 KiB).
+SHARED_LIMIT = 227 * 1024
 
 
 def _zero_bits(v: Value) -> bool:

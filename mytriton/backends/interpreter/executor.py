@@ -144,6 +144,44 @@ def _expand_dims(ex, op, args):
     return np.expand_dims(x, op.attrs["axis"] + 1)
 
 
+def _tf32(x, rounding: str):
+    """fp32 ``x`` as tf32 (10 mantissa bits): "truncate" drops the low 13 bits (what the tensor
+    cores read of an fp32 operand), "nearest" rounds to nearest, ties away from zero (cvt.rna)."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    if rounding == "nearest":
+        finite = (bits & 0x7F800000) != 0x7F800000
+        bits = np.where(finite, bits + np.uint32(0x1000), bits)
+    return (bits & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def dot_products(a, b, precision: str):
+    """``a @ b`` (batched over the leading dimension) as ``tl.dot`` computes it, in the
+    accumulator's precision: fp32 inputs by ``precision``, halves exactly in fp32, int8 in int32."""
+    if a.dtype == np.int8:
+        return np.matmul(a.astype(np.int32), b.astype(np.int32))
+    if a.dtype == np.float64:
+        return np.matmul(a, b)
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    with np.errstate(all="ignore"):
+        if precision == "tf32":
+            return np.matmul(_tf32(a, "truncate"), _tf32(b, "truncate"))
+        if precision == "tf32x3":
+            a_hi, b_hi = _tf32(a, "nearest"), _tf32(b, "nearest")
+            a_lo, b_lo = _tf32(a - a_hi, "nearest"), _tf32(b - b_hi, "nearest")
+            return np.matmul(a_lo, b_hi) + np.matmul(a_hi, b_lo) + np.matmul(a_hi, b_hi)
+        return np.matmul(a, b)
+
+
+def _dot(ex, op, args):
+    a, b, acc = (_to_rank(x, 2) for x in args)
+    out = np_dtype(op.result.type.scalar)
+    with np.errstate(all="ignore"):
+        total = dot_products(a, b, op.attrs["input_precision"])
+        if out == np.int32:
+            return (total + acc).astype(np.int32)
+        return (total + acc.astype(total.dtype)).astype(out)
+
+
 def _trans(ex, op, args):
     x = _to_rank(args[0], _rank(op.operands[0]))
     return np.transpose(x, (0,) + tuple(d + 1 for d in op.attrs["dims"]))
@@ -230,7 +268,7 @@ def _identity(ex, op, args):
 
 STRUCTURAL: dict[str, Callable] = {
     "program_id": _program_id, "num_programs": _num_programs, "arange": _arange,
-    "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans,
+    "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans, "dot": _dot,
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     "sum": _reduce, "max": _reduce, "min": _reduce,
     "addptr": _addptr, "load": _load, "store": _store,

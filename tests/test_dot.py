@@ -1,0 +1,183 @@
+"""tl.dot with Triton 3.6's semantics: the interpreter against numpy (fp16, bf16, fp32 as tf32 /
+tf32x3 / ieee, fp64, int8; an accumulator; fp16 out_dtype; a K loop with masked tails), the errors
+Triton gives (at the kernel's line), the CUDA backend's portable dot run on the CPU emulator against
+the interpreter, and the MLIR backend's refusal."""
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mytriton
+import mytriton.language as tl
+from mytriton.backends.interpreter.executor import dot_products
+from tests import cuda_emulator
+
+RNG = np.random.default_rng(13)
+
+
+@mytriton.jit
+def dot_tile(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, PREC: tl.constexpr,
+             ACC: tl.constexpr, OUT: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    if ACC:
+        c = tl.dot(a, b, tl.load(c_ptr + rm[:, None] * N + rn[None, :]), input_precision=PREC, out_dtype=OUT)
+    else:
+        c = tl.dot(a, b, input_precision=PREC, out_dtype=OUT)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+@mytriton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Triton tutorial 03's shape of kernel: a K loop of masked tiles into an fp32 accumulator."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * stride_am + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :],
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def operands(dtype, m, n, k):
+    if dtype == np.int8:
+        return (RNG.integers(-128, 128, (m, k)).astype(np.int8), RNG.integers(-128, 128, (k, n)).astype(np.int8))
+    return RNG.standard_normal((m, k)).astype(dtype), RNG.standard_normal((k, n)).astype(dtype)
+
+
+def tf32_truncated(x):
+    return (x.astype(np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+@pytest.mark.parametrize("dtype,prec,tol", [
+    (np.float16, "tf32", 1e-5), (ml_dtypes.bfloat16, "tf32", 1e-5), (np.float32, "ieee", 1e-5),
+    (np.float32, "tf32x3", 1e-5), (np.float64, "ieee", 1e-12), (np.int8, "tf32", 0)])
+@pytest.mark.parametrize("m,n,k", [(16, 16, 32), (1, 8, 16), (32, 4, 64)])
+def test_interpreter_dot_as_numpy(dtype, prec, tol, m, n, k):
+    if dtype == np.int8 and k < 32:
+        k = 32
+    a, b = operands(dtype, m, n, k)
+    out = {np.int8: np.int32, np.float64: np.float64}.get(dtype, np.float32)
+    c = np.zeros((m, n), out)
+    dot_tile[(1,)](a, b, c, m, n, k, prec, False, tl.float32)
+    want = a.astype(np.int64) @ b.astype(np.int64) if dtype == np.int8 else a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, want, rtol=tol, atol=tol * k)
+
+
+def test_tf32_drops_the_low_mantissa_bits_of_fp32_operands():
+    """input_precision="tf32" (the default) reads fp32 operands as the tensor cores do."""
+    a, b = operands(np.float32, 16, 16, 32)
+    c = np.zeros((16, 16), np.float32)
+    dot_tile[(1,)](a, b, c, 16, 16, 32, "tf32", False, tl.float32)
+    np.testing.assert_allclose(c, tf32_truncated(a).astype(np.float64) @ tf32_truncated(b), rtol=1e-5, atol=1e-5)
+    assert np.abs(c - a.astype(np.float64) @ b).max() > 1e-4        # (and that is not the ieee product)
+
+
+def test_accumulator_and_fp16_out_dtype():
+    a, b = operands(np.float16, 16, 32, 16)
+    c = RNG.standard_normal((16, 32)).astype(np.float16)
+    want = (a.astype(np.float32) @ b.astype(np.float32) + c.astype(np.float32)).astype(np.float16)
+    dot_tile[(1,)](a, b, c, 16, 32, 16, "tf32", True, tl.float16)
+    np.testing.assert_allclose(c.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("m,n,k", [(37, 45, 70), (64, 64, 64), (1, 100, 33)])
+def test_matmul_with_masked_tails(m, n, k):
+    a, b = operands(np.float16, m, n, k)
+    c = np.zeros((m, n), np.float16)
+    grid = (mytriton.cdiv(m, 32), mytriton.cdiv(n, 32))
+    matmul[grid](a, b, c, m, n, k, k, n, n, BM=32, BN=32, BK=16)
+    np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32), rtol=2e-3, atol=2e-2)
+
+
+@mytriton.jit
+def _bad_dot(a_ptr, b_ptr, CASE: tl.constexpr):
+    r16 = tl.arange(0, 16)
+    a = tl.load(a_ptr + r16[:, None] * 16 + r16[None, :])
+    b = tl.load(b_ptr + r16[:, None] * 16 + r16[None, :])
+    if CASE == 0:
+        c = tl.dot(a, b.to(tl.float16))
+    elif CASE == 1:
+        c = tl.dot(a, tl.load(b_ptr + tl.arange(0, 8)[:, None] * 16 + r16[None, :]))
+    elif CASE == 2:
+        c = tl.dot(a, b, input_precision="bf16x9")
+    elif CASE == 3:
+        c = tl.dot(a, b, out_dtype=tl.bfloat16)
+    elif CASE == 4:
+        c = tl.dot(a, b, tl.zeros((16, 16), tl.float16))
+    else:
+        c = tl.dot(tl.load(a_ptr + r16), b)
+    tl.store(a_ptr + r16[:, None] * 16 + r16[None, :], c)
+
+
+@pytest.mark.parametrize("case,message", [
+    (0, "Both operands must be same dtype. Got f32 and f16"),
+    (1, r"are not compatible for matmul \(second index of first shape \(16\) must be equal to first index of "
+        r"second shape \(8\)"),
+    (2, r"input_precision must be one of \('tf32', 'tf32x3', 'ieee'\). Got bf16x9"),
+    (3, "out_dtype=bfloat16 is unsupported"),
+    (4, r"the accumulator must be a \[16, 16\] block of f32"),
+    (5, "Both inputs must be 2D"),
+])
+def test_errors_name_the_line(case, message):
+    with pytest.raises(mytriton.CompilationError) as e:
+        mytriton.compile(_bad_dot, {"a_ptr": "*fp32", "b_ptr": "*fp32"}, {"CASE": case})
+    assert re.search(message, str(e.value)), str(e.value)
+    assert re.search(r"test_dot\.py:\d+:\d+: error", str(e.value))
+
+
+def test_k_below_16_is_refused():
+    with pytest.raises(mytriton.CompilationError, match="Input shapes should have M >= 1, N >= 1 and K >= 16"):
+        mytriton.compile(dot_tile, {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
+                         {"M": 16, "N": 16, "K": 8, "PREC": "tf32", "ACC": False, "OUT": tl.float32})
+
+
+def test_tf32x3_is_close_to_ieee():
+    a, b = operands(np.float32, 8, 8, 64)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(dot_products(a[None], b[None], "tf32x3")[0] - exact).max() < 1e-4
+    assert np.abs(dot_products(a[None], b[None], "tf32")[0] - exact).max() > 1e-3
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("dtype,prec,warps", [(np.float32, "tf32", 4), (np.float32, "tf32x3", 2),
+                                              (np.float16, "tf32", 4), (np.int8, "tf32", 1), (np.float64, "ieee", 2)])
+def test_emulated_cuda_agrees_with_the_interpreter(dtype, prec, warps):
+    from tests.test_cuda_emulated import same_as_interpreter
+    m, n, k = 16, 32, 32
+    a, b = operands(dtype, m, n, k)
+    out = {np.int8: np.int32, np.float64: np.float64}.get(dtype, np.float32)
+    name = {np.float32: "fp32", np.float16: "fp16", np.int8: "i8", np.float64: "fp64"}[dtype]
+    cname = {np.int32: "i32", np.float64: "fp64", np.float32: "fp32"}[out]
+    same_as_interpreter(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": f"*{cname}"},
+                        {"M": m, "N": n, "K": k, "PREC": prec, "ACC": True, "OUT": tl.float32 if out != np.float64 else tl.float64},
+                        [a, b, RNG.standard_normal((m, n)).astype(out) if out != np.int32 else
+                         RNG.integers(-5, 5, (m, n)).astype(np.int32)], (1,), warps, tol=1e-4)
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+def test_emulated_matmul_loop_agrees_with_the_interpreter():
+    from tests.test_cuda_emulated import same_as_interpreter
+    m, n, k = 37, 20, 50
+    a, b = operands(np.float16, m, n, k)
+    same_as_interpreter(matmul, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
+                                 "K": "i32", "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"},
+                        {"BM": 16, "BN": 32, "BK": 16}, [a, b, np.zeros((m, n), np.float16), m, n, k, k, n, n],
+                        (3, 1), 4, tol=2e-3)
+
+
+def test_mlir_backend_refuses_dot_at_its_line():
+    with pytest.raises(mytriton.CompilationError) as e:
+        mytriton.compile(dot_tile, {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
+                         {"M": 16, "N": 16, "K": 16, "PREC": "tf32", "ACC": False, "OUT": tl.float32}, backend="mlir")
+    assert "MLIR backend does not support the 'dot' op" in str(e.value)
+    assert re.search(r"test_dot\.py:\d+:\d+", str(e.value))
