@@ -1,0 +1,78 @@
+"""Matrix products on tl.dot, written the way Triton users write them:
+
+- ``matmul_kernel``: C = act(A @ B) for strided A (M×K), B (K×N), C (M×N) of any float dtype, an
+  fp32 accumulator, programs grouped GROUP_M tiles high (consecutive programs share columns of B and
+  rows of A in L2), pointers advanced along K, masked tails in M, N and K;
+- ``linear_kernel``: Y = act(X @ W + bias), the fused linear layer (bias per output column).
+
+ACTIVATION is "" (none), "leaky_relu" or "relu", applied to the fp32 accumulator.
+"""
+import mytriton as triton
+import mytriton.language as tl
+
+
+@triton.jit
+def _activation(x, ACTIVATION: tl.constexpr):
+    if ACTIVATION == "leaky_relu":
+        x = tl.where(x >= 0, x, 0.01 * x)
+    elif ACTIVATION == "relu":
+        x = tl.maximum(x, 0.0)
+    return x
+
+
+@triton.jit
+def _program_tile(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(pid_m, pid_n) of this program: programs walk GROUP_M tile rows column by column."""
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    group = pid // per_group
+    first_m = group * GROUP_M
+    rows = min(tiles_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % rows
+    pid_n = (pid % per_group) // rows
+    return pid_m, pid_n
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  ACTIVATION: tl.constexpr):
+    pid_m, pid_n = _program_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < K - k), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < K - k) & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c = _activation(acc, ACTIVATION).to(c_ptr.dtype.element_ty)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def linear_kernel(x_ptr, w_ptr, bias_ptr, y_ptr, M, N, K, stride_xm, stride_wk, stride_ym,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  ACTIVATION: tl.constexpr):
+    pid_m, pid_n = _program_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        kk = k + offs_k
+        x = tl.load(x_ptr + offs_m[:, None] * stride_xm + kk[None, :], mask=(offs_m[:, None] < M) & (kk[None, :] < K),
+                    other=0.0)
+        w = tl.load(w_ptr + kk[:, None] * stride_wk + offs_n[None, :], mask=(kk[:, None] < K) & (offs_n[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(x, w, acc)
+    bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+    y = _activation(acc + bias[None, :], ACTIVATION).to(y_ptr.dtype.element_ty)
+    tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], y, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
