@@ -181,3 +181,51 @@ def test_mlir_backend_refuses_dot_at_its_line():
                          {"M": 16, "N": 16, "K": 16, "PREC": "tf32", "ACC": False, "OUT": tl.float32}, backend="mlir")
     assert "MLIR backend does not support the 'dot' op" in str(e.value)
     assert re.search(r"test_dot\.py:\d+:\d+", str(e.value))
+
+
+def test_the_mma_layout_is_the_m16n8k16_accumulator_fragment():
+    """PTX ISA, mma.m16n8k16 with fp32 accumulators: lane l holds c0, c1 at row l/4, columns
+    2(l%4) and +1, and c2, c3 eight rows below; every element of the tile is held exactly once."""
+    from mytriton.ir.layout import MmaLayout, mma_layout, to_linear
+    ll = to_linear(MmaLayout((1, 1)), (16, 8), 1)
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        assert [ll.apply(register=r, lane=lane, warp=0) for r in range(4)] == \
+            [(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)]
+    for shape, warps in (((64, 64), 4), ((128, 32), 8), ((16, 64), 4), ((32, 16), 2)):
+        ll = to_linear(mma_layout(shape, warps), shape, warps)
+        held = [ll.apply(register=r, lane=t % 32, warp=t // 32) for t in range(32 * warps) for r in range(ll.num_regs)]
+        assert sorted(set(held)) == [(i, j) for i in range(shape[0]) for j in range(shape[1])]
+        assert len(held) == shape[0] * shape[1]
+
+
+def test_which_dots_the_tensor_cores_compute():
+    """fp16/bf16 into fp32 with M >= 16 and N >= 8: the mma layout (mma.sync); the rest: the portable dot."""
+    from mytriton.compiler import build_ssa
+    from mytriton.ir.layout import MmaLayout
+    from mytriton.ir.ssa import walk
+    from mytriton.passes.layout import assign_layouts
+    for name, m, n, out, mma in (("fp16", 16, 8, tl.float32, True), ("bf16", 64, 32, tl.float32, True),
+                                 ("fp16", 16, 8, tl.float16, False), ("fp32", 16, 16, tl.float32, False),
+                                 ("fp16", 1, 16, tl.float32, False)):
+        func = assign_layouts(build_ssa(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*fp32"},
+                                        {"M": m, "N": n, "K": 16, "PREC": "tf32", "ACC": False, "OUT": out}, 4))
+        dot = next(op for op in walk(func.body) if op.name == "dot")
+        assert isinstance(dot.result.layout, MmaLayout) == mma, (name, m, n, out)
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("m,n,k,warps", [(16, 8, 16, 1), (64, 64, 32, 4), (32, 16, 64, 2), (16, 64, 16, 4),
+                                         (128, 32, 16, 8)])
+def test_emulated_tensor_core_dot_agrees_with_the_interpreter(dtype, m, n, k, warps):
+    """The mma.sync path (mma.m16n8k16 emulated warp by warp on the CPU) against the interpreter."""
+    from tests.test_cuda_emulated import same_as_interpreter
+    a, b = operands(dtype, m, n, k)
+    name = "fp16" if dtype == np.float16 else "bf16"
+    ck = mytriton.compile(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*fp32"},
+                          {"M": m, "N": n, "K": k, "PREC": "tf32", "ACC": True, "OUT": tl.float32}, num_warps=warps)
+    assert "mt_mma_m16n8k16<" in ck.asm["cu"]
+    same_as_interpreter(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*fp32"},
+                        {"M": m, "N": n, "K": k, "PREC": "tf32", "ACC": True, "OUT": tl.float32},
+                        [a, b, RNG.standard_normal((m, n)).astype(np.float32)], (1,), warps, tol=1e-4)

@@ -96,7 +96,51 @@ class SliceLayout:
         return self.parent.to_linear(parent_shape, num_warps).drop_out_dim(self.dim)
 
 
-Layout = BlockedLayout | SliceLayout
+@dataclass(frozen=True)
+class MmaLayout:
+    """The accumulator layout of the tensor cores' ``mma.sync.m16n8k16`` (Triton's NVIDIA MMA v2):
+    each warp computes 16x8 tiles; in a tile, lane ``l`` holds rows ``l/4`` and ``l/4 + 8`` at
+    columns ``2*(l%4)`` and ``+1`` (registers c0..c3). ``warps_per_cta`` = (along M, along N) place
+    the warps' tiles side by side; the pattern repeats over the value, along N first."""
+    warps_per_cta: tuple[int, int]
+
+    @property
+    def rank(self) -> int:
+        return 2
+
+    def __str__(self) -> str:
+        return f"#mma<m16n8, warps=[{self.warps_per_cta[0]}, {self.warps_per_cta[1]}]>"
+
+    def to_linear(self, shape: tuple[int, ...], num_warps: int) -> LinearLayout:
+        wm, wn = self.warps_per_cta
+        if wm * wn != num_warps:
+            raise ValueError(f"{self} tiles {wm * wn} warps, the block has {num_warps}")
+
+        def v(row: int, col: int) -> tuple[int, int]:         # beyond the extent: copies (0)
+            return (row if row < shape[0] else 0, col if col < shape[1] else 0)
+        regs = [v(0, 1), v(8, 0)]
+        regs += [v(0, (8 * wn) << b) for b in range(log2_exact(max(1, shape[1] // (8 * wn))))]
+        regs += [v((16 * wm) << b, 0) for b in range(log2_exact(max(1, shape[0] // (16 * wm))))]
+        lanes = [v(0, 2), v(0, 4), v(1, 0), v(2, 0), v(4, 0)]
+        warps = [v(16 << b, 0) for b in range(log2_exact(wm))] + [v(0, 8 << b) for b in range(log2_exact(wn))]
+        return LinearLayout.make({REGISTER: regs, LANE: lanes, WARP: warps}, shape)
+
+
+def mma_layout(shape: tuple[int, int], num_warps: int) -> MmaLayout:
+    """The warps' arrangement for an (M, N) accumulator: doubled along the dimension with more
+    16x8 tiles per warp left (M first), as long as the tile holds them."""
+    wm = wn = 1
+    while wm * wn < num_warps:
+        if shape[0] // (16 * wm) >= shape[1] // (8 * wn) and shape[0] >= 32 * wm:
+            wm *= 2
+        elif shape[1] >= 16 * wn:
+            wn *= 2
+        else:
+            wm *= 2
+    return MmaLayout((wm, wn))
+
+
+Layout = BlockedLayout | SliceLayout | MmaLayout
 
 
 def _warps_of(layout: Layout) -> int:

@@ -14,11 +14,12 @@ from collections import Counter
 from math import prod
 
 from ..errors import CompilationError
-from ..ir.layout import BlockedLayout, Layout, SliceLayout, default_layout, num_regs, permuted_operand_layout
+from ..ir.layout import (BlockedLayout, Layout, MmaLayout, SliceLayout, default_layout, mma_layout, num_regs,
+                         permuted_operand_layout)
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
-from ..ir.types import BlockType, PointerType, broadcast_shapes, shape_of
+from ..ir.types import BF16, F16, F32, BlockType, PointerType, broadcast_shapes, shape_of
 
 # The most elements of one block value a thread may hold in registers. Each thread's share is an
 # unrolled register array in the generated code; NVRTC's time grows faster than linearly with it
@@ -62,6 +63,16 @@ def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
                 width //= 2
             widths[ptr.type.shape] = min(widths.get(ptr.type.shape, width), width)
     return widths
+
+
+def dot_layout(op: Op, num_warps: int) -> MmaLayout | None:
+    """The tensor cores' accumulator layout for a ``dot`` they compute (fp16 or bf16 operands into
+    fp32, an M of at least 16 and an N of at least 8: ``mma.sync.m16n8k16``), else None (the CUDA
+    backend's portable dot, on any layout). The backends read the choice off the result's layout."""
+    a, res = op.operands[0].type, op.result.type
+    if a.scalar in (F16, BF16) and res.scalar == F32 and res.shape[0] >= 16 and res.shape[1] >= 8:
+        return mma_layout(res.shape, num_warps)
+    return None
 
 
 class LayoutAssignment:
@@ -115,6 +126,8 @@ class LayoutAssignment:
                 if isinstance(lay, SliceLayout) and lay.dim == axis:
                     return lay
             return SliceLayout(axis, self.default(op.operands[0].type))
+        if op is not None and op.name == "dot" and dot_layout(op, self.fn.num_warps) is not None:
+            return dot_layout(op, self.fn.num_warps)
         if op is not None and op.name == "trans":     # (its operand takes the permuted blocked layout)
             reqs = [req for req in reqs if isinstance(req[0], BlockedLayout)]
         if not reqs:
@@ -206,6 +219,8 @@ class LayoutAssignment:
             if op.name in REDUCE_KINDS:
                 parent = nat.get(src) or self.default(src.type)
                 nat[op.result] = SliceLayout(op.attrs["axis"], parent)
+            elif op.name == "dot" and dot_layout(op, self.fn.num_warps) is not None:
+                nat[op.result] = dot_layout(op, self.fn.num_warps)
             elif op.name == "expand_dims":
                 lay = nat.get(src)
                 if isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"]:
@@ -324,6 +339,8 @@ def verify_layouts(fn: Function) -> Function:
                 want = SliceLayout(op.attrs["axis"], op.result.layout)
                 if op.operands[0].layout != want:
                     raise VerificationError(f"expand_dims operand has layout {op.operands[0].layout}, expected {want}", op)
+            elif op.name == "dot":
+                same(op.operands[2], op.result, op, "dot accumulator")
             elif op.name == "trans":
                 want = permuted_operand_layout(op.result.layout, tuple(op.attrs["dims"]))
                 if want is None or op.operands[0].layout != want:

@@ -49,6 +49,40 @@ static inline int __syncthreads_or(int p) {
   return r;
 }
 static unsigned long long mt_exch[1024];
+// mma.sync.m16n8k16 (row.col, fp32 accumulators) for the warp of each thread: every thread posts
+// its fragments, then computes its own four results from its warp's (the block's threads all call
+// it together, as the generated code does). Products and sums in fp32, k in order.
+static unsigned mt_mma_slots[1024][6];
+static inline float mt_half_bits(unsigned h, bool bf16) {
+  if (bf16) { unsigned u = h << 16; float f; memcpy(&f, &u, 4); return f; }
+  const int e = (h >> 10) & 31, m = h & 1023;          // IEEE binary16
+  const float mag = e == 0 ? std::ldexp((float)m, -24) : e == 31 ? (m ? NAN : INFINITY)
+                                                      : std::ldexp((float)(m | 1024), e - 25);
+  return (h & 0x8000) ? -mag : mag;
+}
+static inline void mt_emulated_mma(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1,
+                                   unsigned a2, unsigned a3, unsigned b0, unsigned b1, bool bf16) {
+  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
+  const unsigned mine[6] = {a0, a1, a2, a3, b0, b1};
+  memcpy(mt_mma_slots[me], mine, sizeof(mine));
+  mt_bar->arrive_and_wait();
+  auto A = [&](unsigned row, unsigned k) {       // row in 0..15, k in 0..15
+    unsigned w = mt_mma_slots[base + (row % 8) * 4 + (k % 8) / 2][(row >= 8) + 2 * (k >= 8)];
+    return mt_half_bits(k % 2 ? w >> 16 : w & 0xffff, bf16);
+  };
+  auto B = [&](unsigned k, unsigned n) {         // k in 0..15, n in 0..7
+    unsigned w = mt_mma_slots[base + n * 4 + (k % 8) / 2][4 + (k >= 8)];
+    return mt_half_bits(k % 2 ? w >> 16 : w & 0xffff, bf16);
+  };
+  float* d[4] = {&d0, &d1, &d2, &d3};
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned row = lane / 4 + 8 * (i / 2), col = 2 * (lane % 4) + i % 2;
+    float s = *d[i];
+    for (unsigned k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
+    *d[i] = s;
+  }
+  mt_bar->arrive_and_wait();
+}
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   unsigned long long b = 0;
   memcpy(&b, &v, sizeof(T));

@@ -75,6 +75,25 @@ __device__ __forceinline__ float mt_tf32x3_product(float a, float b) {
   const float al = mt_tf32_nearest(a - ah), bl = mt_tf32_nearest(b - bh);
   return al * bh + ah * bl + ah * bh;
 }
+// One tensor-core product of tl.dot: d (a 16x8 fp32 tile, c0..c3) += A (16x16) x B (16x8) in fp16 or
+// bf16, each operand as this lane's fragment words (mma.sync.m16n8k16: sm_80 and later). Host
+// compilers (the CPU emulator of the tests) get the emulator's warp-wide equivalent.
+template <bool BF16>
+__device__ __forceinline__ void mt_mma_m16n8k16(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1,
+                                                unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+#ifdef __CUDA_ARCH__
+  if constexpr (BF16)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, "
+                 "{ %8, %9 }, { %0, %1, %2, %3 };"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, "
+                 "{ %8, %9 }, { %0, %1, %2, %3 };"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  mt_emulated_mma(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1, BF16);
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(128)
 k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slope)

@@ -25,7 +25,7 @@ from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .atomics import atomic_statement
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
-from ...ir.layout import permuted_registers, to_linear
+from ...ir.layout import MmaLayout, permuted_registers, to_linear
 from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
 from ...ir.printer import Printer
@@ -670,6 +670,58 @@ class CudaEmitter:
         self.elementwise(op, lambda v: v[0], None)
 
     def op_dot(self, op: Op):
+        if isinstance(op.result.layout, MmaLayout):
+            self.dot_mma(op)
+        else:
+            self.dot_portable(op)
+
+    def dot_mma(self, op: Op):
+        """``tl.dot`` on the tensor cores (``mma.sync.m16n8k16``, fp16/bf16 into fp32): A row-major
+        and B transposed (N x K) go to shared memory as halves; each warp then loads, per 16x8 tile
+        of its accumulator registers and per 16 of K, the A and B fragments as 32-bit words (two
+        halves along K) and issues one mma. The accumulator is in the MMA layout
+        (``passes/layout.dot_layout``): registers 4q..4q+3 are one tile's c0..c3."""
+        a, b, acc = op.operands
+        res = op.result
+        (m, kk), (_, n) = a.type.shape, b.type.shape
+        half = a.type.scalar.c_name
+        self.smem(2 * (m * kk + n * kk))
+        self.emit(self.declare(res) + ";")
+        self.per_element(res, f"{self.ref(res)}[r] = {self.ref(acc)}[r];")
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{half}* sa = reinterpret_cast<{half}*>(mt_smem);")
+        self.emit(f"{half}* sb = sa + {m * kk};")
+        self.per_element(a, f"sa[{self.offset(a, 'r')}] = {self.ref(a)}[r];")
+        bk, bn = self.coords(b, "r")
+        self.per_element(b, f"sb[({bn}) * {kk} + ({bk})] = {self.ref(b)}[r];")
+        self.emit("__syncthreads();")
+        self.emit("const int g = (tid & 31) >> 2, t = tid & 3;")
+        row, col = self.coords(res, "(q * 4)")
+        word = "*reinterpret_cast<const unsigned*>"
+        self.emit("#pragma unroll")
+        self.emit(f"for (int q = 0; q < {self.nregs(res) // 4}; ++q) {{")
+        self.depth += 1
+        self.emit(f"const int row = {row}, col = ({col}) - 2 * t + g;      // (the B column of lane g)")
+        self.emit("#pragma unroll")
+        self.emit(f"for (int k0 = 0; k0 < {kk}; k0 += 16) {{")
+        self.depth += 1
+        self.emit(f"const {half}* pa = sa + row * {kk} + k0 + 2 * t;")
+        self.emit(f"const {half}* pb = sb + col * {kk} + k0 + 2 * t;")
+        ref = self.ref(res)
+        self.emit(f"mt_mma_m16n8k16<{'true' if a.type.scalar.name == 'bf16' else 'false'}>("
+                  f"{ref}[q * 4], {ref}[q * 4 + 1], {ref}[q * 4 + 2], {ref}[q * 4 + 3], "
+                  f"{word}(pa), {word}(pa + {8 * kk}), {word}(pa + 8), {word}(pa + {8 * kk} + 8), "
+                  f"{word}(pb), {word}(pb + 8));")
+        self.depth -= 1
+        self.emit("}")
+        self.depth -= 1
+        self.emit("}")
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
+    def dot_portable(self, op: Op):
         """The portable ``tl.dot``: both operands to shared memory (row-major, in the compute type:
         fp32 for fp32/fp16/bf16, tf32-truncated for input_precision "tf32"; fp64; int32 for int8),
         then each thread sums its result elements' rows and columns over K, onto the accumulator."""
@@ -932,6 +984,13 @@ class CudaEmitter:
         self.emit(f"  {acc} = seen[q] ? {self.combine(kind, acc, value, ty)} : {value};")
         self.emit("  seen[q] = true;")
         self.emit("}")
+        # result registers that only copy another (a slice of the tensor cores' layout drops the
+        # column bit of c0/c1: its registers 1 and 3 repeat 0 and 2) take their value before the
+        # exchanges below (which read and write every register)
+        res_copies = self.layout_of(res).free_masks()["register"] if block else 0
+        if res_copies:
+            self.emit("#pragma unroll")
+            self.emit(f"for (int q = 0; q < {n_res}; ++q) if (q & {res_copies}) {out}[q] = {out}[q & ~{res_copies}];")
         # 2. across the lanes of a warp
         masks = [1 << b for b in lay.bits_along(LANE, axes)]
         if masks:
