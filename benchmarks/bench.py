@@ -6,7 +6,8 @@ Builds benchmarks/manifests/bench.yaml with mytriton-build, then times each kern
 Results are checked before timing; times are CUDA-event medians after warm-up, with inputs rotated
 over several buffer sets so the L2 cache flatters no one. Prints a table and writes JSON.
 
-    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,tutorials] [--quick]
+    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,tutorials,gemm,attention]
+                                [--quick]
 """
 from __future__ import annotations
 
@@ -192,6 +193,71 @@ class Suite:
                  "torch": bench(lambda i: torch.nn.functional.layer_norm(xs[i], (n,), w, b, 1e-5), sets)}
             self.record(name, f"{m}x{n} tutorial 05", "GB/s", 2 * m * n * xs[0].element_size(), t)
 
+    def gemm(self):
+        """tl.dot GEMMs (manifests/kernels/gemm.py through both JITs): fp16 and bf16 4096^3 against
+        cuBLAS (torch.matmul), and the fused linear layer + bias + ReLU in bf16 against torch."""
+        from common import load_module
+        mt, tr = load_module(KERNELS / "gemm.py", "mt_gemm"), triton_module("gemm.py")
+        n = 1024 if self.quick else 4096
+        for dtype, name in ((torch.float16, "gemm_fp16"), (torch.bfloat16, "gemm_bf16")):
+            a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
+            c = torch.empty(n, n, device="cuda", dtype=dtype)
+            for bm, bn, bk, warps in ((128, 128, 32, 4), (128, 64, 32, 4), (64, 64, 32, 4)):
+                grid = (cdiv(n, bm) * cdiv(n, bn),)
+
+                def run(impl):
+                    return lambda i: impl.matmul_kernel[grid](a, b, c, n, n, n, n, 1, n, 1, n, 1, BLOCK_M=bm,
+                                                              BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACTIVATION="",
+                                                              num_warps=warps)
+                for impl in (mt, tr):
+                    run(impl)(0)
+                    check(name, c.float(), (a.float() @ b.float()), 2e-2, 1e-1)
+                t = {"mytriton": bench(run(mt), 1, reps=10), "triton": bench(run(tr), 1, reps=10),
+                     "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
+                self.record(name, f"{n}^3 {bm}x{bn}x{bk} w{warps}", "TFLOP/s", 2 * n**3, t)
+        m, k, nn = (1024, 1024, 1024) if self.quick else (8192, 4096, 4096)
+        x, w = torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, nn, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(nn, device="cuda", dtype=torch.bfloat16)
+        y = torch.empty(m, nn, device="cuda", dtype=torch.bfloat16)
+        grid = (cdiv(m, 128) * cdiv(nn, 128),)
+
+        def run_linear(impl):
+            return lambda i: impl.linear_kernel[grid](x, w, bias, y, m, nn, k, k, nn, nn, BLOCK_M=128, BLOCK_N=128,
+                                                      BLOCK_K=32, GROUP_M=8, ACTIVATION="relu", num_warps=4)
+        want = torch.relu(x.float() @ w.float() + bias.float())
+        for impl in (mt, tr):
+            run_linear(impl)(0)
+            check("linear_bf16", y.float(), want, 5e-2, 5e-1)
+        t = {"mytriton": bench(run_linear(mt), 1, reps=10), "triton": bench(run_linear(tr), 1, reps=10),
+             "torch": bench(lambda i: torch.relu(torch.addmm(bias, x, w)), 1, reps=10)}
+        self.record("linear_bf16", f"{m}x{k}x{nn} +bias relu", "TFLOP/s", 2 * m * k * nn, t)
+
+    def attention(self):
+        """FlashAttention-style forward (manifests/kernels/attention.py through both JITs), fp16,
+        head dim 64 and 128, causal and not, against torch's scaled_dot_product_attention."""
+        from common import load_module
+        mt, tr = load_module(KERNELS / "attention.py", "mt_attention"), triton_module("attention.py")
+        z, h, n_ctx = (2, 8, 1024) if self.quick else (4, 32, 4096)
+        for d in (64, 128):
+            q, k, v = (torch.randn(z, h, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
+            o = torch.empty_like(q)
+            for causal in (False, True):
+                grid = (cdiv(n_ctx, 128), z * h)
+
+                def run(impl):
+                    return lambda i: impl.attention_fwd_kernel[grid](q, k, v, o, d ** -0.5, n_ctx, HEAD_DIM=d,
+                                                                     BLOCK_M=128, BLOCK_N=64, CAUSAL=causal,
+                                                                     num_warps=8 if d == 128 else 4)
+                want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                for impl in (mt, tr):
+                    run(impl)(0)
+                    check("attention", o.float(), want.float(), 2e-2, 2e-2)
+                flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1)
+                t = {"mytriton": bench(run(mt), 1, reps=10), "triton": bench(run(tr), 1, reps=10),
+                     "torch": bench(lambda i: torch.nn.functional.scaled_dot_product_attention(
+                         q, k, v, is_causal=causal), 1, reps=10)}
+                self.record("attention", f"d={d} {'causal' if causal else 'full'}", "TFLOP/s", flops, t)
+
     def histogram(self):
         """Atomic adds into few bins (heavy contention) and into many (little); one run each."""
         n = 2**24 if self.quick else 2**27
@@ -222,8 +288,10 @@ def main():
     mt = build_mytriton(Path(tempfile.mkdtemp()) / "build")
     suite = Suite(mt, args.quick)
     print(f"device: {torch.cuda.get_device_name()}  (GB/s counts bytes read + written; fp32 matmul without tf32)")
-    for name in ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "tutorials"):
-        if not args.only or name in args.only.split(","):
+    groups = ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "tutorials", "gemm", "attention")
+    for name in groups:
+        # (the tl.dot groups, gemm and attention, run when asked for: mytriton's tensor-core dot is new)
+        if (not args.only and name not in ("gemm", "attention")) or name in args.only.split(","):
             getattr(suite, name)()
     print("\nsummary (best config of each):")
     print(f"{'kernel':10s} {'unit':8s} {'mytriton':>10s} {'triton':>10s} {'torch':>10s} {'mt/triton':>10s}")
