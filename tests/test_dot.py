@@ -229,3 +229,15 @@ def test_emulated_tensor_core_dot_agrees_with_the_interpreter(dtype, m, n, k, wa
     same_as_interpreter(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*fp32"},
                         {"M": m, "N": n, "K": k, "PREC": "tf32", "ACC": True, "OUT": tl.float32},
                         [a, b, RNG.standard_normal((m, n)).astype(np.float32)], (1,), warps, tol=1e-4)
+
+
+@pytest.mark.parametrize("k", [16, 32, 64, 128])
+def test_tensor_core_fragments_load_without_bank_conflicts(k):
+    """Shared-memory rows of K + 8 halves: the 32 words a warp's A (or B) fragment load reads lie in
+    32 different banks."""
+    cu = mytriton.compile(dot_tile, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"},
+                          {"M": 32, "N": 32, "K": k, "PREC": "tf32", "ACC": False, "OUT": tl.float32}).asm["cu"]
+    (stride,) = {int(s) for s in re.findall(r"pa = sa \+ row \* (\d+) \+ k0", cu)}
+    assert stride == k + 8
+    for row0 in (0, 8, 16):
+        assert sorted(((row0 + g) * stride // 2 + t) % 32 for g in range(8) for t in range(4)) == list(range(32))

@@ -677,24 +677,28 @@ class CudaEmitter:
 
     def dot_mma(self, op: Op):
         """``tl.dot`` on the tensor cores (``mma.sync.m16n8k16``, fp16/bf16 into fp32): A row-major
-        and B transposed (N x K) go to shared memory as halves; each warp then loads, per 16x8 tile
-        of its accumulator registers and per 16 of K, the A and B fragments as 32-bit words (two
-        halves along K) and issues one mma. The accumulator is in the MMA layout
+        and B transposed (N x K) go to shared memory as halves, rows padded to K + 8; each warp then
+        loads, per 16x8 tile of its accumulator registers and per 16 of K, the A and B fragments as
+        32-bit words (two halves along K) and issues one mma. The accumulator is in the MMA layout
         (``passes/layout.dot_layout``): registers 4q..4q+3 are one tile's c0..c3."""
         a, b, acc = op.operands
         res = op.result
         (m, kk), (_, n) = a.type.shape, b.type.shape
         half = a.type.scalar.c_name
-        self.smem(2 * (m * kk + n * kk))
+        # rows of K + 8 halves: the eight rows a fragment load reads start 4 banks apart, so its
+        # 32 words fall in 32 banks (for every K that is a multiple of 16)
+        kp = kk + 8
+        self.smem(2 * (m + n) * kp)
         self.emit(self.declare(res) + ";")
         self.per_element(res, f"{self.ref(res)}[r] = {self.ref(acc)}[r];")
         self.emit("{")
         self.depth += 1
         self.emit(f"{half}* sa = reinterpret_cast<{half}*>(mt_smem);")
-        self.emit(f"{half}* sb = sa + {m * kk};")
-        self.per_element(a, f"sa[{self.offset(a, 'r')}] = {self.ref(a)}[r];")
+        self.emit(f"{half}* sb = sa + {m * kp};")
+        am, ak = self.coords(a, "r")
+        self.per_element(a, f"sa[({am}) * {kp} + ({ak})] = {self.ref(a)}[r];")
         bk, bn = self.coords(b, "r")
-        self.per_element(b, f"sb[({bn}) * {kk} + ({bk})] = {self.ref(b)}[r];")
+        self.per_element(b, f"sb[({bn}) * {kp} + ({bk})] = {self.ref(b)}[r];")
         self.emit("__syncthreads();")
         self.emit("const int g = (tid & 31) >> 2, t = tid & 3;")
         row, col = self.coords(res, "(q * 4)")
@@ -706,12 +710,12 @@ class CudaEmitter:
         self.emit("#pragma unroll")
         self.emit(f"for (int k0 = 0; k0 < {kk}; k0 += 16) {{")
         self.depth += 1
-        self.emit(f"const {half}* pa = sa + row * {kk} + k0 + 2 * t;")
-        self.emit(f"const {half}* pb = sb + col * {kk} + k0 + 2 * t;")
+        self.emit(f"const {half}* pa = sa + row * {kp} + k0 + 2 * t;")
+        self.emit(f"const {half}* pb = sb + col * {kp} + k0 + 2 * t;")
         ref = self.ref(res)
         self.emit(f"mt_mma_m16n8k16<{'true' if a.type.scalar.name == 'bf16' else 'false'}>("
                   f"{ref}[q * 4], {ref}[q * 4 + 1], {ref}[q * 4 + 2], {ref}[q * 4 + 3], "
-                  f"{word}(pa), {word}(pa + {8 * kk}), {word}(pa + 8), {word}(pa + {8 * kk} + 8), "
+                  f"{word}(pa), {word}(pa + {8 * kp}), {word}(pa + 8), {word}(pa + {8 * kp} + 8), "
                   f"{word}(pb), {word}(pb + 8));")
         self.depth -= 1
         self.emit("}")
