@@ -90,3 +90,21 @@ __device__ __forceinline__ void mt_mma_m16n8k16(float& d0, float& d1, float& d2,
   mt_emulated_mma(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1, BF16);
 #endif
 }
+// tl.dot's fp32 operands on the tensor cores: d (16x8 fp32) += A (16x8) x B (8x8) as tf32
+// (mma.sync.m16n8k8.tf32: the hardware reads the top 19 bits of each fp32 word), and the split of
+// "tf32x3": x = hi + lo, both tf32 rounded to nearest (cvt.rna).
+__device__ __forceinline__ void mt_mma_m16n8k8_tf32(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1,
+                                                    unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+#ifdef __CUDA_ARCH__
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, "
+               "{ %8, %9 }, { %0, %1, %2, %3 };"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  mt_emulated_mma_tf32(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
+#endif
+}
+__device__ __forceinline__ void mt_tf32_split(unsigned x, unsigned& hi, unsigned& lo) {
+  const float f = __uint_as_float(x), h = mt_tf32_nearest(f);
+  hi = __float_as_uint(h);
+  lo = __float_as_uint(mt_tf32_nearest(f - h));
+}

@@ -66,11 +66,13 @@ def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
 
 
 def dot_layout(op: Op, num_warps: int) -> MmaLayout | None:
-    """The tensor cores' accumulator layout for a ``dot`` they compute (fp16 or bf16 operands into
-    fp32, an M of at least 16 and an N of at least 8: ``mma.sync.m16n8k16``), else None (the CUDA
-    backend's portable dot, on any layout). The backends read the choice off the result's layout."""
+    """The tensor cores' accumulator layout for a ``dot`` they compute (into fp32, an M of at least
+    16 and an N of at least 8: fp16 or bf16 operands with ``mma.sync.m16n8k16``, fp32 ones as
+    "tf32" or "tf32x3" with ``mma.sync.m16n8k8.tf32``), else None (the CUDA backend's portable dot,
+    on any layout). The backends read the choice off the result's layout."""
     a, res = op.operands[0].type, op.result.type
-    if a.scalar in (F16, BF16) and res.scalar == F32 and res.shape[0] >= 16 and res.shape[1] >= 8:
+    tensor_cores = a.scalar in (F16, BF16) or (a.scalar == F32 and op.attrs["input_precision"] in ("tf32", "tf32x3"))
+    if tensor_cores and res.scalar == F32 and res.shape[0] >= 16 and res.shape[1] >= 8:
         return mma_layout(res.shape, num_warps)
     return None
 

@@ -83,6 +83,26 @@ static inline void mt_emulated_mma(float& d0, float& d1, float& d2, float& d3, u
   }
   mt_bar->arrive_and_wait();
 }
+// mma.sync.m16n8k8.tf32 likewise: a0 (row g, k t), a1 (row g+8), a2 (k t+4), a3; b0 (k t, n g), b1
+// (k t+4); each fp32 operand read with its low 13 mantissa bits dropped, as the tensor cores do.
+static inline void mt_emulated_mma_tf32(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1,
+                                        unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
+  const unsigned mine[6] = {a0, a1, a2, a3, b0, b1};
+  memcpy(mt_mma_slots[me], mine, sizeof(mine));
+  mt_bar->arrive_and_wait();
+  auto tf32 = [](unsigned w) { w &= 0xffffe000u; float f; memcpy(&f, &w, 4); return f; };
+  auto A = [&](unsigned row, unsigned k) { return tf32(mt_mma_slots[base + (row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)]); };
+  auto B = [&](unsigned k, unsigned n) { return tf32(mt_mma_slots[base + n * 4 + k % 4][4 + (k >= 4)]); };
+  float* d[4] = {&d0, &d1, &d2, &d3};
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned row = lane / 4 + 8 * (i / 2), col = 2 * (lane % 4) + i % 2;
+    float s = *d[i];
+    for (unsigned k = 0; k < 8; ++k) s += A(row, k) * B(k, col);
+    *d[i] = s;
+  }
+  mt_bar->arrive_and_wait();
+}
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   unsigned long long b = 0;
   memcpy(&b, &v, sizeof(T));

@@ -676,25 +676,29 @@ class CudaEmitter:
             self.dot_portable(op)
 
     def dot_mma(self, op: Op):
-        """``tl.dot`` on the tensor cores (``mma.sync.m16n8k16``, fp16/bf16 into fp32): A row-major
-        and B transposed (N x K) go to shared memory as halves, rows padded to K + 8; each warp then
-        loads, per 16x8 tile of its accumulator registers and per 16 of K, the A and B fragments as
-        32-bit words (two halves along K) and issues one mma. The accumulator is in the MMA layout
-        (``passes/layout.dot_layout``): registers 4q..4q+3 are one tile's c0..c3."""
+        """``tl.dot`` on the tensor cores into fp32: fp16/bf16 operands with ``mma.sync.m16n8k16``,
+        fp32 ones with ``mma.sync.m16n8k8.tf32`` ("tf32": the hardware reads the top 19 bits;
+        "tf32x3": three products of tf32 parts rounded to nearest). A row-major and B transposed
+        (N x K) go to shared memory, rows padded by 16 bytes (the eight rows a fragment load reads
+        then start 4 banks apart: its 32 words fall in 32 banks); each warp loads, per 16x8 tile of
+        its accumulator registers and per step of K, the A and B fragments as 32-bit words and
+        issues the mma. The accumulator is in the MMA layout (``passes/layout.dot_layout``):
+        registers 4q..4q+3 are one tile's c0..c3."""
         a, b, acc = op.operands
         res = op.result
         (m, kk), (_, n) = a.type.shape, b.type.shape
-        half = a.type.scalar.c_name
-        # rows of K + 8 halves: the eight rows a fragment load reads start 4 banks apart, so its
-        # 32 words fall in 32 banks (for every K that is a multiple of 16)
-        kp = kk + 8
-        self.smem(2 * (m + n) * kp)
+        elem = a.type.scalar
+        tf32 = elem.name == "fp32"
+        ct = "float" if tf32 else elem.c_name
+        kp = kk + (4 if tf32 else 8)                     # (16 bytes of padding per row)
+        half_k = 4 if tf32 else 8                        # the fragment's second half along K
+        self.smem((4 if tf32 else 2) * (m + n) * kp)
         self.emit(self.declare(res) + ";")
         self.per_element(res, f"{self.ref(res)}[r] = {self.ref(acc)}[r];")
         self.emit("{")
         self.depth += 1
-        self.emit(f"{half}* sa = reinterpret_cast<{half}*>(mt_smem);")
-        self.emit(f"{half}* sb = sa + {m * kp};")
+        self.emit(f"{ct}* sa = reinterpret_cast<{ct}*>(mt_smem);")
+        self.emit(f"{ct}* sb = sa + {m * kp};")
         am, ak = self.coords(a, "r")
         self.per_element(a, f"sa[({am}) * {kp} + ({ak})] = {self.ref(a)}[r];")
         bk, bn = self.coords(b, "r")
@@ -703,20 +707,32 @@ class CudaEmitter:
         self.emit("const int g = (tid & 31) >> 2, t = tid & 3;")
         row, col = self.coords(res, "(q * 4)")
         word = "*reinterpret_cast<const unsigned*>"
+        ref = self.ref(res)
+        d = f"{ref}[q * 4], {ref}[q * 4 + 1], {ref}[q * 4 + 2], {ref}[q * 4 + 3]"
         self.emit("#pragma unroll")
         self.emit(f"for (int q = 0; q < {self.nregs(res) // 4}; ++q) {{")
         self.depth += 1
         self.emit(f"const int row = {row}, col = ({col}) - 2 * t + g;      // (the B column of lane g)")
         self.emit("#pragma unroll")
-        self.emit(f"for (int k0 = 0; k0 < {kk}; k0 += 16) {{")
+        self.emit(f"for (int k0 = 0; k0 < {kk}; k0 += {8 if tf32 else 16}) {{")
         self.depth += 1
-        self.emit(f"const {half}* pa = sa + row * {kp} + k0 + 2 * t;")
-        self.emit(f"const {half}* pb = sb + col * {kp} + k0 + 2 * t;")
-        ref = self.ref(res)
-        self.emit(f"mt_mma_m16n8k16<{'true' if a.type.scalar.name == 'bf16' else 'false'}>("
-                  f"{ref}[q * 4], {ref}[q * 4 + 1], {ref}[q * 4 + 2], {ref}[q * 4 + 3], "
-                  f"{word}(pa), {word}(pa + {8 * kp}), {word}(pa + 8), {word}(pa + {8 * kp} + 8), "
-                  f"{word}(pb), {word}(pb + 8));")
+        self.emit(f"const {ct}* pa = sa + row * {kp} + k0 + {'' if tf32 else '2 * '}t;")
+        self.emit(f"const {ct}* pb = sb + col * {kp} + k0 + {'' if tf32 else '2 * '}t;")
+        a_words = [f"{word}(pa)", f"{word}(pa + {8 * kp})", f"{word}(pa + {half_k})", f"{word}(pa + {8 * kp} + {half_k})"]
+        b_words = [f"{word}(pb)", f"{word}(pb + {half_k})"]
+        if not tf32:
+            self.emit(f"mt_mma_m16n8k16<{'true' if elem.name == 'bf16' else 'false'}>({d}, {', '.join(a_words + b_words)});")
+        elif op.attrs["input_precision"] == "tf32":
+            self.emit(f"mt_mma_m16n8k8_tf32({d}, {', '.join(a_words + b_words)});")
+        else:                                            # tf32x3: lo*hi + hi*lo + hi*hi
+            self.emit(f"const unsigned a[4] = {{{', '.join(a_words)}}}, b[2] = {{{', '.join(b_words)}}};")
+            self.emit("unsigned ah[4], al[4], bh[2], bl[2];")
+            self.emit("#pragma unroll")
+            self.emit("for (int i = 0; i < 4; ++i) mt_tf32_split(a[i], ah[i], al[i]);")
+            self.emit("#pragma unroll")
+            self.emit("for (int i = 0; i < 2; ++i) mt_tf32_split(b[i], bh[i], bl[i]);")
+            for x, y in (("al", "bh"), ("ah", "bl"), ("ah", "bh")):
+                self.emit(f"mt_mma_m16n8k8_tf32({d}, {x}[0], {x}[1], {x}[2], {x}[3], {y}[0], {y}[1]);")
         self.depth -= 1
         self.emit("}")
         self.depth -= 1
