@@ -200,8 +200,9 @@ def test_the_mma_layout_is_the_m16n8k16_accumulator_fragment():
 
 
 def test_which_dots_the_tensor_cores_compute():
-    """Into fp32 with M >= 16 and N >= 8, fp16/bf16 operands and fp32 ones as tf32 or tf32x3: the
-    mma layout (mma.sync); the rest (ieee fp32, fp16 results, int8, fp64, small M): the portable dot."""
+    """With M >= 16 and N >= 8, into fp32 fp16/bf16 operands and fp32 ones as tf32 or tf32x3, and
+    int8 into int32: the mma layout (mma.sync); the rest (ieee fp32, fp16 results, fp64, small M):
+    the portable dot."""
     from mytriton.compiler import build_ssa
     from mytriton.ir.layout import MmaLayout
     from mytriton.ir.ssa import walk
@@ -210,40 +211,43 @@ def test_which_dots_the_tensor_cores_compute():
             ("fp16", 16, 8, "tf32", tl.float32, True), ("bf16", 64, 32, "tf32", tl.float32, True),
             ("fp32", 16, 16, "tf32", tl.float32, True), ("fp32", 32, 16, "tf32x3", tl.float32, True),
             ("fp32", 16, 16, "ieee", tl.float32, False), ("fp16", 16, 8, "tf32", tl.float16, False),
-            ("fp16", 1, 16, "tf32", tl.float32, False), ("fp64", 16, 16, "ieee", tl.float64, False)):
+            ("fp16", 1, 16, "tf32", tl.float32, False), ("fp64", 16, 16, "ieee", tl.float64, False),
+            ("i8", 16, 8, "tf32", tl.float32, True)):
         func = assign_layouts(build_ssa(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*fp32"},
-                                        {"M": m, "N": n, "K": 16, "PREC": prec, "ACC": False, "OUT": out}, 4))
+                                        {"M": m, "N": n, "K": 32, "PREC": prec, "ACC": False, "OUT": out}, 4))
         dot = next(op for op in walk(func.body) if op.name == "dot")
         assert isinstance(dot.result.layout, MmaLayout) == mma, (name, m, n, prec, out)
 
 
 @pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
 @pytest.mark.parametrize("dtype,prec", [(np.float16, "tf32"), (ml_dtypes.bfloat16, "tf32"), (np.float32, "tf32"),
-                                        (np.float32, "tf32x3")])
+                                        (np.float32, "tf32x3"), (np.int8, "tf32")])
 @pytest.mark.parametrize("m,n,k,warps", [(16, 8, 16, 1), (64, 64, 32, 4), (32, 16, 64, 2), (16, 64, 16, 4),
                                          (128, 32, 16, 8)])
 def test_emulated_tensor_core_dot_agrees_with_the_interpreter(dtype, prec, m, n, k, warps):
     """The mma.sync paths (m16n8k16 for halves, m16n8k8.tf32 for fp32; emulated warp by warp on the
     CPU, tf32 operands read as the tensor cores do) against the interpreter."""
     from tests.test_cuda_emulated import same_as_interpreter
+    k = max(k, 32) if dtype == np.int8 else k
     a, b = operands(dtype, m, n, k)
-    name = {np.float16: "fp16", np.float32: "fp32"}.get(dtype, "bf16")
-    sig = {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*fp32"}
+    name = {np.float16: "fp16", np.float32: "fp32", np.int8: "i8"}.get(dtype, "bf16")
+    sig = {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*i32" if name == "i8" else "*fp32"}
     ce = {"M": m, "N": n, "K": k, "PREC": prec, "ACC": True, "OUT": tl.float32}
     ck = mytriton.compile(dot_tile, sig, ce, num_warps=warps)
-    assert ("mt_mma_m16n8k8_tf32(" if name == "fp32" else "mt_mma_m16n8k16<") in ck.asm["cu"]
-    same_as_interpreter(dot_tile, sig, ce, [a, b, RNG.standard_normal((m, n)).astype(np.float32)], (1,), warps,
-                        tol=1e-4)
+    assert {"fp32": "mt_mma_m16n8k8_tf32(", "i8": "mt_mma_m16n8k32_s8("}.get(name, "mt_mma_m16n8k16<") in ck.asm["cu"]
+    acc = RNG.integers(-99, 99, (m, n)).astype(np.int32) if name == "i8" else RNG.standard_normal((m, n)).astype(np.float32)
+    same_as_interpreter(dot_tile, sig, ce, [a, b, acc], (1,), warps, tol=0 if name == "i8" else 1e-4)
 
 
 @pytest.mark.parametrize("k", [16, 32, 64, 128])
-@pytest.mark.parametrize("name,per_word", [("fp16", 2), ("fp32", 1)])
+@pytest.mark.parametrize("name,per_word", [("fp16", 2), ("fp32", 1), ("i8", 4)])
 def test_tensor_core_fragments_load_without_bank_conflicts(k, name, per_word):
     """Shared-memory rows padded by 16 bytes: the 32 words a warp's A (or B) fragment load reads lie
     in 32 different banks."""
+    k = max(k, 32) if name == "i8" else k
     cu = mytriton.compile(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*fp32"},
                           {"M": 32, "N": 32, "K": k, "PREC": "tf32", "ACC": False, "OUT": tl.float32}).asm["cu"]
     (stride,) = {int(s) for s in re.findall(r"pa = sa \+ row \* (\d+) \+ k0", cu)}
-    assert stride == k + 16 // (4 // per_word)
+    assert stride == k + 4 * per_word
     for row0 in (0, 8, 16):
         assert sorted(((row0 + g) * stride // per_word + t) % 32 for g in range(8) for t in range(4)) == list(range(32))

@@ -19,7 +19,7 @@ from ..ir.layout import (BlockedLayout, Layout, MmaLayout, SliceLayout, default_
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
-from ..ir.types import BF16, F16, F32, BlockType, PointerType, broadcast_shapes, shape_of
+from ..ir.types import BF16, F16, F32, I8, I32, BlockType, PointerType, broadcast_shapes, shape_of
 
 # The most elements of one block value a thread may hold in registers. Each thread's share is an
 # unrolled register array in the generated code; NVRTC's time grows faster than linearly with it
@@ -66,13 +66,15 @@ def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
 
 
 def dot_layout(op: Op, num_warps: int) -> MmaLayout | None:
-    """The tensor cores' accumulator layout for a ``dot`` they compute (into fp32, an M of at least
-    16 and an N of at least 8: fp16 or bf16 operands with ``mma.sync.m16n8k16``, fp32 ones as
-    "tf32" or "tf32x3" with ``mma.sync.m16n8k8.tf32``), else None (the CUDA backend's portable dot,
-    on any layout). The backends read the choice off the result's layout."""
+    """The tensor cores' accumulator layout for a ``dot`` they compute (an M of at least 16 and an N
+    of at least 8; into fp32: fp16 or bf16 operands with ``mma.sync.m16n8k16``, fp32 ones as "tf32"
+    or "tf32x3" with ``mma.sync.m16n8k8.tf32``; int8 into int32 with ``mma.sync.m16n8k32.s8``),
+    else None (the CUDA backend's portable dot, on any layout). The backends read the choice off the
+    result's layout."""
     a, res = op.operands[0].type, op.result.type
-    tensor_cores = a.scalar in (F16, BF16) or (a.scalar == F32 and op.attrs["input_precision"] in ("tf32", "tf32x3"))
-    if tensor_cores and res.scalar == F32 and res.shape[0] >= 16 and res.shape[1] >= 8:
+    tensor_cores = (a.scalar in (F16, BF16) or (a.scalar == F32 and op.attrs["input_precision"] in ("tf32", "tf32x3"))
+                    ) and res.scalar == F32 or a.scalar == I8 and res.scalar == I32
+    if tensor_cores and res.shape[0] >= 16 and res.shape[1] >= 8:
         return mma_layout(res.shape, num_warps)
     return None
 

@@ -103,6 +103,28 @@ static inline void mt_emulated_mma_tf32(float& d0, float& d1, float& d2, float& 
   }
   mt_bar->arrive_and_wait();
 }
+// mma.sync.m16n8k32.s8 likewise: four int8 along K per word; a0 (row g, k 4t..4t+3), a1 (row g+8),
+// a2 (k 16+4t..), a3; b0 (k 4t.., n g), b1 (k 16+4t..); int32 sums that wrap.
+static inline void mt_emulated_mma_s8(int& d0, int& d1, int& d2, int& d3, unsigned a0, unsigned a1,
+                                      unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
+  const unsigned mine[6] = {a0, a1, a2, a3, b0, b1};
+  memcpy(mt_mma_slots[me], mine, sizeof(mine));
+  mt_bar->arrive_and_wait();
+  auto byte = [](unsigned w, unsigned i) { return (int)(signed char)((w >> (8 * i)) & 0xff); };
+  auto A = [&](unsigned row, unsigned k) {
+    return byte(mt_mma_slots[base + (row % 8) * 4 + (k % 16) / 4][(row >= 8) + 2 * (k >= 16)], k % 4);
+  };
+  auto B = [&](unsigned k, unsigned n) { return byte(mt_mma_slots[base + n * 4 + (k % 16) / 4][4 + (k >= 16)], k % 4); };
+  int* d[4] = {&d0, &d1, &d2, &d3};
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned row = lane / 4 + 8 * (i / 2), col = 2 * (lane % 4) + i % 2;
+    unsigned s = (unsigned)*d[i];
+    for (unsigned k = 0; k < 32; ++k) s += (unsigned)(A(row, k) * B(k, col));
+    *d[i] = (int)s;
+  }
+  mt_bar->arrive_and_wait();
+}
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   unsigned long long b = 0;
   memcpy(&b, &v, sizeof(T));

@@ -112,6 +112,18 @@ __device__ __forceinline__ void mt_tf32_split(unsigned x, unsigned& hi, unsigned
   hi = __float_as_uint(h);
   lo = __float_as_uint(mt_tf32_nearest(f - h));
 }
+// tl.dot's int8 operands on the tensor cores: d (16x8 int32, wrapping) += A (16x32) x B (32x8), four
+// int8 along K per fragment word (mma.sync.m16n8k32.s8).
+__device__ __forceinline__ void mt_mma_m16n8k32_s8(int& d0, int& d1, int& d2, int& d3, unsigned a0, unsigned a1,
+                                                   unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+#ifdef __CUDA_ARCH__
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, "
+               "{ %8, %9 }, { %0, %1, %2, %3 };"
+               : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  mt_emulated_mma_s8(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(128)
 k_add_kernel(const float* p_x_ptr, const float* p_y_ptr, float* p_out_ptr, int p_n)

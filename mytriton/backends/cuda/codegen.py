@@ -676,9 +676,10 @@ class CudaEmitter:
             self.dot_portable(op)
 
     def dot_mma(self, op: Op):
-        """``tl.dot`` on the tensor cores into fp32: fp16/bf16 operands with ``mma.sync.m16n8k16``,
+        """``tl.dot`` on the tensor cores: into fp32, fp16/bf16 operands with ``mma.sync.m16n8k16``,
         fp32 ones with ``mma.sync.m16n8k8.tf32`` ("tf32": the hardware reads the top 19 bits;
-        "tf32x3": three products of tf32 parts rounded to nearest). A row-major and B transposed
+        "tf32x3": three products of tf32 parts rounded to nearest); int8 into int32 with
+        ``mma.sync.m16n8k32.s8`` (wrapping, as the portable dot). A row-major and B transposed
         (N x K) go to shared memory, rows padded by 16 bytes (the eight rows a fragment load reads
         then start 4 banks apart: its 32 words fall in 32 banks); each warp loads, per 16x8 tile of
         its accumulator registers and per step of K, the A and B fragments as 32-bit words and
@@ -688,11 +689,13 @@ class CudaEmitter:
         res = op.result
         (m, kk), (_, n) = a.type.shape, b.type.shape
         elem = a.type.scalar
-        tf32 = elem.name == "fp32"
+        tf32, int8 = elem.name == "fp32", elem.name == "i8"
         ct = "float" if tf32 else elem.c_name
-        kp = kk + (4 if tf32 else 8)                     # (16 bytes of padding per row)
-        half_k = 4 if tf32 else 8                        # the fragment's second half along K
-        self.smem((4 if tf32 else 2) * (m + n) * kp)
+        per_word = 4 // (elem.bits // 8)                 # elements per 32-bit fragment word
+        kp = kk + 4 * per_word                           # (16 bytes of padding per row)
+        k_step = 8 * per_word                            # the mma's K
+        half_k = k_step // 2                             # the fragment's second half along K
+        self.smem((elem.bits // 8) * (m + n) * kp)
         self.emit(self.declare(res) + ";")
         self.per_element(res, f"{self.ref(res)}[r] = {self.ref(acc)}[r];")
         self.emit("{")
@@ -714,13 +717,16 @@ class CudaEmitter:
         self.depth += 1
         self.emit(f"const int row = {row}, col = ({col}) - 2 * t + g;      // (the B column of lane g)")
         self.emit("#pragma unroll")
-        self.emit(f"for (int k0 = 0; k0 < {kk}; k0 += {8 if tf32 else 16}) {{")
+        self.emit(f"for (int k0 = 0; k0 < {kk}; k0 += {k_step}) {{")
         self.depth += 1
-        self.emit(f"const {ct}* pa = sa + row * {kp} + k0 + {'' if tf32 else '2 * '}t;")
-        self.emit(f"const {ct}* pb = sb + col * {kp} + k0 + {'' if tf32 else '2 * '}t;")
+        lane_k = "t" if per_word == 1 else f"{per_word} * t"
+        self.emit(f"const {ct}* pa = sa + row * {kp} + k0 + {lane_k};")
+        self.emit(f"const {ct}* pb = sb + col * {kp} + k0 + {lane_k};")
         a_words = [f"{word}(pa)", f"{word}(pa + {8 * kp})", f"{word}(pa + {half_k})", f"{word}(pa + {8 * kp} + {half_k})"]
         b_words = [f"{word}(pb)", f"{word}(pb + {half_k})"]
-        if not tf32:
+        if int8:
+            self.emit(f"mt_mma_m16n8k32_s8({d}, {', '.join(a_words + b_words)});")
+        elif not tf32:
             self.emit(f"mt_mma_m16n8k16<{'true' if elem.name == 'bf16' else 'false'}>({d}, {', '.join(a_words + b_words)});")
         elif op.attrs["input_precision"] == "tf32":
             self.emit(f"mt_mma_m16n8k8_tf32({d}, {', '.join(a_words + b_words)});")
