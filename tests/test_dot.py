@@ -251,3 +251,11 @@ def test_tensor_core_fragments_load_without_bank_conflicts(k, name, per_word):
     assert stride == k + 4 * per_word
     for row0 in (0, 8, 16):
         assert sorted(((row0 + g) * stride // per_word + t) % 32 for g in range(8) for t in range(4)) == list(range(32))
+
+
+def test_a_dot_too_large_for_shared_memory_is_refused_at_its_line():
+    with pytest.raises(mytriton.CompilationError) as e:
+        mytriton.compile(dot_tile, {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
+                         {"M": 256, "N": 256, "K": 256, "PREC": "ieee", "ACC": False, "OUT": tl.float32}, num_warps=8)
+    assert "tl.dot of a 256x256 by a 256x256 tile stages 524288 bytes of operands in shared memory" in str(e.value)
+    assert re.search(r"test_dot\.py:\d+:\d+: error", str(e.value))

@@ -675,6 +675,15 @@ class CudaEmitter:
         else:
             self.dot_portable(op)
 
+    def dot_shared(self, op: Op, nbytes: int):
+        """Reserve the shared memory a dot stages its operands in, or refuse a tile too large for it."""
+        (m, kk), (_, n) = op.operands[0].type.shape, op.operands[1].type.shape
+        if nbytes > SHARED_LIMIT:
+            raise CompilationError(
+                f"tl.dot of a {m}x{kk} by a {kk}x{n} tile stages {nbytes} bytes of operands in shared memory, "
+                f"more than a block has (at most {SHARED_LIMIT}); use smaller tiles", op.loc, self.fn.name)
+        self.smem(nbytes)
+
     def dot_mma(self, op: Op):
         """``tl.dot`` on the tensor cores: into fp32, fp16/bf16 operands with ``mma.sync.m16n8k16``,
         fp32 ones with ``mma.sync.m16n8k8.tf32`` ("tf32": the hardware reads the top 19 bits;
@@ -695,7 +704,7 @@ class CudaEmitter:
         kp = kk + 4 * per_word                           # (16 bytes of padding per row)
         k_step = 8 * per_word                            # the mma's K
         half_k = k_step // 2                             # the fragment's second half along K
-        self.smem((elem.bits // 8) * (m + n) * kp)
+        self.dot_shared(op, (elem.bits // 8) * (m + n) * kp)
         self.emit(self.declare(res) + ";")
         self.per_element(res, f"{self.ref(res)}[r] = {self.ref(acc)}[r];")
         self.emit("{")
@@ -756,12 +765,7 @@ class CudaEmitter:
         (m, kk), (_, n) = a.type.shape, b.type.shape
         src, out = a.type.scalar, res.type.scalar
         ct = "double" if src.name == "fp64" else "int" if src.name == "i8" else "float"
-        nbytes = (m * kk + kk * n) * (8 if ct == "double" else 4)
-        if nbytes > SHARED_LIMIT:
-            raise CompilationError(
-                f"tl.dot of a {m}x{kk} by a {kk}x{n} tile needs {nbytes} bytes of shared memory in "
-                f"mytriton's portable dot (at most {SHARED_LIMIT}); use smaller tiles", op.loc, self.fn.name)
-        self.smem(nbytes)
+        self.dot_shared(op, (m * kk + kk * n) * (8 if ct == "double" else 4))
         precision = op.attrs["input_precision"] if ct == "float" and src.name == "fp32" else "ieee"
         compute = {"double": src, "int": I32, "float": F32}[ct]
 
