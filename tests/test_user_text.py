@@ -18,7 +18,6 @@ from mytriton.ir.layout import element_coords
 from mytriton.ir.ops import OPS, constant_value, eval_elementwise, float_bits
 from mytriton.ir.ssa import walk
 from mytriton.ir.types import F16, F32, F64, SCALARS
-from mytriton.passes.layout import assign_layouts
 from tests.kernels import hostile as h
 
 F = "*fp32"

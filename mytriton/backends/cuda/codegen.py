@@ -516,7 +516,7 @@ class CudaEmitter:
             straight = [f"{w} w = *reinterpret_cast<const {w}*>(({{mask}}) ? (const void*){self.ref(ptr)}[r] "
                         f": (const void*)&mt_masked_off);"]
             if not _zero_bits(op.operands[2]):
-                straight += [f"if (!({{mask}})) {{", f"  {t} o;", "  #pragma unroll",
+                straight += ["if (!({mask})) {", f"  {t} o;", "  #pragma unroll",
                              f"  for (int j = 0; j < {vec}; ++j) o.v[j] = {other};", "  memcpy(&w, &o, sizeof(w));",
                              "}"]
             straight += [f"{t} t;", "memcpy(&t, &w, sizeof(t));", "#pragma unroll",
