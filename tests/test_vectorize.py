@@ -113,14 +113,23 @@ def test_loop_index_and_carried_values_keep_their_divisibility():
     assert "mt_masked_off" in loop_text and "} else {" not in loop_text and "mt_aligned(" not in loop_text
 
     import matmul
-    fn = build_ssa(matmul.matmul_ptr_kernel, {"a": "*fp32:16", "b": "*fp32:16", "c": "*fp32:16",
-                                              "M": "i32:16", "N": "i32:16", "K": "i32:16"}, {"BM": 16, "BN": 16})
+    sig = {"a": "*fp32:16", "b": "*fp32:16", "c": "*fp32:16", "M": "i32:16", "N": "i32:16", "K": "i32:16"}
+    fn = build_ssa(matmul.matmul_ptr_kernel, sig, {"BM": 16, "BN": 16}, optimized=False)
     info = analyze(fn)
     loop = next(op for op in walk(fn.body) if op.regions)
     carried = dict(zip(loop.attrs["names"], loop.regions[0].args[1:]))
     a_ptrs, b_ptrs = carried["a_ptrs"], carried["b_ptrs"]
     assert info.get(a_ptrs).divisibility[0] == 4            # a_ptrs += 1: one fp32 element
     assert info.get(b_ptrs).divisibility[1] == 16           # b_ptrs += N (N % 16 == 0): b's 16 bytes stay
+    # optimized, they are carried as offsets (passes/induction.py): the tiles rebuilt from them in
+    # the loop keep the same divisibility
+    fn = build_ssa(matmul.matmul_ptr_kernel, sig, {"BM": 16, "BN": 16})
+    info = analyze(fn)
+    loop = next(op for op in walk(fn.body) if op.regions)
+    carried = dict(zip(loop.attrs["names"], loop.regions[0].args[1:]))
+    rebuilt = {name: next(op.result for op in loop.regions[0].ops if op.name == "addptr" and arg in op.operands)
+               for name, arg in carried.items() if name.endswith("_ptrs")}
+    assert info.get(rebuilt["a_ptrs"]).divisibility[0] == 4 and info.get(rebuilt["b_ptrs"]).divisibility[1] == 16
 
 
 def test_in_a_loop_unproven_masks_mean_one_predicated_access_per_element():

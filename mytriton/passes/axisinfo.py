@@ -168,6 +168,13 @@ class AxisAnalysis:
     def rule_convert_layout(self, op: Op):
         return self.get(op.operands[0])
 
+    def rule_cast(self, op: Op):
+        """An integer widened (i32 -> i64: a carried pointer offset) keeps what divides it."""
+        src, dst = op.operands[0].type.scalar, op.result.type.scalar
+        if src.is_int and dst.is_int and not src.is_bool and dst.bits >= src.bits and src.is_signed == dst.is_signed:
+            return self.get(op.operands[0])
+        return self._constancy_only(op)
+
     @staticmethod
     def _run_div(info: AxisInfo, d: int, run: int, step: int = 1) -> int:
         """Divisibility of the values at multiples of ``run`` along ``d``: a run of +1 steps
@@ -253,7 +260,7 @@ class AxisAnalysis:
         return self._compare(op, lower_first=False)
 
     rule_cmp_eq = rule_cmp_ne = _constancy_only
-    rule_and = rule_or = rule_xor = rule_where = rule_cast = _constancy_only
+    rule_and = rule_or = rule_xor = rule_where = _constancy_only
 
 
 def _meet(infos: list[AxisInfo]) -> AxisInfo:

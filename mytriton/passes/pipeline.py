@@ -8,11 +8,15 @@ from .dce import dce
 from .fold import fold
 from .licm import licm
 from .prefetch import prefetch
+from .induction import pointer_induction
 
 # CSE runs again after LICM: hoisted invariants can then merge with their twins outside the loop;
-# after the prefetching of loads (software pipelining), LICM and CSE tidy the new address code
+# after the prefetching of loads (software pipelining), LICM and CSE tidy the new address code;
+# pointer tiles carried around loops then become carried offsets (after LICM, which would hoist the
+# rebuilt tiles out again)
 PASSES = [("fold", fold), ("cse", cse), ("licm", licm), ("cse", cse),
-          ("prefetch", prefetch), ("fold", fold), ("licm", licm), ("cse", cse), ("dce", dce)]
+          ("prefetch", prefetch), ("fold", fold), ("licm", licm), ("cse", cse),
+          ("pointer_induction", pointer_induction), ("cse", cse), ("dce", dce)]
 
 
 def optimize(fn: Function) -> Function:
