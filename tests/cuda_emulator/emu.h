@@ -49,9 +49,8 @@ static inline int __syncthreads_or(int p) {
   return r;
 }
 static unsigned long long mt_exch[1024];
-// mma.sync.m16n8k16 (row.col, fp32 accumulators) for the warp of each thread: every thread posts
-// its fragments, then computes its own four results from its warp's (the block's threads all call
-// it together, as the generated code does). Products and sums in fp32, k in order.
+// mma.sync for the warp of each thread: every thread posts its fragments, then computes its own four
+// results from its warp's (the block's threads all call it together, as the generated code does).
 static unsigned mt_mma_slots[1024][6];
 static inline float mt_half_bits(unsigned h, bool bf16) {
   if (bf16) { unsigned u = h << 16; float f; memcpy(&f, &u, 4); return f; }
@@ -60,70 +59,47 @@ static inline float mt_half_bits(unsigned h, bool bf16) {
                                                       : std::ldexp((float)(m | 1024), e - 25);
   return (h & 0x8000) ? -mag : mag;
 }
+// The three mma.sync shapes share one fragment geometry, P elements of an operand per 32-bit word
+// along K (fp16/bf16: 2, tf32: 1, s8: 4; K = 8P): A (row, k) is in lane (row % 8) * 4 + (k % 4P) / P,
+// word (row >= 8) + 2 (k >= 4P); B (k, n) in lane n * 4 + (k % 4P) / P, word 4 + (k >= 4P); lane l's
+// accumulators c0..c3 are (l / 4 [+ 8], 2 (l % 4) [+ 1]). Sums run over k in order, in Sum.
+template <typename Acc, typename Sum, typename Elem>
+static inline void mt_warp_mma(Acc& d0, Acc& d1, Acc& d2, Acc& d3, const unsigned (&mine)[6], unsigned P, Elem elem) {
+  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
+  memcpy(mt_mma_slots[me], mine, sizeof(mine));
+  mt_bar->arrive_and_wait();
+  auto A = [&](unsigned row, unsigned k) {
+    return elem(mt_mma_slots[base + (row % 8) * 4 + (k % (4 * P)) / P][(row >= 8) + 2 * (k >= 4 * P)], k % P);
+  };
+  auto B = [&](unsigned k, unsigned n) { return elem(mt_mma_slots[base + n * 4 + (k % (4 * P)) / P][4 + (k >= 4 * P)], k % P); };
+  Acc* d[4] = {&d0, &d1, &d2, &d3};
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned row = lane / 4 + 8 * (i / 2), col = 2 * (lane % 4) + i % 2;
+    Sum s = (Sum)*d[i];
+    for (unsigned k = 0; k < 8 * P; ++k) s += (Sum)(A(row, k) * B(k, col));
+    *d[i] = (Acc)s;
+  }
+  mt_bar->arrive_and_wait();
+}
+// mma.sync.m16n8k16, fp16 or bf16 into fp32
 static inline void mt_emulated_mma(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1,
                                    unsigned a2, unsigned a3, unsigned b0, unsigned b1, bool bf16) {
-  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
-  const unsigned mine[6] = {a0, a1, a2, a3, b0, b1};
-  memcpy(mt_mma_slots[me], mine, sizeof(mine));
-  mt_bar->arrive_and_wait();
-  auto A = [&](unsigned row, unsigned k) {       // row in 0..15, k in 0..15
-    unsigned w = mt_mma_slots[base + (row % 8) * 4 + (k % 8) / 2][(row >= 8) + 2 * (k >= 8)];
-    return mt_half_bits(k % 2 ? w >> 16 : w & 0xffff, bf16);
-  };
-  auto B = [&](unsigned k, unsigned n) {         // k in 0..15, n in 0..7
-    unsigned w = mt_mma_slots[base + n * 4 + (k % 8) / 2][4 + (k >= 8)];
-    return mt_half_bits(k % 2 ? w >> 16 : w & 0xffff, bf16);
-  };
-  float* d[4] = {&d0, &d1, &d2, &d3};
-  for (unsigned i = 0; i < 4; ++i) {
-    const unsigned row = lane / 4 + 8 * (i / 2), col = 2 * (lane % 4) + i % 2;
-    float s = *d[i];
-    for (unsigned k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
-    *d[i] = s;
-  }
-  mt_bar->arrive_and_wait();
+  mt_warp_mma<float, float>(d0, d1, d2, d3, {a0, a1, a2, a3, b0, b1}, 2,
+                            [bf16](unsigned w, unsigned i) { return mt_half_bits(i ? w >> 16 : w & 0xffff, bf16); });
 }
-// mma.sync.m16n8k8.tf32 likewise: a0 (row g, k t), a1 (row g+8), a2 (k t+4), a3; b0 (k t, n g), b1
-// (k t+4); each fp32 operand read with its low 13 mantissa bits dropped, as the tensor cores do.
+// mma.sync.m16n8k8.tf32: each fp32 operand read with its low 13 mantissa bits dropped, as the tensor cores do
 static inline void mt_emulated_mma_tf32(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1,
                                         unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
-  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
-  const unsigned mine[6] = {a0, a1, a2, a3, b0, b1};
-  memcpy(mt_mma_slots[me], mine, sizeof(mine));
-  mt_bar->arrive_and_wait();
-  auto tf32 = [](unsigned w) { w &= 0xffffe000u; float f; memcpy(&f, &w, 4); return f; };
-  auto A = [&](unsigned row, unsigned k) { return tf32(mt_mma_slots[base + (row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)]); };
-  auto B = [&](unsigned k, unsigned n) { return tf32(mt_mma_slots[base + n * 4 + k % 4][4 + (k >= 4)]); };
-  float* d[4] = {&d0, &d1, &d2, &d3};
-  for (unsigned i = 0; i < 4; ++i) {
-    const unsigned row = lane / 4 + 8 * (i / 2), col = 2 * (lane % 4) + i % 2;
-    float s = *d[i];
-    for (unsigned k = 0; k < 8; ++k) s += A(row, k) * B(k, col);
-    *d[i] = s;
-  }
-  mt_bar->arrive_and_wait();
+  mt_warp_mma<float, float>(d0, d1, d2, d3, {a0, a1, a2, a3, b0, b1}, 1, [](unsigned w, unsigned) {
+    w &= 0xffffe000u; float f; memcpy(&f, &w, 4); return f;
+  });
 }
-// mma.sync.m16n8k32.s8 likewise: four int8 along K per word; a0 (row g, k 4t..4t+3), a1 (row g+8),
-// a2 (k 16+4t..), a3; b0 (k 4t.., n g), b1 (k 16+4t..); int32 sums that wrap.
+// mma.sync.m16n8k32.s8: int32 sums that wrap
 static inline void mt_emulated_mma_s8(int& d0, int& d1, int& d2, int& d3, unsigned a0, unsigned a1,
                                       unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
-  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
-  const unsigned mine[6] = {a0, a1, a2, a3, b0, b1};
-  memcpy(mt_mma_slots[me], mine, sizeof(mine));
-  mt_bar->arrive_and_wait();
-  auto byte = [](unsigned w, unsigned i) { return (int)(signed char)((w >> (8 * i)) & 0xff); };
-  auto A = [&](unsigned row, unsigned k) {
-    return byte(mt_mma_slots[base + (row % 8) * 4 + (k % 16) / 4][(row >= 8) + 2 * (k >= 16)], k % 4);
-  };
-  auto B = [&](unsigned k, unsigned n) { return byte(mt_mma_slots[base + n * 4 + (k % 16) / 4][4 + (k >= 16)], k % 4); };
-  int* d[4] = {&d0, &d1, &d2, &d3};
-  for (unsigned i = 0; i < 4; ++i) {
-    const unsigned row = lane / 4 + 8 * (i / 2), col = 2 * (lane % 4) + i % 2;
-    unsigned s = (unsigned)*d[i];
-    for (unsigned k = 0; k < 32; ++k) s += (unsigned)(A(row, k) * B(k, col));
-    *d[i] = (int)s;
-  }
-  mt_bar->arrive_and_wait();
+  mt_warp_mma<int, unsigned>(d0, d1, d2, d3, {a0, a1, a2, a3, b0, b1}, 4, [](unsigned w, unsigned i) {
+    return (int)(signed char)((w >> (8 * i)) & 0xff);
+  });
 }
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   unsigned long long b = 0;
