@@ -130,8 +130,9 @@ class LayoutAssignment:
                 if isinstance(lay, SliceLayout) and lay.dim == axis:
                     return lay
             return SliceLayout(axis, self.default(op.operands[0].type))
-        if op is not None and op.name == "dot" and dot_layout(op, self.fn.num_warps) is not None:
-            return dot_layout(op, self.fn.num_warps)
+        mma = dot_layout(op, self.fn.num_warps) if op is not None and op.name == "dot" else None
+        if mma is not None:
+            return mma
         if op is not None and op.name == "trans":     # (its operand takes the permuted blocked layout)
             reqs = [req for req in reqs if isinstance(req[0], BlockedLayout)]
         if not reqs:
@@ -223,8 +224,8 @@ class LayoutAssignment:
             if op.name in REDUCE_KINDS:
                 parent = nat.get(src) or self.default(src.type)
                 nat[op.result] = SliceLayout(op.attrs["axis"], parent)
-            elif op.name == "dot" and dot_layout(op, self.fn.num_warps) is not None:
-                nat[op.result] = dot_layout(op, self.fn.num_warps)
+            elif op.name == "dot" and (mma := dot_layout(op, self.fn.num_warps)) is not None:
+                nat[op.result] = mma
             elif op.name == "expand_dims":
                 lay = nat.get(src)
                 if isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"]:

@@ -75,6 +75,9 @@ __device__ __forceinline__ float mt_tf32x3_product(float a, float b) {
   const float al = mt_tf32_nearest(a - ah), bl = mt_tf32_nearest(b - bh);
   return al * bh + ah * bl + ah * bh;
 }
+// One mma.sync on this lane's accumulators d0..d3 (constraint D: "f" for fp32, "r" for int32), A
+// fragment words a0..a3 and B words b0, b1 (the tensor-core helpers below).
+#define MT_MMA_ASM(shape_types, D) asm volatile("mma.sync.aligned." shape_types " { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, { %8, %9 }, { %0, %1, %2, %3 };" : "+" D(d0), "+" D(d1), "+" D(d2), "+" D(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1))
 // One tensor-core product of tl.dot: d (a 16x8 fp32 tile, c0..c3) += A (16x16) x B (16x8) in fp16 or
 // bf16, each operand as this lane's fragment words (mma.sync.m16n8k16: sm_80 and later). Host
 // compilers (the CPU emulator of the tests) get the emulator's warp-wide equivalent.
@@ -83,13 +86,9 @@ __device__ __forceinline__ void mt_mma_m16n8k16(float& d0, float& d1, float& d2,
                                                 unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
 #ifdef __CUDA_ARCH__
   if constexpr (BF16)
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, "
-                 "{ %8, %9 }, { %0, %1, %2, %3 };"
-                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    MT_MMA_ASM("m16n8k16.row.col.f32.bf16.bf16.f32", "f");
   else
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, "
-                 "{ %8, %9 }, { %0, %1, %2, %3 };"
-                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    MT_MMA_ASM("m16n8k16.row.col.f32.f16.f16.f32", "f");
 #else
   mt_emulated_mma(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1, BF16);
 #endif
@@ -100,9 +99,7 @@ __device__ __forceinline__ void mt_mma_m16n8k16(float& d0, float& d1, float& d2,
 __device__ __forceinline__ void mt_mma_m16n8k8_tf32(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1,
                                                     unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
 #ifdef __CUDA_ARCH__
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, "
-               "{ %8, %9 }, { %0, %1, %2, %3 };"
-               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  MT_MMA_ASM("m16n8k8.row.col.f32.tf32.tf32.f32", "f");
 #else
   mt_emulated_mma_tf32(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
 #endif
@@ -117,9 +114,7 @@ __device__ __forceinline__ void mt_tf32_split(unsigned x, unsigned& hi, unsigned
 __device__ __forceinline__ void mt_mma_m16n8k32_s8(int& d0, int& d1, int& d2, int& d3, unsigned a0, unsigned a1,
                                                    unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
 #ifdef __CUDA_ARCH__
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 { %0, %1, %2, %3 }, { %4, %5, %6, %7 }, "
-               "{ %8, %9 }, { %0, %1, %2, %3 };"
-               : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  MT_MMA_ASM("m16n8k32.row.col.s32.s8.s8.s32", "r");
 #else
   mt_emulated_mma_s8(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
 #endif
