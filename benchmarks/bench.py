@@ -202,7 +202,8 @@ class Suite:
         for dtype, name in ((torch.float16, "gemm_fp16"), (torch.bfloat16, "gemm_bf16")):
             a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
             c = torch.empty(n, n, device="cuda", dtype=dtype)
-            for bm, bn, bk, warps in ((128, 128, 32, 4), (128, 64, 32, 4), (64, 64, 32, 4)):
+            for bm, bn, bk, warps in ((128, 128, 32, 4), (128, 128, 64, 8), (128, 256, 32, 8), (128, 64, 32, 4),
+                                      (64, 128, 32, 4), (64, 64, 32, 4)):
                 grid = (cdiv(n, bm) * cdiv(n, bn),)
 
                 def run(impl):

@@ -240,17 +240,21 @@ def test_emulated_tensor_core_dot_agrees_with_the_interpreter(dtype, prec, m, n,
 
 
 @pytest.mark.parametrize("k", [16, 32, 64, 128])
-@pytest.mark.parametrize("name,per_word", [("fp16", 2), ("fp32", 1), ("i8", 4)])
-def test_tensor_core_fragments_load_without_bank_conflicts(k, name, per_word):
-    """Shared-memory rows padded by 16 bytes: the 32 words a warp's A (or B) fragment load reads lie
-    in 32 different banks."""
+@pytest.mark.parametrize("name,size,trans_b", [("fp16", 2, True), ("fp32", 4, False), ("i8", 1, False)])
+def test_tensor_core_fragments_load_without_bank_conflicts(k, name, size, trans_b):
+    """Shared-memory rows padded by 16 bytes: the eight rows of each 8x8 matrix an ldmatrix reads
+    start in eight different 16-byte bank groups (A: M rows of K; B: K rows of N for 16-bit
+    elements loaded along N, read transposed, else N rows of K)."""
     k = max(k, 32) if name == "i8" else k
     cu = mytriton.compile(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*fp32"},
                           {"M": 32, "N": 32, "K": k, "PREC": "tf32", "ACC": False, "OUT": tl.float32}).asm["cu"]
-    (stride,) = {int(s) for s in re.findall(r"pa = sa \+ row \* (\d+) \+ k0", cu)}
-    assert stride == k + 4 * per_word
-    for row0 in (0, 8, 16):
-        assert sorted(((row0 + g) * stride // per_word + t) % 32 for g in range(8) for t in range(4)) == list(range(32))
+    loads = dict(re.findall(r"mt_ldmatrix_x4<(?:true|false)>\(f([ab])\[.*?\)\) \* (\d+) \+ (?:k0|cb|ra)", cu))
+    assert set(loads) == {"a", "b"}
+    assert (f"mt_ldmatrix_x4<{'true' if trans_b else 'false'}>(fb[j][0]" in cu) and "mt_ldmatrix_x4<false>(fa[i][0]" in cu
+    for operand, pitch in loads.items():
+        cols = 32 if operand == "b" and trans_b else k
+        assert int(pitch) * size == cols * size + 16
+        assert sorted(r * int(pitch) * size // 16 % 8 for r in range(8)) == list(range(8))
 
 
 def test_a_dot_too_large_for_shared_memory_is_refused_at_its_line():

@@ -7,6 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mytriton
+import mytriton.language as tl
+
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -271,3 +274,27 @@ def test_launch_returns_a_handle_with_the_kernels_code():
     h = ew.add_kernel[(1,)](x, x, out, 1024, BLOCK=1024)
     assert "ld.global" in h.asm["ptx"] and "k_add_kernel" in h.asm["cu"]
     assert_same(host(out), 2 * host(x))
+
+
+@mytriton.jit
+def _strided_copy(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * stride, mask=offs < n, other=0.0), mask=offs < n)
+
+
+def test_an_integer_equal_to_one_is_compiled_in_as_a_constant():
+    """As Triton: an int argument equal to 1 is a constant of its own specialization (a stride of 1
+    makes the load contiguous: 16-byte vector loads) and is not passed; other values are."""
+    x = rand(3 * 1000, 21)
+    out = torch.full((1000,), 9.0, device="cuda")
+    one = _strided_copy[(4,)](dev(x), out, 1000, 1, BLOCK=256)
+    assert_same(host(out), x[:1000])
+    three = _strided_copy[(4,)](dev(x), out, 1000, 3, BLOCK=256)
+    assert_same(host(out), x[::3])
+    assert one is not three
+    assert [n for n, _ in one.params] == ["x_ptr", "out_ptr", "n"] and one.jit_params == [0, 1, 2]
+    assert [n for n, _ in three.params] == ["x_ptr", "out_ptr", "n", "stride"] and three.jit_params is None
+    assert "ld.global.v4" in one.asm["ptx"] and "ld.global.v4" not in three.asm["ptx"]
+    out.zero_()
+    assert _strided_copy[(4,)](dev(x), out, 1000, 1, BLOCK=256) is one          # (the fast path)
+    assert_same(host(out), x[:1000])

@@ -25,8 +25,8 @@ def _strides(extents, order):
 
 
 def reference_coords(layout, shape, thread, reg):
-    """(coords, regs per thread) by the mixed-radix formula: register digits per dimension (the last
-    fastest), coordinate = (k // spt) * coverage + t * spt + k % spt, wrapped around the extent."""
+    """(coords, regs per thread) by the mixed-radix formula: register digits per dimension (along
+    the layout's order, fastest first), coordinate = (k // spt) * coverage + t * spt + k % spt, wrapped around the extent."""
     base, dims = layout, None
     dropped = []
     while isinstance(base, SliceLayout):
@@ -45,11 +45,10 @@ def reference_coords(layout, shape, thread, reg):
         regs = 1 if size == 1 else size if size < spt else spt * max(1, -(-size // cover))
         t = ((warp // warp_s[d]) % wpc) * tpw + (lane // lane_s[d]) % tpw
         maps.append((size, spt, cover, regs, t))
-    digits, rest = [], reg
-    for m in reversed(maps):
-        digits.append(rest % m[3])
-        rest //= m[3]
-    digits.reverse()
+    digits, rest = [0] * len(maps), reg
+    for i in [dims.index(d) for d in base.order if d in dims]:       # the layout's fastest dimension first
+        digits[i] = rest % maps[i][3]
+        rest //= maps[i][3]
     coords = tuple(((k // spt) * cover + t * spt + k % spt) % size for (size, spt, cover, _, t), k in zip(maps, digits))
     total = 1
     for m in maps:

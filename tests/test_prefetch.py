@@ -141,15 +141,8 @@ def test_loops_that_keep_their_loads():
         cols = tl.arange(0, BLOCK)
         for r in tl.range(0, n, 1, num_stages=3):
             tl.atomic_add(y_ptr + cols, tl.load(x_ptr + r * BLOCK + cols))
-
-    @mytriton.jit
-    def carried_pointer(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-        ptrs = x_ptr + tl.arange(0, BLOCK)
-        for r in tl.range(0, n, 1, num_stages=3):
-            tl.store(y_ptr + r * BLOCK + tl.arange(0, BLOCK), tl.load(ptrs))
-            ptrs += BLOCK
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}
-    for fn in (no_hint, with_atomic, carried_pointer):
+    for fn in (no_hint, with_atomic):
         loop, _ = loop_of(fn, sig, {"BLOCK": 8})
         assert not any(n.startswith("prefetch") for n in loop.attrs["names"]), fn.__name__
         assert sum(op.name == "load" for op in loop.regions[0].ops) == 1, fn.__name__
@@ -173,3 +166,45 @@ def test_emulated_cuda_agrees_with_the_interpreter(start, stop, step, stages):
     base = min(start, 2**31 - 9) if start > 100 else 0
     same_as_interpreter(rows, {**ROWS_SIG, "x_ptr": "*fp32", "out_ptr": "*fp32"},
                         {"BLOCK": 16, "STAGES": stages}, [x, np.zeros_like(x), base, start, stop, step, 10], (1,), 4)
+
+
+@mytriton.jit
+def carried_pointer(x_ptr, y_ptr, n, step, BLOCK: tl.constexpr):
+    ptrs = x_ptr + tl.arange(0, BLOCK)
+    for r in tl.range(0, n, 1, num_stages=3):
+        tl.store(y_ptr + r * BLOCK + tl.arange(0, BLOCK), tl.load(ptrs, mask=tl.arange(0, BLOCK) < 7, other=-1.0))
+        ptrs += step
+
+
+def test_a_pointer_advanced_by_a_loop_invariant_step_is_prefetched():
+    """The load through ``ptrs`` (carried, advanced by ``step`` each iteration) is issued one
+    iteration ahead through ``ptrs + step``; emulated CUDA agrees with the interpreter."""
+    from tests.test_cuda_emulated import same_as_interpreter
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "step": "i32"}
+    loop, func = loop_of(carried_pointer, sig, {"BLOCK": 8})
+    assert [n for n in loop.attrs["names"] if n.startswith("prefetch")] == ["prefetch0_0"]
+    assert print_function(func) == """\
+%0 = arange {start=0, end=8} : vector<8 x i32>
+%1 = addptr x_ptr, %0 : vector<8 x ptr<f32>>
+%2 = cmp_lt %0, 7 : vector<8 x bool>
+%3 = cast n {dtype=i64} : i64
+%4 = cmp_lt 0, %3 : bool
+%5 = and %2, %4 : vector<8 x bool>
+%6 = load %1, %5, -1.0 : vector<8 x f32>
+%19, %20 = for %7 in range(0, n, 1) iter_args(%8 = %1, %9 = %6) : vector<8 x ptr<f32>>, vector<8 x f32> {num_stages=3} {
+  %10 = cast %7 {dtype=i64} : i64
+  %11 = add %10, 1 : i64
+  %12 = cmp_lt %11, %3 : bool
+  %13 = addptr %8, step : vector<8 x ptr<f32>>
+  %14 = and %2, %12 : vector<8 x bool>
+  %15 = load %13, %14, -1.0 : vector<8 x f32>
+  %16 = mul %7, 8 : i32
+  %17 = addptr y_ptr, %16 : ptr<f32>
+  %18 = addptr %17, %0 : vector<8 x ptr<f32>>
+  store %18, %9
+  yield %13, %15
+}
+"""
+    if cuda_emulator.available():
+        x = RNG.standard_normal(64).astype(np.float32)
+        same_as_interpreter(carried_pointer, sig, {"BLOCK": 8}, [x, np.zeros(6 * 8, np.float32), 6, 9], (1,), 1)

@@ -65,7 +65,9 @@ def launch(jit_fn, grid, args, kwargs):
     if fast is not None and fast[1] is not None:
         kernel = fast[1]
         if not (kernel.globals_read and globals_changed(kernel.globals_read)):
-            kernel.launch(_grid(grid, constexprs, num_warps), runtime, stream=stream)
+            keep = kernel.jit_params
+            kernel.launch(_grid(grid, constexprs, num_warps), runtime if keep is None else [runtime[i] for i in keep],
+                          stream=stream)
             return kernel
     check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
     if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for v in runtime):
@@ -73,8 +75,14 @@ def launch(jit_fn, grid, args, kwargs):
         return interpret(jit_fn, _grid(grid, constexprs, num_warps), list(zip(names, runtime)), constexprs,
                          num_warps)
     driver = _runtime()
-    signature, devices = [], {}
+    signature, devices, ones = [], {}, {}
     for name, value in zip(names, runtime):
+        if type(value) is int and value == 1:
+            # as Triton does: an integer argument equal to 1 is compiled in as the constant 1 (a
+            # stride of 1 makes its accesses contiguous) and is not passed to the kernel
+            ones[name] = 1
+            signature.append("1")
+            continue
         try:
             ty, address, device = driver.launch_argument_info(value)
         except TypeError as e:
@@ -105,10 +113,13 @@ def launch(jit_fn, grid, args, kwargs):
                 target = "sm_%d%d" % driver.compute_capability(None if device < 0 else device)
                 kernel = jit_fn._cache.get((target, *key[1:]))
                 if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
-                    kernel = _compile_for_target(jit_fn, names, signature, constexprs, num_warps, target, driver)
+                    kernel = _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, target,
+                                                 driver)
                     jit_fn._cache[(target, *key[1:])] = kernel
                 jit_fn._cache[key] = kernel
-    kernel.launch(_grid(grid, constexprs, num_warps), runtime, stream=stream)
+    keep = kernel.jit_params
+    kernel.launch(_grid(grid, constexprs, num_warps), runtime if keep is None else [runtime[i] for i in keep],
+                  stream=stream)
     if fast is not None:                       # (only a launch that worked is remembered)
         jit_fn._fast[fast[0]] = kernel
     return kernel
@@ -126,7 +137,7 @@ def _fast_keys(runtime):
     for value in runtime:
         t = type(value)
         if t is int:
-            keys.append((-0x80000000 <= value < 0x80000000, -1 << 63 <= value < 1 << 63, not value & 15))
+            keys.append((-0x80000000 <= value < 0x80000000, -1 << 63 <= value < 1 << 63, not value & 15, value == 1))
         elif t is tensor or (tensor is not None and isinstance(value, tensor)):
             keys.append((value.dtype, not value.data_ptr() & 15, value.get_device()))
         elif t is float or t is bool:
@@ -159,16 +170,20 @@ def _grid(grid, constexprs, num_warps):
     return grid({**constexprs, "num_warps": num_warps}) if callable(grid) else grid
 
 
-def _compile_for_target(jit_fn, names, signature, constexprs, num_warps, target, driver):
+def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, target, driver):
+    """The kernel of one specialization; the parameters in ``ones`` (equal to 1) are compiled in
+    as constants and left out of its launches (``kernel.jit_params``: the positions passed)."""
     from ..compiler import compile
+    params = [(n, t) for n, t in zip(names, signature) if n not in ones]
     try:
-        ck = compile(jit_fn, signature=dict(zip(names, signature)), constexprs=constexprs, target=target,
+        ck = compile(jit_fn, signature=dict(params), constexprs={**constexprs, **ones}, target=target,
                      num_warps=num_warps)
         cubin = ck.asm["cubin"]
     except CompilationError as e:
         raise e.with_traceback(None) from None
-    kernel = driver.Kernel(jit_fn.__name__, list(zip(names, signature)), num_warps, ck.metadata["shared"],
+    kernel = driver.Kernel(jit_fn.__name__, params, num_warps, ck.metadata["shared"],
                            {target: cubin}, symbol=ck.metadata["name"])
+    kernel.jit_params = [i for i, n in enumerate(names) if n not in ones] if ones else None
     kernel.globals_read = ck.function.globals_read
     kernel.asm = ck.asm                  # as Triton's launch handle: kernel[grid](...).asm["ptx"]
     return kernel

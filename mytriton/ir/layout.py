@@ -19,7 +19,7 @@ What a layout *means* for a value of a given shape is its linear layout (``ir/li
 ``to_linear(layout, shape, num_warps)`` gives the basis vectors of register, lane and warp bits, and
 everything else (``element_coords``, ``num_regs``, the backends' index arithmetic through
 ``ir/indexing.py``) is derived from that one form. Register ``r`` of a thread enumerates its
-elements with the last dimension fastest; within a dimension, the ``size_per_thread`` contiguous
+elements with the layout's fastest dimension (``order[0]``) fastest; within a dimension, the ``size_per_thread`` contiguous
 elements first, then the repetitions of the pattern.
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ class BlockedLayout:
                 f"wpc={f(self.warps_per_cta)}, order={f(self.order)}>")
 
     def to_linear(self, shape: tuple[int, ...], num_warps: int) -> LinearLayout:
-        """Registers: per dimension (the last first) the ``spt`` contiguous elements, then the
+        """Registers: per dimension along ``order`` the ``spt`` contiguous elements, then the
         repetitions of the pattern over the dimension; lanes and warps: along ``order``, each
         ``spt`` (lanes) or ``spt * tpw`` (warps) elements apart. A basis that lands beyond the
         extent is 0: those lanes/warps hold copies (the tile is smaller than the pattern)."""
@@ -63,7 +63,7 @@ class BlockedLayout:
             for n in t:
                 log2_exact(n, f"{self}: {what}")
         regs = []
-        for d in reversed(range(rank)):
+        for d in self.order:
             cover = spt[d] * tpw[d] * wpc[d]
             regs += [vector(d, 1 << b) for b in range(log2_exact(min(spt[d], shape[d])))]
             regs += [vector(d, cover << b) for b in range(log2_exact(max(1, shape[d] // cover)))]

@@ -74,7 +74,8 @@ def dot_layout(op: Op, num_warps: int) -> MmaLayout | None:
     a, res = op.operands[0].type, op.result.type
     tensor_cores = (a.scalar in (F16, BF16) or (a.scalar == F32 and op.attrs["input_precision"] in ("tf32", "tf32x3"))
                     ) and res.scalar == F32 or a.scalar == I8 and res.scalar == I32
-    if tensor_cores and res.shape[0] >= 16 and res.shape[1] >= 8:
+    # (an mma step reads 32 bytes of K: an int8 K of 16 stays on the CUDA cores)
+    if tensor_cores and res.shape[0] >= 16 and res.shape[1] >= 8 and a.shape[1] * a.scalar.bits >= 256:
         return mma_layout(res.shape, num_warps)
     return None
 
@@ -230,6 +231,12 @@ class LayoutAssignment:
                 lay = nat.get(src)
                 if isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"]:
                     nat[op.result] = lay.parent
+            elif op.name == "trans":       # the operand's layout permuted (no data moves)
+                dims = tuple(op.attrs["dims"])
+                inverse = tuple(dims.index(d) for d in range(len(dims)))
+                lay = permuted_operand_layout(nat.get(src) or self.default(src.type), inverse)
+                if lay is not None:
+                    nat[op.result] = lay
             elif not OPS[op.name].rematerializable:
                 for v in op.operands:
                     lay = nat.get(v)

@@ -20,6 +20,14 @@ bits, so an index near the end of the int32 range never wraps into a valid addre
 As in Triton, a requested ``num_stages`` lets a load of a later iteration run before the stores of
 the earlier ones: a loop whose iterations store to what later iterations load should not ask for
 stages. Loops with atomics or barriers are left alone.
+
+Operands of ``tl.dot``: in a ``for`` loop that writes no memory, a load whose one use is an operand
+of a ``dot`` in the loop body is issued ``S - 1`` iterations ahead, S = the loop's ``num_stages``
+(Triton's default, 3, where the loop asks for none), and marked ``stages=S, ahead=k`` (k: how many
+iterations after the current one it loads). The CUDA backend keeps such a tile in a ring of S
+shared-memory buffers, filled by asynchronous copies (``backends/cuda/dot.py``): the loads of the
+next S - 1 iterations are in flight while the tensor cores work on this one, and no registers
+hold them.
 """
 from __future__ import annotations
 
@@ -30,6 +38,7 @@ from ..ir.types import BlockType, I32, I64
 # The most bytes per thread that the prefetched copies of a loop's loads may hold (16 registers).
 PREFETCH_BYTES_PER_THREAD = 64
 PREFETCH_DEPTH = 1                  # iterations ahead (see above)
+DOT_STAGES = 3                      # shared-memory buffers per dot operand where a loop asks for none
 
 
 def _op(name: str, operands: list, loc, **attrs) -> Op:
@@ -41,15 +50,32 @@ def _const(value: int, t=I32) -> Const:
     return Const(value, t)
 
 
-def _slice(load: Op, body: Region) -> list[Op] | None:
+def _inductions(loop: Op) -> dict[Value, tuple[Op, int]]:
+    """The loop's carried values that each iteration advances by the same amount: argument ->
+    (the ``add``/``addptr`` of the body that yields ``argument + step`` with ``step`` defined
+    outside the loop, the argument's position among the loop's carried values)."""
+    body = loop.regions[0]
+    inside = {r for op in walk(body) for r in op.results} | set(body.args)
+    found = {}
+    for i, (arg, y) in enumerate(zip(body.args[1:], body.ops[-1].operands)):
+        op = y.owner
+        if (isinstance(op, Op) and op in body.ops and op.name in ("add", "addptr") and op.operands[0] is arg
+                and op.operands[1] not in inside and not isinstance(op.operands[1].type, BlockType)):
+            found[arg] = (op, i)
+    return found
+
+
+def _slice(load: Op, body: Region, inductions: dict) -> list[Op] | None:
     """The ops of ``body`` that the load's operands are computed by, in body order, when they are
-    all pure and read nothing of the loop but its index; None otherwise."""
+    all pure and read nothing of the loop but its index and its ``inductions``; None otherwise."""
     defined = {r: op for op in body.ops for r in op.results}
     carried = set(body.args[1:])
     need, todo = set(), list(load.operands)
     while todo:
         v = todo.pop()
         if v in carried:
+            if v in inductions:
+                continue
             return None
         op = defined.get(v)
         if op is None or op in need:
@@ -61,12 +87,12 @@ def _slice(load: Op, body: Region) -> list[Op] | None:
     return [op for op in body.ops if op in need]
 
 
-def _candidates(loop: Op) -> list[tuple[Op, list[Op]]]:
+def _candidates(loop: Op, inductions: dict) -> list[tuple[Op, list[Op]]]:
     body = loop.regions[0]
     found = []
     for op in body.ops:
         if op.name == "load" and isinstance(op.results[0].type, BlockType):
-            sl = _slice(op, body)
+            sl = _slice(op, body, inductions)
             if sl is not None:
                 found.append((op, sl))
     return found
@@ -78,6 +104,26 @@ def _eligible(loop: Op) -> bool:
         return False
     # atomics and barriers order memory between threads: their loops keep their loads in place
     return not any(OPS[op.name].writes_memory and op.name != "store" for op in walk(loop.regions[0]))
+
+
+def _dot_operands(loop: Op, found: list[tuple[Op, list[Op]]]) -> set[Op]:
+    """The loads of ``found`` whose one use is an operand of a ``dot`` of the loop body (directly
+    or through a ``trans`` used only there), when the loop writes no memory."""
+    body = loop.regions[0]
+    if loop.name != "for" or any(OPS[op.name].writes_memory for op in walk(body)):
+        return set()
+    users: dict[Value, list[tuple[Op, int]]] = {}
+    for op in walk(body):
+        for i, v in enumerate(op.operands):
+            users.setdefault(v, []).append((op, i))
+    dots = set()
+    for load, _ in found:
+        use = users.get(load.results[0], [])
+        if len(use) == 1 and use[0][0].name == "trans" and use[0][0] in body.ops:
+            use = users.get(use[0][0].results[0], [])
+        if len(use) == 1 and use[0][0].name == "dot" and use[0][0] in body.ops and use[0][1] < 2:
+            dots.add(load)
+    return dots
 
 
 def _bytes_per_thread(load: Op, num_warps: int) -> int:
@@ -105,11 +151,23 @@ def _runs(index: Value, ahead: int, loop: Op, out: list[Op]) -> Value:
     return emit("or", [up, down])
 
 
-def _issue(load: Op, sl: list[Op], index: Value, at: Value, ahead: int, loop: Op, out: list[Op]) -> Value:
+def _issue(load: Op, sl: list[Op], index: Value, at: Value, ahead: int, loop: Op, out: list[Op],
+           inductions: dict, first: bool) -> Value:
     """Emit into ``out`` the load of the iteration ``ahead`` steps after ``index`` (``at`` is that
-    iteration's index value), masked off when it does not run; return its result."""
+    iteration's index value), masked off when it does not run; return its result. The inductions
+    it reads are advanced ``ahead`` steps from their value in the current iteration (``first``:
+    from their initial values, in front of the loop)."""
     runs = _runs(index, ahead, loop, out)
     mapping = {loop.regions[0].args[0]: at}
+    for arg, (step_op, i) in inductions.items():
+        base = loop.operands[3 + i] if first else arg
+        if ahead:
+            inv = step_op.operands[1]
+            by = _op("mul", [inv, _const(ahead, inv.type)], loop.loc)
+            moved = Op(step_op.name, [base, by.result], [arg.type], attrs=dict(step_op.attrs), loc=step_op.loc)
+            out += [by, moved]
+            base = moved.result
+        mapping[arg] = base
     for op in sl:
         clone = Op(op.name, [mapping.get(v, v) for v in op.operands], [r.type for r in op.results],
                    attrs=dict(op.attrs), loc=op.loc)
@@ -132,31 +190,50 @@ def _issue(load: Op, sl: list[Op], index: Value, at: Value, ahead: int, loop: Op
 
 def _pipeline(loop: Op, parent: list[Op], num_warps: int) -> None:
     """Rewrite ``loop`` (an op of the region whose op list is ``parent``) as the module says."""
-    found = _candidates(loop)
+    inductions = _inductions(loop)
+    found = _candidates(loop, inductions)
+    staged = _dot_operands(loop, found)
+    stages = loop.attrs.get("num_stages")
+    stages = DOT_STAGES if stages is None else stages
+    if not isinstance(stages, int) or stages < 2:
+        staged = set()
+    depths: dict[Op, int] = {load: stages - 1 for load in staged}
+    if _eligible(loop):
+        rest = [(load, sl) for load, sl in found if load not in staged]
+        if sum(_bytes_per_thread(load, num_warps) for load, _ in rest) <= PREFETCH_BYTES_PER_THREAD:
+            depths.update((load, PREFETCH_DEPTH) for load, _ in rest)
+    found = [(load, sl) for load, sl in found if load in depths]
     if not found:
         return
-    if sum(_bytes_per_thread(load, num_warps) for load, _ in found) > PREFETCH_BYTES_PER_THREAD:
-        return
-    depth = PREFETCH_DEPTH
     body = loop.regions[0]
     start, step = loop.operands[0], loop.operands[2]
     index = body.args[0]
     prologue: list[Op] = []                     # in front of the loop: the first D iterations' loads
-    step_by = _op("mul", [step, _const(depth)], loop.loc)
-    ahead = _op("add", [index, step_by.result], loop.loc)
-    top: list[Op] = [step_by, ahead]            # at the top of the body: iteration i + D's loads
-    starts = [start]                            # start + k * step, k < D
-    for k in range(1, depth):
+    top: list[Op] = []                          # at the top of the body: iteration i + D's loads
+    starts, aheads = [start], {}                # start + k * step, k < D; i + D * step
+    for k in range(1, max(depths.values())):
         by = _op("mul", [step, _const(k)], loop.loc)
         at = _op("add", [start, by.result], loop.loc)
         prologue += [by, at]
         starts.append(at.result)
+    for depth in sorted(set(depths.values())):
+        step_by = _op("mul", [step, _const(depth)], loop.loc)
+        ahead = _op("add", [index, step_by.result], loop.loc)
+        top += [step_by, ahead]
+        aheads[depth] = ahead.result
     inits, args, yields, names = [], [], [], []
     for n, (load, sl) in enumerate(found):
-        inits += [_issue(load, sl, start, starts[k], k, loop, prologue) for k in range(depth)]
+        depth = depths[load]
+
+        def mark(k: int, v: Value) -> Value:
+            if load in staged:
+                v.owner.attrs.update(stages=stages, ahead=k)
+            return v
+        inits += [mark(k, _issue(load, sl, start, starts[k], k, loop, prologue, inductions, True))
+                  for k in range(depth)]
         carried = [Value(load.results[0].type, body) for _ in range(depth)]
         names += [f"prefetch{n}_{k}" for k in range(depth)]
-        fresh = _issue(load, sl, index, ahead.result, depth, loop, top)
+        fresh = mark(depth, _issue(load, sl, index, aheads[depth], depth, loop, top, inductions, False))
         args += carried
         yields += carried[1:] + [fresh]
         # the loop's own load is now the carried copy (DCE removes the load)
@@ -178,7 +255,7 @@ def _visit(region: Region, num_warps: int) -> None:
     for op in list(region.ops):
         for r in op.regions:
             _visit(r, num_warps)
-        if _eligible(op):
+        if op.name == "for":
             _pipeline(op, region.ops, num_warps)
 
 

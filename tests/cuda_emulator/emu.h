@@ -101,6 +101,26 @@ static inline void mt_emulated_mma_s8(int& d0, int& d1, int& d2, int& d3, unsign
     return (int)(signed char)((w >> (8 * i)) & 0xff);
   });
 }
+// ldmatrix for the warp of each thread: every thread posts its row address, then reads its words
+// of the count matrices from its warp's rows (the block's threads all call it together).
+static const unsigned char* mt_ldmatrix_rows[1024];
+static inline void mt_emulated_ldmatrix(unsigned* r, unsigned count, bool trans, const void* row) {
+  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
+  mt_ldmatrix_rows[me] = static_cast<const unsigned char*>(row);
+  mt_bar->arrive_and_wait();
+  for (unsigned j = 0; j < count; ++j) {
+    const unsigned char* const* rows = mt_ldmatrix_rows + base + 8 * j;
+    if (!trans) {
+      memcpy(&r[j], rows[lane / 4] + 4 * (lane % 4), 4);
+    } else {
+      unsigned short lo, hi;
+      memcpy(&lo, rows[2 * (lane % 4)] + 2 * (lane / 4), 2);
+      memcpy(&hi, rows[2 * (lane % 4) + 1] + 2 * (lane / 4), 2);
+      r[j] = lo | (unsigned)hi << 16;
+    }
+  }
+  mt_bar->arrive_and_wait();
+}
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   unsigned long long b = 0;
   memcpy(&b, &v, sizeof(T));

@@ -60,6 +60,33 @@ MT_APPROX(mt_exp2_approx, "ex2.approx.ftz.f32", exp2f(a))
 // What a masked-off chunk of a vector load reads instead of its address (16 zero bytes, always
 // valid): the load then needs no branch around it.
 __device__ const mt_vec<unsigned, 4> mt_masked_off = {};
+// cp.async (sm_80 and later): 4, 8 or 16 bytes from global to shared memory without passing
+// through registers (16: .cg, past L1); a false predicate fills them with zeros (src-size 0, from
+// the always-valid mt_masked_off). A commit closes a group of copies; wait<N> returns when at
+// most N groups are in flight. Host compilers (the CPU emulator of the tests) copy at once.
+template <int BYTES>
+__device__ __forceinline__ void mt_cp_async(void* dst, const void* src, bool pred) {
+#ifdef __CUDA_ARCH__
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  const void* s = pred ? src : (const void*)&mt_masked_off;
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(s), "r"(pred ? 16 : 0));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" :: "r"(d), "l"(s), "n"(BYTES), "r"(pred ? BYTES : 0));
+#else
+  if (pred) memcpy(dst, src, BYTES); else memset(dst, 0, BYTES);
+#endif
+}
+__device__ __forceinline__ void mt_cp_async_commit() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.commit_group;");
+#endif
+}
+template <int N> __device__ __forceinline__ void mt_cp_async_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_group %0;" :: "n"(N));
+#endif
+}
 // tl.dot's fp32 operands as the tensor cores read them for input_precision="tf32" (the low 13
 // mantissa bits dropped), and one product of "tf32x3": hi*hi + hi*lo + lo*hi of the operands split
 // into tf32 parts rounded to nearest, ties away from zero (cvt.rna.tf32.f32).
@@ -102,6 +129,38 @@ __device__ __forceinline__ void mt_mma_m16n8k8_tf32(float& d0, float& d1, float&
   MT_MMA_ASM("m16n8k8.row.col.f32.tf32.tf32.f32", "f");
 #else
   mt_emulated_mma_tf32(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
+#endif
+}
+// ldmatrix: the fragment words of four (x4) or two (x2) 8x8 matrices of 16-bit elements in shared
+// memory (sm_75 and later). Lanes 8j..8j+7 give the addresses of matrix j's eight rows of 16 bytes;
+// lane l receives row l/4, elements 2(l%4) and +1 of each matrix (TRANS: column l/4, rows 2(l%4)
+// and +1). Host compilers (the CPU emulator of the tests) get the emulator's warp-wide equivalent.
+template <bool TRANS>
+__device__ __forceinline__ void mt_ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, const void* row) {
+#ifdef __CUDA_ARCH__
+  const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3 }, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3 }, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(a));
+#else
+  unsigned r[4];
+  mt_emulated_ldmatrix(r, 4, TRANS, row);
+  r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3];
+#endif
+}
+template <bool TRANS>
+__device__ __forceinline__ void mt_ldmatrix_x2(unsigned& r0, unsigned& r1, const void* row) {
+#ifdef __CUDA_ARCH__
+  const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 { %0, %1 }, [%2];" : "=r"(r0), "=r"(r1) : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 { %0, %1 }, [%2];" : "=r"(r0), "=r"(r1) : "r"(a));
+#else
+  unsigned r[2];
+  mt_emulated_ldmatrix(r, 2, TRANS, row);
+  r0 = r[0], r1 = r[1];
 #endif
 }
 __device__ __forceinline__ void mt_tf32_split(unsigned x, unsigned& hi, unsigned& lo) {

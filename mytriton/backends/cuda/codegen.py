@@ -24,6 +24,7 @@ from ...errors import CompilationError
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .atomics import atomic_statement
+from .dot import dot_mma, dot_portable, plan_rings, staged_load
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
 from ...ir.layout import MmaLayout, permuted_registers, to_linear
 from ...ir.linear import LANE, WARP, LinearLayout
@@ -198,6 +199,10 @@ class CudaEmitter:
         self.in_loops = {id(inner) for op in walk(fn.body) if OPS[op.name].loop
                          for r in op.regions for inner in walk(r)}
         self.used = use_counts(fn.body)
+        # dot operands kept in rings of shared-memory buffers (backends/cuda/dot.py), at the start of
+        # the shared memory; the other users of shared memory take what follows
+        self.rings, self.ring_bytes = plan_rings(self)
+        self.rings_live = False
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -319,6 +324,8 @@ class CudaEmitter:
         return self.layout_of(v).num_regs
 
     def declare(self, v: Value) -> str:
+        if v in self.rings:                             # a tile in shared memory: a pointer to it
+            return f"{self.rings[v].c_type}* {self.ref(v)}"
         if isinstance(v.type, BlockType):
             return f"{self.value_c_type(v)} {self.ref(v)}[{self.nregs(v)}]"
         return f"{self.value_c_type(v)} {self.ref(v)}"
@@ -492,6 +499,8 @@ class CudaEmitter:
 
     def op_load(self, op: Op):
         res, ptr = op.result, op.operands[0]
+        if res in self.rings:
+            return staged_load(self, op, self.rings[res])
         vec, _ = self.vector_width(ptr, op.operands[1:2], op)
         if vec == 1:
             self.elementwise(op, lambda v: f"*{v[0]}" if len(v) == 1 else f"({v[1]} ? *{v[0]} : {v[2]})", None)
@@ -610,7 +619,7 @@ class CudaEmitter:
         lin = self.offset(res, "r") if block else "0"
         self.emit("{")
         self.depth += 1
-        self.emit(f"{elem.c_name}* buf = reinterpret_cast<{elem.c_name}*>(mt_smem);")
+        self.emit(f"{elem.c_name}* buf = reinterpret_cast<{elem.c_name}*>({self.scratch});")
         if block:
             self.per_element(res, f"if ({own}) buf[{lin}] = {out};")
             self.emit("__syncthreads();")
@@ -670,131 +679,15 @@ class CudaEmitter:
         self.elementwise(op, lambda v: v[0], None)
 
     def op_dot(self, op: Op):
-        if isinstance(op.result.layout, MmaLayout):
-            self.dot_mma(op)
-        else:
-            self.dot_portable(op)
-
-    def dot_shared(self, op: Op, nbytes: int):
-        """Reserve the shared memory a dot stages its operands in, or refuse a tile too large for it."""
-        (m, kk), (_, n) = op.operands[0].type.shape, op.operands[1].type.shape
-        if nbytes > SHARED_LIMIT:
-            raise CompilationError(
-                f"tl.dot of a {m}x{kk} by a {kk}x{n} tile stages {nbytes} bytes of operands in shared memory, "
-                f"more than a block has (at most {SHARED_LIMIT}); use smaller tiles", op.loc, self.fn.name)
-        self.smem(nbytes)
-
-    def dot_mma(self, op: Op):
-        """``tl.dot`` on the tensor cores: into fp32, fp16/bf16 operands with ``mma.sync.m16n8k16``,
-        fp32 ones with ``mma.sync.m16n8k8.tf32`` ("tf32": the hardware reads the top 19 bits;
-        "tf32x3": three products of tf32 parts rounded to nearest); int8 into int32 with
-        ``mma.sync.m16n8k32.s8`` (wrapping, as the portable dot). A row-major and B transposed
-        (N x K) go to shared memory, rows padded by 16 bytes (the eight rows a fragment load reads
-        then start 4 banks apart: its 32 words fall in 32 banks); each warp loads, per 16x8 tile of
-        its accumulator registers and per step of K, the A and B fragments as 32-bit words and
-        issues the mma. The accumulator is in the MMA layout (``passes/layout.dot_layout``):
-        registers 4q..4q+3 are one tile's c0..c3."""
-        a, b, acc = op.operands
-        res = op.result
-        (m, kk), (_, n) = a.type.shape, b.type.shape
-        elem = a.type.scalar
-        tf32, int8 = elem.name == "fp32", elem.name == "i8"
-        ct = "float" if tf32 else elem.c_name
-        per_word = 4 // (elem.bits // 8)                 # elements per 32-bit fragment word
-        kp = kk + 4 * per_word                           # (16 bytes of padding per row)
-        k_step = 8 * per_word                            # the mma's K
-        half_k = k_step // 2                             # the fragment's second half along K
-        self.dot_shared(op, (elem.bits // 8) * (m + n) * kp)
-        self.emit(self.declare(res) + ";")
-        self.per_element(res, f"{self.ref(res)}[r] = {self.ref(acc)}[r];")
-        self.emit("{")
-        self.depth += 1
-        self.emit(f"{ct}* sa = reinterpret_cast<{ct}*>(mt_smem);")
-        self.emit(f"{ct}* sb = sa + {m * kp};")
-        am, ak = self.coords(a, "r")
-        self.per_element(a, f"sa[({am}) * {kp} + ({ak})] = {self.ref(a)}[r];")
-        bk, bn = self.coords(b, "r")
-        self.per_element(b, f"sb[({bn}) * {kp} + ({bk})] = {self.ref(b)}[r];")
-        self.emit("__syncthreads();")
-        self.emit("const int g = (tid & 31) >> 2, t = tid & 3;")
-        row, col = self.coords(res, "(q * 4)")
-        word = "*reinterpret_cast<const unsigned*>"
-        ref = self.ref(res)
-        d = f"{ref}[q * 4], {ref}[q * 4 + 1], {ref}[q * 4 + 2], {ref}[q * 4 + 3]"
-        self.emit("#pragma unroll")
-        self.emit(f"for (int q = 0; q < {self.nregs(res) // 4}; ++q) {{")
-        self.depth += 1
-        self.emit(f"const int row = {row}, col = ({col}) - 2 * t + g;      // (the B column of lane g)")
-        self.emit("#pragma unroll")
-        self.emit(f"for (int k0 = 0; k0 < {kk}; k0 += {k_step}) {{")
-        self.depth += 1
-        lane_k = "t" if per_word == 1 else f"{per_word} * t"
-        self.emit(f"const {ct}* pa = sa + row * {kp} + k0 + {lane_k};")
-        self.emit(f"const {ct}* pb = sb + col * {kp} + k0 + {lane_k};")
-        a_words = [f"{word}(pa)", f"{word}(pa + {8 * kp})", f"{word}(pa + {half_k})", f"{word}(pa + {8 * kp} + {half_k})"]
-        b_words = [f"{word}(pb)", f"{word}(pb + {half_k})"]
-        if int8:
-            self.emit(f"mt_mma_m16n8k32_s8({d}, {', '.join(a_words + b_words)});")
-        elif not tf32:
-            self.emit(f"mt_mma_m16n8k16<{'true' if elem.name == 'bf16' else 'false'}>({d}, {', '.join(a_words + b_words)});")
-        elif op.attrs["input_precision"] == "tf32":
-            self.emit(f"mt_mma_m16n8k8_tf32({d}, {', '.join(a_words + b_words)});")
-        else:                                            # tf32x3: lo*hi + hi*lo + hi*hi
-            self.emit(f"const unsigned a[4] = {{{', '.join(a_words)}}}, b[2] = {{{', '.join(b_words)}}};")
-            self.emit("unsigned ah[4], al[4], bh[2], bl[2];")
-            self.emit("#pragma unroll")
-            self.emit("for (int i = 0; i < 4; ++i) mt_tf32_split(a[i], ah[i], al[i]);")
-            self.emit("#pragma unroll")
-            self.emit("for (int i = 0; i < 2; ++i) mt_tf32_split(b[i], bh[i], bl[i]);")
-            for x, y in (("al", "bh"), ("ah", "bl"), ("ah", "bh")):
-                self.emit(f"mt_mma_m16n8k8_tf32({d}, {x}[0], {x}[1], {x}[2], {x}[3], {y}[0], {y}[1]);")
-        self.depth -= 1
-        self.emit("}")
-        self.depth -= 1
-        self.emit("}")
-        self.emit("__syncthreads();")
-        self.depth -= 1
-        self.emit("}")
-
-    def dot_portable(self, op: Op):
-        """The portable ``tl.dot``: both operands to shared memory (row-major, in the compute type:
-        fp32 for fp32/fp16/bf16, tf32-truncated for input_precision "tf32"; fp64; int32 for int8),
-        then each thread sums its result elements' rows and columns over K, onto the accumulator."""
-        a, b, acc = op.operands
-        res = op.result
-        (m, kk), (_, n) = a.type.shape, b.type.shape
-        src, out = a.type.scalar, res.type.scalar
-        ct = "double" if src.name == "fp64" else "int" if src.name == "i8" else "float"
-        self.dot_shared(op, (m * kk + kk * n) * (8 if ct == "double" else 4))
-        precision = op.attrs["input_precision"] if ct == "float" and src.name == "fp32" else "ieee"
-        compute = {"double": src, "int": I32, "float": F32}[ct]
-
-        def stored(x: Value, r: str) -> str:
-            v = self.cast_to(f"{self.ref(x)}[{r}]", src, compute)
-            return f"mt_tf32_truncate({v})" if precision == "tf32" else v
-        self.emit(self.declare(res) + ";")
-        self.emit("{")
-        self.depth += 1
-        self.emit(f"{ct}* sa = reinterpret_cast<{ct}*>(mt_smem);")
-        self.emit(f"{ct}* sb = sa + {m * kk};")
-        self.per_element(a, f"sa[{self.offset(a, 'r')}] = {stored(a, 'r')};")
-        self.per_element(b, f"sb[{self.offset(b, 'r')}] = {stored(b, 'r')};")
-        self.emit("__syncthreads();")
-        row, col = self.coords(res, "r")
-        start = self.cast_to(f"{self.ref(acc)}[r]", acc.type.scalar, compute)
-        x, y = f"sa[m_ * {kk} + k]", f"sb[k * {n} + n_]"
-        add = (f"s = s + mt_tf32x3_product({x}, {y});" if precision == "tf32x3" else
-               f"s = mt_add(s, mt_mul({x}, {y}));" if ct == "int" else f"s = s + {x} * {y};")
-        back = self.cast_to("s", compute, out)
-        self.per_element(res, f"{{ const int m_ = {row}, n_ = {col}; {ct} s = {start}; "
-                              f"for (int k = 0; k < {kk}; ++k) {add} {self.ref(res)}[r] = {back}; }}")
-        self.emit("__syncthreads();")
-        self.depth -= 1
-        self.emit("}")
+        (dot_mma if isinstance(op.result.layout, MmaLayout) else dot_portable)(self, op)
 
     def op_trans(self, op: Op):
-        """No data moves: each register is one of the operand's registers of the same thread."""
+        """No data moves: each register is one of the operand's registers of the same thread (a
+        tile in shared memory: the dot reads it transposed, dot.py)."""
         res, src = op.result, op.operands[0]
+        if res in self.rings:
+            self.emit(f"{self.declare(res)} = {self.ref(src)};")
+            return
         regs = permuted_registers(res.layout, res.type.shape, src.layout, src.type.shape, tuple(op.attrs["dims"]),
                                   self.fn.num_warps)
         self.emit(self.declare(res) + ";")
@@ -804,13 +697,19 @@ class CudaEmitter:
         for r, i in enumerate(regs):
             self.emit(f"{self.ref(res)}[{r}] = {self.ref(src)}[{i}];")
 
+    @property
+    def scratch(self) -> str:
+        """Where the shared memory of an op's own use starts: after the rings while they are live
+        (from the first pipelined load in front of their loop to the loop's end), else at 0."""
+        return "mt_scratch" if self.rings_live else "mt_smem"
+
     def smem(self, nbytes: int):
-        self.smem_bytes = max(self.smem_bytes, nbytes)
+        self.smem_bytes = max(self.smem_bytes, nbytes + (self.ring_bytes if self.rings_live else 0))
 
     def op_convert_layout(self, op: Op):
         src, res = op.operands[0], op.result
         ctype = self.value_c_type(res)
-        buf = f"reinterpret_cast<{ctype}*>(mt_smem)"
+        buf = f"reinterpret_cast<{ctype}*>({self.scratch})"
         numel = res.type.numel
         self.smem(numel * (8 if isinstance(res.type.scalar, PointerType) else max(1, res.type.scalar.bits // 8)))
         self.emit(self.declare(res) + ";")
@@ -828,7 +727,7 @@ class CudaEmitter:
         """Declare the variables of ``targets`` (set to ``inits`` where given)."""
         for i, res in enumerate(targets):
             init = inits[i] if i < len(inits) else None
-            if isinstance(res.type, BlockType):
+            if isinstance(res.type, BlockType) and res not in self.rings:
                 self.emit(self.declare(res) + ";")
                 if init is not None:
                     self.per_element(res, f"{self.ref(res)}[r] = {self.elem(res, init)};")
@@ -844,20 +743,22 @@ class CudaEmitter:
             temps = []
             for t, v in moves:
                 tmp = f"{self.ref(t)}_next"
-                if isinstance(t.type, BlockType):
+                if t in self.rings:
+                    self.emit(f"{self.rings[t].c_type}* {tmp} = {self.ref(v)};")
+                elif isinstance(t.type, BlockType):
                     self.emit(f"{self.value_c_type(t)} {tmp}[{self.nregs(t)}];")
                     self.per_element(t, f"{tmp}[r] = {self.elem(t, v)};")
                 else:
                     self.emit(f"{self.value_c_type(t)} {tmp} = {self.ref(v)};")
                 temps.append(tmp)
             for (t, _), tmp in zip(moves, temps):
-                if isinstance(t.type, BlockType):
+                if isinstance(t.type, BlockType) and t not in self.rings:
                     self.per_element(t, f"{self.ref(t)}[r] = {tmp}[r];")
                 else:
                     self.emit(f"{self.ref(t)} = {tmp};")
             return
         for t, v in moves:
-            if isinstance(t.type, BlockType):
+            if isinstance(t.type, BlockType) and t not in self.rings:
                 self.per_element(t, f"{self.ref(t)}[r] = {self.elem(t, v)};")
             else:
                 self.emit(f"{self.ref(t)} = {self.ref(v)};")
@@ -919,13 +820,22 @@ class CudaEmitter:
         unroll = op.attrs.get("loop_unroll_factor")
         if unroll is not None:
             self.emit(f"#pragma unroll {max(1, int(unroll))}")
+        ring = next((self.rings[a] for a in args if a in self.rings), None)
+        if ring is not None:         # the buffer the loads of iteration i + S - 1 fill (dot.py)
+            self.emit(f"int {ring.slot} = {ring.stages - 1};")
         self.emit(f"for (int {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
         self.region(body)
         # yields take effect together: staged when one lane yields another lane's argument
         self.assign(op.results, body.ops[-1].operands, staged=True)
+        if ring is not None:
+            self.emit(f"{ring.slot} = {ring.slot} == {ring.stages - 1} ? 0 : {ring.slot} + 1;")
         self.depth -= 1
         self.emit("}")
+        if ring is not None:         # (copies of iterations that did not run are still in flight)
+            self.emit("mt_cp_async_wait<0>();")
+            self.emit("__syncthreads();")
+            self.rings_live = False
 
     def op_if(self, op: Op):
         """Result registers declared before; each branch assigns what it yields."""
@@ -1038,7 +948,7 @@ class CudaEmitter:
             self.smem(warps * q_count * max(4, ty.bits // 8))
             widx = self.index(thread_bits_expr(lay, [(WARP, b) for b in warp_bits]))
             lin = self.offset(res, "q") if block else "0"
-            self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>(mt_smem);")
+            self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({self.scratch});")
             self.emit("#pragma unroll")
             slot = _paren(widx) if q_count == 1 else f"{_paren(widx)} * {q_count}"
             slot = slot if lin == "0" else f"{slot} + {lin}"
@@ -1072,8 +982,12 @@ class CudaEmitter:
         self.region(self.fn.body)
         body = []
         prologue = ["  const int tid = threadIdx.x;       // lane = tid & 31, warp = tid >> 5", "  (void)tid;"]
-        if self.smem_bytes:
+        if self.smem_bytes or self.ring_bytes:
             prologue.append("  extern __shared__ __align__(16) unsigned char mt_smem[];")
+        if self.ring_bytes:
+            prologue.append(f"  unsigned char* const mt_scratch = mt_smem + {self.ring_bytes};   // (after the rings)")
+            prologue.append("  (void)mt_scratch;")
+            self.smem_bytes = max(self.smem_bytes, self.ring_bytes)
         body = prologue + self.lines
         src = self.fn.loc.file if self.fn.loc else "?"
         desc = []
@@ -1085,11 +999,6 @@ class CudaEmitter:
             description=desc, num_threads=self.num_threads, params=self.params(), body=body,
             halves=uses_halves(self.fn))
         return text, self.smem_bytes
-
-
-# The most shared memory a block can have on the GPUs mytriton targets (227 KiB on sm_90; the
-# runtime checks the device's own limit when it loads a kernel and opts in above 48 KiB).
-SHARED_LIMIT = 227 * 1024
 
 
 def _zero_bits(v: Value) -> bool:

@@ -1,0 +1,345 @@
+"""``tl.dot`` in CUDA C++: on the tensor cores (``mma.sync``) where ``passes/layout.dot_layout``
+gave the result the MMA layout, else on the CUDA cores (the portable dot).
+
+The tensor-core dot stages both operands in shared memory and reads them back as mma fragments
+with ``ldmatrix``:
+
+- Each operand tile is stored as rows of 16-byte chunks. "K-major" tiles (A as M rows of K, B as N
+  rows of K) are read with ``ldmatrix``; 16-bit tiles held along M or N in registers (the usual B:
+  a K x N tile loaded along N) are stored that way, K rows of M or N, and read with
+  ``ldmatrix.trans`` — so the store is a 16-byte vector store of each thread's run of registers.
+  fp32 (tf32) and int8 tiles are always stored K-major (``ldmatrix`` has no transpose below or
+  above 16 bits).
+- Rows are padded by 16 bytes: the eight rows one 8x8 matrix load reads then start in eight
+  different 16-byte bank groups, so ``ldmatrix`` is free of bank conflicts.
+- All three mma shapes read 32 bytes of K per step (m16n8k16 fp16/bf16, m16n8k8 tf32, m16n8k32
+  int8) with one fragment geometry: A's 16 rows x 32 bytes are four 8x8 (16-bit) matrices, one
+  ``ldmatrix.x4``; B's 8 columns x 32 bytes are two, so one ``ldmatrix.x4`` loads two of a warp's
+  column tiles.
+- In a loop (``passes/prefetch.py``: a load whose one use is a dot operand is issued S - 1
+  iterations ahead), the operand's tiles live in a ring of S such buffers at the start of the
+  shared memory (``plan_rings``). Each thread copies its runs of the tile (4 to 16 bytes) with
+  ``cp.async`` (a masked-off run is filled with zeros), one commit group per load; the dot waits until the
+  groups of its iteration have landed (``cp.async.wait_group``: the (S - 1) x operands groups
+  issued since may stay in flight) and a barrier makes them visible to all warps. A tile
+  ``cp.async`` cannot copy (runs under 4 bytes or not aligned, a non-zero ``other``, a
+  transposing store) is loaded into registers and stored.
+- Per step of K, each warp loads the fragments of its MT row tiles and NT column tiles once and
+  issues MT x NT mma (the accumulator layout, ``ir/layout.MmaLayout``: warp ``w`` holds the 16x8
+  tiles at rows ``16 (w % WM) + 16 WM i`` and columns ``8 (w / WM) + 8 WN j``, registers
+  ``4 (j + NT i)`` .. ``+3``).
+"""
+from __future__ import annotations
+
+from ...errors import CompilationError
+from ...ir.layout import MmaLayout
+from ...ir.linear import REGISTER
+from ...ir.ssa import Op, Value, walk
+from ...ir.types import F32, I32
+
+# The most shared memory a block can have on the GPUs mytriton targets (227 KiB on sm_90; the
+# runtime checks the device's own limit when it loads a kernel and opts in above 48 KiB).
+SHARED_LIMIT = 227 * 1024
+
+
+def dot_shared(em, op: Op, nbytes: int):
+    """Reserve the shared memory a dot stages its operands in, or refuse a tile too large for it."""
+    (m, kk), (_, n) = op.operands[0].type.shape, op.operands[1].type.shape
+    if nbytes > SHARED_LIMIT:
+        raise CompilationError(
+            f"tl.dot of a {m}x{kk} by a {kk}x{n} tile stages {nbytes} bytes of operands in shared memory, "
+            f"more than a block has (at most {SHARED_LIMIT}); use smaller tiles", op.loc, em.fn.name)
+    em.smem(nbytes)
+
+
+class _Staging:
+    """How one operand tile lies in shared memory: rows along tile dimension ``row_dim`` of
+    ``cols`` elements along ``col_dim`` each, ``pitch`` elements apart; ``trans``: the rows are
+    along K (the dot reads them with ``ldmatrix.trans``); ``vec``: the registers a thread stores
+    at once (a run along the rows, aligned where every other basis moves the tile by whole runs)."""
+
+    def __init__(self, em, x: Value, row_dim: int, col_dim: int, trans: bool):
+        lay = em.layout_of(x)
+        eb = x.type.scalar.bits // 8
+        self.row_dim, self.col_dim, self.trans = row_dim, col_dim, trans
+        self.cols = x.type.shape[col_dim]
+        self.pitch = self.cols + 16 // eb
+        self.nbytes = x.type.shape[row_dim] * self.pitch * eb
+        self.offset = 0                           # bytes from the start of the dot's shared memory
+        vec = min(lay.contiguous_registers(col_dim), 16 // eb)
+        while vec > 1 and not all(v[col_dim] % vec == 0 for name in lay.in_dims
+                                  for b, v in enumerate(lay.bases_of(name))
+                                  if not (name == REGISTER and (1 << b) < vec)):
+            vec //= 2
+        self.vec = vec
+
+    @classmethod
+    def of_operand(cls, em, x: Value, k_dim: int) -> "_Staging":
+        """Rows along the dimension ``x`` holds runs of registers along where it is 16-bit and that
+        is M or N (read transposed), else along K."""
+        lay = em.layout_of(x)
+        along = 1 if lay.contiguous_registers(1) > 1 or lay.contiguous_registers(0) == 1 else 0
+        trans = x.type.scalar.bits == 16 and along != k_dim
+        return cls(em, x, k_dim, 1 - k_dim, True) if trans else cls(em, x, 1 - k_dim, k_dim, False)
+
+    def store(self, em, x: Value, buf: str, ct: str):
+        """Emit the stores of this thread's registers of ``x`` into ``buf``."""
+        c = em.coords(x, "r")
+        at = f"{buf} + ({c[self.row_dim]}) * {self.pitch} + ({c[self.col_dim]})"
+        em.emit("#pragma unroll")
+        if self.vec == 1:
+            em.emit(f"for (int r = 0; r < {em.nregs(x)}; ++r) *({at}) = {em.ref(x)}[r];")
+            return
+        t = f"mt_vec<{ct}, {self.vec}>"
+        em.emit(f"for (int r = 0; r < {em.nregs(x)}; r += {self.vec}) {{")
+        em.emit(f"  {t} v;")
+        em.emit("  #pragma unroll")
+        em.emit(f"  for (int j = 0; j < {self.vec}; ++j) v.v[j] = {em.ref(x)}[r + j];")
+        em.emit(f"  *reinterpret_cast<{t}*>({at}) = v;")
+        em.emit("}")
+
+
+class Ring:
+    """The S shared-memory buffers one dot operand's tiles rotate through in a loop: ``offset``
+    bytes from the start of the shared memory, ``size`` bytes each, laid out as ``staging``;
+    ``slot`` names the loop's C variable holding the buffer of iteration i + S - 1; ``waits``:
+    the commit groups that may stay in flight when a dot reads its iteration's tiles."""
+
+    def __init__(self, staging: _Staging, c_type: str, stages: int, offset: int, slot: str):
+        self.staging, self.c_type, self.stages, self.offset, self.slot = staging, c_type, stages, offset, slot
+        self.size = staging.nbytes
+        self.waits = 0
+
+
+def plan_rings(em) -> tuple[dict[Value, Ring], int]:
+    """The rings of the kernel's pipelined dot operands (the loads ``passes/prefetch.py`` marked
+    ``stages``/``ahead``): for each loop, each chain of carried values — the loads of iterations
+    0..S-2 in front of the loop, carried from argument to argument, and iteration i + S - 1's load
+    at the top of the body — whose first argument is only a tensor-core dot's operand. Returns the
+    ring of every value of each chain (loads, arguments, loop results) and the bytes all rings take."""
+    rings: dict[Value, Ring] = {}
+    offset = 0
+    users: dict[Value, list[tuple[Op, int]]] = {}
+    for op in walk(em.fn.body):
+        for i, v in enumerate(op.operands):
+            users.setdefault(v, []).append((op, i))
+    for loop in walk(em.fn.body):
+        if loop.name != "for":
+            continue
+        body = loop.regions[0]
+        inits, args, yields = loop.operands[3:], body.args[1:], body.ops[-1].operands
+        chains = []
+        for j, init in enumerate(inits):
+            first = init.owner
+            if not (isinstance(first, Op) and first.name == "load" and first.attrs.get("ahead") == 0):
+                continue
+            stages = first.attrs["stages"]
+            depth = stages - 1
+            chain = slice(j, j + depth)
+            loads = [v.owner for v in inits[chain]] + [yields[j + depth - 1].owner]
+            values = [*inits[chain], *args[chain], *loop.results[chain], yields[j + depth - 1]]
+            use = users.get(args[j], [])
+            view = None              # a transposed view the dot reads: (trans op, its dims)
+            if len(use) == 1 and use[0][0].name == "trans" and use[0][0] in body.ops:
+                view = use[0][0]
+                use = users.get(view.result, [])
+            ok = (len(inits[chain]) == depth and all(isinstance(ld, Op) and ld.name == "load"
+                                                     and ld.attrs.get("ahead") == k and ld.attrs["stages"] == stages
+                                                     for k, ld in enumerate(loads))
+                  and yields[chain][:-1] == args[j + 1:j + depth] and loads[-1] in body.ops
+                  and len(use) == 1 and use[0][0].name == "dot" and use[0][1] < 2 and use[0][0] in body.ops
+                  and isinstance(use[0][0].result.layout, MmaLayout)
+                  and all(v.layout == args[j].layout for v in values)
+                  and not any(users.get(r) for r in loop.results[chain]))
+            if ok:
+                chains.append((j, stages, use[0][1], values, view))
+        for j, stages, operand, values, view in chains:
+            x = values[0]
+            c_type = "float" if x.type.scalar == F32 else x.type.scalar.c_name
+            slot = f"{em.ref(body.args[0])}_slot"
+            if view is None:
+                ring = Ring(_Staging.of_operand(em, x, 1 if operand == 0 else 0), c_type, stages, offset, slot)
+            else:                    # the tile as the dot sees it, stored in the load's coordinates
+                seen = _Staging.of_operand(em, view.result, 1 if operand == 0 else 0)
+                dims = view.attrs["dims"]
+                ring = Ring(_Staging(em, x, dims[seen.row_dim], dims[seen.col_dim], seen.trans), c_type, stages,
+                            offset, slot)
+                rings[view.result] = Ring(seen, c_type, stages, offset, slot)
+                rings[view.result].waits = (stages - 1) * len(chains)
+            ring.waits = (stages - 1) * len(chains)
+            offset += stages * ring.size
+            rings.update((v, ring) for v in values)
+    return rings, offset
+
+
+def staged_load(em, op: Op, ring: Ring):
+    """A load of a dot operand into its buffer of ``ring`` (see the module's docstring)."""
+    from .codegen import _zero_bits
+    res, ptr = op.result, op.operands[0]
+    masks = op.operands[1:2]
+    eb = res.type.scalar.bits // 8
+    st = ring.staging
+    slot = ring.slot if op.attrs["ahead"] == ring.stages - 1 else str(op.attrs["ahead"])
+    em.rings_live = True
+    em.emit(f"{em.declare(res)} = reinterpret_cast<{ring.c_type}*>(mt_smem + {ring.offset} + {slot} * {ring.size});")
+    vec, aligned = em.vector_width(ptr, masks, op)
+    copies = (vec * eb >= 4 and aligned and st.vec == vec and st.col_dim == res.type.rank - 1
+              and all(em.mask_constancy(m, ptr) >= vec for m in masks)
+              and (len(op.operands) < 3 or _zero_bits(op.operands[2])))
+    if copies:
+        c = em.coords(res, "r")
+        mask = em.elem(ptr, masks[0], "r") if masks else "true"
+        em.emit("#pragma unroll")
+        em.emit(f"for (int r = 0; r < {em.nregs(res)}; r += {vec}) "
+                f"mt_cp_async<{vec * eb}>({em.ref(res)} + ({c[st.row_dim]}) * {st.pitch} + ({c[st.col_dim]}), "
+                f"{em.ref(ptr)}[r], {mask});")
+    else:                            # through registers
+        name = em.names[res]
+        em.emit("{")
+        em.depth += 1
+        em.names[res] = f"{name}_regs"
+        rings, em.rings = em.rings, {}
+        try:
+            em.op_load(op)
+        finally:
+            em.rings = rings
+        st.store(em, res, name, ring.c_type)
+        em.names[res] = name
+        em.depth -= 1
+        em.emit("}")
+    em.emit("mt_cp_async_commit();")
+
+
+def dot_mma(em, op: Op):
+    """``tl.dot`` on the tensor cores: into fp32, fp16/bf16 operands with ``mma.sync.m16n8k16``,
+    fp32 ones with ``mma.sync.m16n8k8.tf32`` ("tf32": the hardware reads the top 19 bits;
+    "tf32x3": three products of tf32 parts rounded to nearest); int8 into int32 with
+    ``mma.sync.m16n8k32.s8`` (wrapping, as the portable dot). See the module's docstring."""
+    a, b, acc = op.operands
+    res = op.result
+    (m, kk), (_, n) = a.type.shape, b.type.shape
+    elem = a.type.scalar
+    eb = elem.bits // 8
+    tf32, int8 = elem.name == "fp32", elem.name == "i8"
+    ct = "float" if tf32 else elem.c_name
+    k_step = 32 // eb                                # the mma's K: 32 bytes of each operand row
+    chunk = 16 // eb                                 # elements in 16 bytes
+    wm, wn = res.layout.warps_per_cta
+    mt, nt = max(1, m // (16 * wm)), max(1, n // (8 * wn))
+    ra_, rb_ = em.rings.get(a), em.rings.get(b)
+    sa = ra_.staging if ra_ else _Staging.of_operand(em, a, 1)
+    sb = rb_.staging if rb_ else _Staging.of_operand(em, b, 0)
+    sb.offset = 0 if ra_ or rb_ else sa.nbytes
+    dot_shared(em, op, (0 if ra_ else sa.nbytes) + (0 if rb_ else sb.nbytes))
+    em.emit(em.declare(res) + ";")
+    em.per_element(res, f"{em.ref(res)}[r] = {em.ref(acc)}[r];")
+    em.emit("{")
+    em.depth += 1
+    for x, ring, st, name in ((a, ra_, sa, "sa"), (b, rb_, sb, "sb")):
+        if ring:                     # (its tile is in the ring already)
+            em.emit(f"const {ct}* {name} = {em.ref(x)};")
+        else:
+            em.emit(f"{ct}* {name} = reinterpret_cast<{ct}*>({em.scratch} + {st.offset});")
+            st.store(em, x, name, ct)
+    if ra_ or rb_:
+        em.emit(f"mt_cp_async_wait<{(ra_ or rb_).waits}>();")
+    em.emit("__syncthreads();")
+    em.emit(f"const int lane = tid & 31, wi = (tid >> 5) % {wm}, wj = (tid >> 5) / {wm};")
+    # the rows of A this lane gives ldmatrix the address of, per row tile i at step k0 (matrices:
+    # rows 0-7 / 8-15 x the first / second 16 bytes of K)
+    if sa.trans:
+        a_at = f"sa + (k0 + (lane >> 4) * 8 + (lane & 7)) * {sa.pitch} + ra + ((lane >> 3) & 1) * 8"
+    else:
+        a_at = f"sa + (ra + (lane & 15)) * {sa.pitch} + k0 + (lane >> 4) * {chunk}"
+    # B: two column tiles per ldmatrix.x4 (matrices: tile j / j + 1 x the first / second 16 bytes of K)
+    if sb.trans:
+        b_at = f"sb + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * {sb.pitch} + cb"
+    else:
+        b_at = f"sb + (cb + (lane & 7)) * {sb.pitch} + k0 + ((lane >> 3) & 1) * {chunk}"
+    ta, tb = ("true" if s.trans else "false" for s in (sa, sb))
+    ref = em.ref(res)
+    em.emit("#pragma unroll")
+    em.emit(f"for (int k0 = 0; k0 < {kk}; k0 += {k_step}) {{")
+    em.depth += 1
+    em.emit(f"unsigned fa[{mt}][4], fb[{nt + nt % 2}][2];")
+    em.emit("#pragma unroll")
+    em.emit(f"for (int i = 0; i < {mt}; ++i) {{")
+    em.emit(f"  const int ra = (16 * wi + {16 * wm} * i) & {m - 1};")
+    em.emit(f"  mt_ldmatrix_x4<{ta}>(fa[i][0], fa[i][1], fa[i][2], fa[i][3], {a_at});")
+    em.emit("}")
+    em.emit("#pragma unroll")
+    em.emit(f"for (int j = 0; j < {nt}; j += 2) {{")
+    pair = "((lane >> 4) & 1)" if nt > 1 else "0"
+    em.emit(f"  const int cb = (8 * wj + {8 * wn} * (j + {pair})) & {n - 1};")
+    if nt > 1:
+        em.emit(f"  mt_ldmatrix_x4<{tb}>(fb[j][0], fb[j][1], fb[j + 1][0], fb[j + 1][1], {b_at});")
+    else:
+        em.emit(f"  mt_ldmatrix_x2<{tb}>(fb[j][0], fb[j][1], {b_at});")
+    em.emit("}")
+    em.emit("#pragma unroll")
+    em.emit(f"for (int i = 0; i < {mt}; ++i) {{")
+    em.emit("  #pragma unroll")
+    em.emit(f"  for (int j = 0; j < {nt}; ++j) {{")
+    em.depth += 2
+    q = f"4 * (j + {nt} * i)"
+    d = f"{ref}[{q}], {ref}[{q} + 1], {ref}[{q} + 2], {ref}[{q} + 3]"
+    frag = "fa[i][0], fa[i][1], fa[i][2], fa[i][3], fb[j][0], fb[j][1]"
+    if int8:
+        em.emit(f"mt_mma_m16n8k32_s8({d}, {frag});")
+    elif not tf32:
+        em.emit(f"mt_mma_m16n8k16<{'true' if elem.name == 'bf16' else 'false'}>({d}, {frag});")
+    elif op.attrs["input_precision"] == "tf32":
+        em.emit(f"mt_mma_m16n8k8_tf32({d}, {frag});")
+    else:                                            # tf32x3: lo*hi + hi*lo + hi*hi
+        em.emit("unsigned ah[4], al[4], bh[2], bl[2];")
+        em.emit("#pragma unroll")
+        em.emit("for (int w = 0; w < 4; ++w) mt_tf32_split(fa[i][w], ah[w], al[w]);")
+        em.emit("#pragma unroll")
+        em.emit("for (int w = 0; w < 2; ++w) mt_tf32_split(fb[j][w], bh[w], bl[w]);")
+        for x, y in (("al", "bh"), ("ah", "bl"), ("ah", "bh")):
+            em.emit(f"mt_mma_m16n8k8_tf32({d}, {x}[0], {x}[1], {x}[2], {x}[3], {y}[0], {y}[1]);")
+    em.depth -= 2
+    em.emit("  }")
+    em.emit("}")
+    em.depth -= 1
+    em.emit("}")
+    em.emit("__syncthreads();")
+    em.depth -= 1
+    em.emit("}")
+
+
+def dot_portable(em, op: Op):
+    """The portable ``tl.dot``: both operands to shared memory (row-major, in the compute type:
+    fp32 for fp32/fp16/bf16, tf32-truncated for input_precision "tf32"; fp64; int32 for int8),
+    then each thread sums its result elements' rows and columns over K, onto the accumulator."""
+    a, b, acc = op.operands
+    res = op.result
+    (m, kk), (_, n) = a.type.shape, b.type.shape
+    src, out = a.type.scalar, res.type.scalar
+    ct = "double" if src.name == "fp64" else "int" if src.name == "i8" else "float"
+    dot_shared(em, op, (m * kk + kk * n) * (8 if ct == "double" else 4))
+    precision = op.attrs["input_precision"] if ct == "float" and src.name == "fp32" else "ieee"
+    compute = {"double": src, "int": I32, "float": F32}[ct]
+
+    def stored(x: Value, r: str) -> str:
+        v = em.cast_to(f"{em.ref(x)}[{r}]", src, compute)
+        return f"mt_tf32_truncate({v})" if precision == "tf32" else v
+    em.emit(em.declare(res) + ";")
+    em.emit("{")
+    em.depth += 1
+    em.emit(f"{ct}* sa = reinterpret_cast<{ct}*>({em.scratch});")
+    em.emit(f"{ct}* sb = sa + {m * kk};")
+    em.per_element(a, f"sa[{em.offset(a, 'r')}] = {stored(a, 'r')};")
+    em.per_element(b, f"sb[{em.offset(b, 'r')}] = {stored(b, 'r')};")
+    em.emit("__syncthreads();")
+    row, col = em.coords(res, "r")
+    start = em.cast_to(f"{em.ref(acc)}[r]", acc.type.scalar, compute)
+    x, y = f"sa[m_ * {kk} + k]", f"sb[k * {n} + n_]"
+    add = (f"s = s + mt_tf32x3_product({x}, {y});" if precision == "tf32x3" else
+           f"s = mt_add(s, mt_mul({x}, {y}));" if ct == "int" else f"s = s + {x} * {y};")
+    back = em.cast_to("s", compute, out)
+    em.per_element(res, f"{{ const int m_ = {row}, n_ = {col}; {ct} s = {start}; "
+                        f"for (int k = 0; k < {kk}; ++k) {add} {em.ref(res)}[r] = {back}; }}")
+    em.emit("__syncthreads();")
+    em.depth -= 1
+    em.emit("}")

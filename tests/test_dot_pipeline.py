@@ -1,0 +1,120 @@
+"""The software pipeline of tl.dot operands: loads whose one use is a dot operand are issued
+num_stages - 1 iterations ahead (passes/prefetch.py; carried pointers advanced by a loop-invariant
+step are inductions it can move ahead), and the CUDA backend keeps their tiles in rings of
+shared-memory buffers filled by cp.async (backends/cuda/dot.py) — checked on the SSA, on the
+generated CUDA, and by running it on the CPU emulator against the interpreter: masked tails in M,
+N and K, loops shorter than the pipeline, the copy path and the path through registers."""
+import re
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import mytriton
+import mytriton.language as tl
+from mytriton.compiler import build_ssa
+from mytriton.ir.ssa import walk
+from tests import cuda_emulator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
+import gemm  # noqa: E402
+
+RNG = np.random.default_rng(8)
+INTS = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
+
+
+def gemm_signature(dtype: str, aligned: bool) -> tuple[dict, dict]:
+    """matmul_kernel's signature as the JIT specializes it for contiguous operands: pointers and
+    sizes divisible by 16 (where ``aligned``), the unit strides compiled in as constants."""
+    s = ":16" if aligned else ""
+    sig = {"a_ptr": f"*{dtype}{s}", "b_ptr": f"*{dtype}{s}", "c_ptr": f"*{dtype}{s}",
+           **{p: "i32" + s for p in ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")}}
+    return sig, {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
+
+
+def stage_marks(fn):
+    """(stages, ahead) of each marked load: in front of the first loop, and in its body."""
+    (loop,) = [op for op in fn.body.ops if op.name == "for"]
+    front = [(op.attrs["stages"], op.attrs["ahead"]) for op in fn.body.ops if "stages" in op.attrs]
+    inside = [(op.attrs["stages"], op.attrs["ahead"]) for op in walk(loop.regions[0]) if "stages" in op.attrs]
+    return front, inside
+
+
+def test_dot_operands_are_loaded_two_iterations_ahead_by_default():
+    sig, ones = gemm_signature("fp16", True)
+    fn = build_ssa(gemm.matmul_kernel, sig, {**ones, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
+                                             "ACTIVATION": ""})
+    front, inside = stage_marks(fn)
+    assert sorted(front) == [(3, 0), (3, 0), (3, 1), (3, 1)] and inside == [(3, 2), (3, 2)]
+
+
+@mytriton.jit
+def _dot_loop(a_ptr, b_ptr, c_ptr, K, STAGES: tl.constexpr, STORE: tl.constexpr, BLOCK: tl.constexpr):
+    rows, cols = tl.arange(0, BLOCK), tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in tl.range(0, K, BLOCK, num_stages=STAGES):
+        a = tl.load(a_ptr + rows[:, None] * K + (k + cols)[None, :])
+        b = tl.load(b_ptr + (k + rows)[:, None] * BLOCK + cols[None, :])
+        acc = tl.dot(a, b, acc)
+        if STORE:
+            tl.store(c_ptr + rows, tl.sum(acc, axis=1))
+    tl.store(c_ptr + rows[:, None] * BLOCK + cols[None, :], acc)
+
+
+@pytest.mark.parametrize("stages,store,want", [(4, False, ([0, 1, 2], [3])), (2, False, ([0], [1])),
+                                               (1, False, ([], [])), (3, True, ([], []))])
+def test_num_stages_sets_the_depth_and_loops_that_store_keep_their_loads(stages, store, want):
+    fn = build_ssa(_dot_loop, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"},
+                   {"STAGES": stages, "STORE": store, "BLOCK": 16})
+    front, inside = stage_marks(fn)
+    assert sorted(k for _, k in front) == sorted(want[0] * 2) and [k for _, k in inside] == want[1] * 2
+    assert all(s == stages for s, _ in front + inside)
+
+
+def test_the_cuda_keeps_the_operands_in_rings_filled_by_cp_async():
+    sig, ones = gemm_signature("fp16", True)
+    ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32,
+                                                    "GROUP_M": 8, "ACTIVATION": ""}, num_warps=4)
+    cu = ck.asm["cu"]
+    # A: 128 rows of 32 halves + 16 bytes; B: 32 rows of 128 halves + 16 bytes; three buffers each
+    a_bytes, b_bytes = 128 * (32 + 8) * 2, 32 * (128 + 8) * 2
+    assert re.search(rf"mt_smem \+ 0 \+ \w+_slot \* {a_bytes}\)", cu)
+    assert re.search(rf"mt_smem \+ {3 * a_bytes} \+ \w+_slot \* {b_bytes}\)", cu)
+    body = cu[cu.index("__global__"):]
+    assert body.count("mt_cp_async<16>(") == 6 and body.count("mt_cp_async_commit();") == 6
+    assert "mt_cp_async_wait<4>();" in cu and "mt_cp_async_wait<0>();" in cu       # (2 operands x 2 in flight)
+    # the epilogue's layout conversion (128 x 128 fp32) reuses the rings' memory after the loop
+    assert ck.metadata["shared"] == max(3 * (a_bytes + b_bytes), 128 * 128 * 4)
+
+
+def run_gemm(dtype, m, n, k, bm, bn, bk, warps, aligned, strides=None):
+    """matmul_kernel as emulated CUDA (compiled as the JIT specializes it) and in the interpreter."""
+    npd = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32}[dtype]
+    a, b = (RNG.standard_normal(s).astype(np.float32).astype(npd) for s in ((m, k), (k, n)))
+    sig, ones = gemm_signature(dtype, aligned)
+    ce = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 2, "ACTIVATION": ""}
+    ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, **ce}, num_warps=warps)
+    grid = (mytriton.cdiv(m, bm) * mytriton.cdiv(n, bn),)
+    ints = dict(zip(INTS, (m, n, k, k, 1, n, 1, n, 1)))
+    c_cuda, c_interp = np.zeros((m, n), npd), np.zeros((m, n), npd)
+    cuda_emulator.run(ck.asm["cu"], [a, b, c_cuda] + [v for p, v in ints.items() if p not in ones], grid)
+    gemm.matmul_kernel[grid](a, b, c_interp, *ints.values(), **ce, num_warps=warps)
+    return ck.asm["cu"], c_cuda.astype(np.float32), c_interp.astype(np.float32)
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("dtype,m,n,k,bm,bn,bk,warps,aligned,copied", [
+    ("fp16", 48, 32, 112, 32, 32, 16, 4, True, 2),     # 7 iterations through a ring of 3 (8-byte copies)
+    ("bf16", 32, 48, 32, 16, 16, 16, 2, True, 2),      # (tails in N: 48 = 3 tiles of 16)
+    ("fp16", 40, 24, 16, 16, 16, 16, 1, True, 2),      # one iteration: two prefetches masked off
+    ("fp16", 72, 40, 72, 64, 32, 32, 4, True, 2),      # 16-byte copies, tails in M, N and K
+    ("fp16", 40, 24, 40, 32, 16, 16, 4, False, 0),     # unaligned: through registers
+    ("fp32", 32, 32, 48, 32, 32, 16, 4, True, 1),      # tf32: B is stored transposed, through registers
+])
+def test_emulated_pipelined_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm, bn, bk, warps, aligned, copied):
+    """``copied``: the operands cp.async copies (each in two loads in front of the loop, one in it)."""
+    cu, got, want = run_gemm(dtype, m, n, k, bm, bn, bk, warps, aligned)
+    assert cu[cu.index("__global__"):].count("mt_cp_async<") == 3 * copied and "_slot" in cu
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
