@@ -59,7 +59,8 @@ __device__ const mt_vec<unsigned, 4> mt_masked_off = {};
 // cp.async (sm_80 and later): 4, 8 or 16 bytes from global to shared memory without passing
 // through registers (16: .cg, past L1); a false predicate fills them with zeros (src-size 0, from
 // the always-valid mt_masked_off). A commit closes a group of copies; wait<N> returns when at
-// most N groups are in flight. Host compilers (the CPU emulator of the tests) copy at once.
+// most N groups are in flight. Host compilers (the CPU emulator of the tests) get the emulator's
+// deferred copies.
 template <int BYTES>
 __device__ __forceinline__ void mt_cp_async(void* dst, const void* src, bool pred) {
 #ifdef __CUDA_ARCH__
@@ -70,17 +71,21 @@ __device__ __forceinline__ void mt_cp_async(void* dst, const void* src, bool pre
   else
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" :: "r"(d), "l"(s), "n"(BYTES), "r"(pred ? BYTES : 0));
 #else
-  if (pred) memcpy(dst, src, BYTES); else memset(dst, 0, BYTES);
+  mt_emulated_cp_async(dst, pred ? src : nullptr, BYTES);
 #endif
 }
 __device__ __forceinline__ void mt_cp_async_commit() {
 #ifdef __CUDA_ARCH__
   asm volatile("cp.async.commit_group;");
+#else
+  mt_emulated_cp_async_commit();
 #endif
 }
 template <int N> __device__ __forceinline__ void mt_cp_async_wait() {
 #ifdef __CUDA_ARCH__
   asm volatile("cp.async.wait_group %0;" :: "n"(N));
+#else
+  mt_emulated_cp_async_wait(N);
 #endif
 }
 // tl.dot's fp32 operands as the tensor cores read them for input_precision="tf32" (the low 13

@@ -222,6 +222,7 @@ def _pipeline(loop: Op, parent: list[Op], num_warps: int) -> None:
         top += [step_by, ahead]
         aheads[depth] = ahead.result
     inits, args, yields, names = [], [], [], []
+    issued: dict[int, list[Op]] = {}           # the prologue's loads by iteration: issued in that order
     for n, (load, sl) in enumerate(found):
         depth = depths[load]
 
@@ -229,7 +230,7 @@ def _pipeline(loop: Op, parent: list[Op], num_warps: int) -> None:
             if load in staged:
                 v.owner.attrs.update(stages=stages, ahead=k)
             return v
-        inits += [mark(k, _issue(load, sl, start, starts[k], k, loop, prologue, inductions, True))
+        inits += [mark(k, _issue(load, sl, start, starts[k], k, loop, issued.setdefault(k, []), inductions, True))
                   for k in range(depth)]
         carried = [Value(load.results[0].type, body) for _ in range(depth)]
         names += [f"prefetch{n}_{k}" for k in range(depth)]
@@ -239,6 +240,8 @@ def _pipeline(loop: Op, parent: list[Op], num_warps: int) -> None:
         # the loop's own load is now the carried copy (DCE removes the load)
         for op in walk(body):
             op.operands = [carried[0] if v is load.results[0] else v for v in op.operands]
+    for k in sorted(issued):
+        prologue += issued[k]
     body.ops[:0] = top
     body.args += args
     for a in args:

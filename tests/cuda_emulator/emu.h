@@ -121,6 +121,27 @@ static inline void mt_emulated_ldmatrix(unsigned* r, unsigned count, bool trans,
   }
   mt_bar->arrive_and_wait();
 }
+// cp.async, deferred as on the GPU: a copy reads its source when issued and writes shared memory
+// only when a wait retires its group (so a kernel that reads a buffer before waiting for it reads
+// stale bytes here too); a null source is a masked-off copy (zeros).
+struct mt_pending_copy { void* dst; unsigned char bytes[16]; unsigned n; };
+static thread_local std::vector<std::vector<mt_pending_copy>> mt_copy_groups;
+static thread_local std::vector<mt_pending_copy> mt_open_group;
+static inline void mt_emulated_cp_async(void* dst, const void* src, unsigned n) {
+  mt_pending_copy c{dst, {}, n};
+  if (src) memcpy(c.bytes, src, n);
+  mt_open_group.push_back(c);
+}
+static inline void mt_emulated_cp_async_commit() {
+  mt_copy_groups.push_back(std::move(mt_open_group));
+  mt_open_group.clear();
+}
+static inline void mt_emulated_cp_async_wait(unsigned n) {
+  while (mt_copy_groups.size() > n) {
+    for (const mt_pending_copy& c : mt_copy_groups.front()) memcpy(c.dst, c.bytes, c.n);
+    mt_copy_groups.erase(mt_copy_groups.begin());
+  }
+}
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   unsigned long long b = 0;
   memcpy(&b, &v, sizeof(T));

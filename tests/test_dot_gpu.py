@@ -1,0 +1,108 @@
+"""tl.dot on the H200 through the JIT, against PyTorch on the same tensors: the GEMM kernels of
+manifests/kernels/gemm.py (pipelined cp.async rings, ldmatrix, mma.sync) in fp16, bf16 and tf32 at
+sizes with tails in M, N and K, transposed operands, the fused linear layer, int8 tiles, and
+attention (a transposed K tile in a ring) against scaled_dot_product_attention."""
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
+import attention  # noqa: E402
+import gemm  # noqa: E402
+
+from tests.test_dot import dot_tile  # noqa: E402
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def gemm_run(a, b, c, bm, bn, bk, warps, activation=""):
+    m, k = a.shape
+    n = b.shape[1]
+    gemm.matmul_kernel[(cdiv(m, bm) * cdiv(n, bn),)](
+        a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACTIVATION=activation, num_warps=warps)
+    torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("m,n,k", [(512, 384, 1024), (300, 200, 1000), (64, 72, 40)])
+@pytest.mark.parametrize("bm,bn,bk,warps", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 128, 64, 8), (128, 256, 32, 8),
+                                            (32, 32, 16, 1)])
+def test_gemm(dtype, m, n, k, bm, bn, bk, warps):
+    a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+    c = torch.full((m, n), 7.0, device="cuda", dtype=dtype)
+    gemm_run(a, b, c, bm, bn, bk, warps)
+    want = a.float() @ b.float()
+    torch.testing.assert_close(c.float(), want, rtol=2e-2, atol=0.1 * k ** 0.5 / 8)
+
+
+def test_gemm_of_transposed_and_offset_operands():
+    """B as the transpose of a row-major (N, K) tensor (read K-major), A a view starting 8 bytes into
+    its storage (no 16-byte alignment: its tiles go through registers)."""
+    m, n, k = 256, 192, 520
+    a = torch.randn(m * k + 4, device="cuda", dtype=torch.float16)[4:].view(m, k)
+    bt = torch.randn(n, k, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    gemm_run(a, bt.t(), c, 128, 64, 32, 4)
+    torch.testing.assert_close(c.float(), a.float() @ bt.float().t(), rtol=2e-2, atol=0.2)
+
+
+def test_tf32_gemm_and_leaky_relu():
+    m, n, k = 384, 256, 300
+    a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
+    c = torch.empty(m, n, device="cuda")
+    gemm_run(a, b, c, 64, 64, 32, 4, "leaky_relu")
+    want = torch.nn.functional.leaky_relu(a.double() @ b.double(), 0.01)
+    torch.testing.assert_close(c.double(), want, rtol=1e-2, atol=0.05)
+
+
+def test_linear_bias_relu_bf16():
+    m, n, k = 1000, 384, 512
+    x, w = torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    bias, y = torch.randn(n, device="cuda", dtype=torch.bfloat16), torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    gemm.linear_kernel[(cdiv(m, 128) * cdiv(n, 128),)](x, w, bias, y, m, n, k, k, n, n, BLOCK_M=128, BLOCK_N=128,
+                                                       BLOCK_K=32, GROUP_M=8, ACTIVATION="relu", num_warps=4)
+    torch.testing.assert_close(y.float(), torch.relu(x.float() @ w.float() + bias.float()), rtol=3e-2, atol=0.3)
+
+
+@pytest.mark.parametrize("name,prec", [("i8", "tf32"), ("fp32", "tf32x3"), ("fp16", "tf32")])
+def test_dot_tiles(name, prec):
+    dtype = {"i8": torch.int8, "fp32": torch.float32, "fp16": torch.float16}[name]
+    m, n, k = 64, 32, 64
+    if dtype == torch.int8:
+        a, b = (torch.randint(-128, 128, s, device="cuda", dtype=torch.int8) for s in ((m, k), (k, n)))
+        c = torch.zeros(m, n, device="cuda", dtype=torch.int32)
+    else:
+        a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+        c = torch.zeros(m, n, device="cuda", dtype=torch.float32)
+    dot_tile[(1,)](a, b, c, M=m, N=n, K=k, PREC=prec, ACC=False, OUT=_out(dtype))
+    torch.cuda.synchronize()
+    if dtype == torch.int8:
+        assert torch.equal(c.cpu(), a.cpu().int() @ b.cpu().int())
+    else:
+        torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-3 if dtype == torch.float16 else 1e-5,
+                                   atol=1e-2 if dtype == torch.float16 else 1e-4)
+
+
+def _out(dtype):
+    import mytriton.language as tl
+    return tl.int32 if dtype == torch.int8 else tl.float32
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d,warps", [(64, 4), (128, 8)])
+def test_attention_forward(causal, d, warps):
+    z, h, n_ctx = 2, 3, 300
+    q, k, v = (torch.randn(z, h, n_ctx, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.empty_like(q)
+    attention.attention_fwd_kernel[(cdiv(n_ctx, 128), z * h)](q, k, v, o, d ** -0.5, n_ctx, HEAD_DIM=d, BLOCK_M=128,
+                                                              BLOCK_N=64, CAUSAL=causal, num_warps=warps)
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    torch.testing.assert_close(o.float(), want, rtol=2e-2, atol=2e-2)
