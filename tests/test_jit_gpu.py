@@ -288,9 +288,9 @@ def test_an_integer_equal_to_one_is_compiled_in_as_a_constant():
     makes the load contiguous: 16-byte vector loads) and is not passed; other values are."""
     x = rand(3 * 1000, 21)
     out = torch.full((1000,), 9.0, device="cuda")
-    one = _strided_copy[(4,)](dev(x), out, 1000, 1, BLOCK=256)
+    one = _strided_copy[(1,)](dev(x), out, 1000, 1, BLOCK=1024)
     assert_same(host(out), x[:1000])
-    three = _strided_copy[(4,)](dev(x), out, 1000, 3, BLOCK=256)
+    three = _strided_copy[(1,)](dev(x), out, 1000, 3, BLOCK=1024)
     assert_same(host(out), x[::3])
     assert one is not three
     assert [n for n, _ in one.params] == ["x_ptr", "out_ptr", "n"] and one.jit_params == [0, 1, 2]
@@ -298,5 +298,5 @@ def test_an_integer_equal_to_one_is_compiled_in_as_a_constant():
     vector_load = re.compile(r"ld\.global(\.nc)?\.v4")
     assert vector_load.search(one.asm["ptx"]) and not vector_load.search(three.asm["ptx"])
     out.zero_()
-    assert _strided_copy[(4,)](dev(x), out, 1000, 1, BLOCK=256) is one          # (the fast path)
+    assert _strided_copy[(1,)](dev(x), out, 1000, 1, BLOCK=1024) is one          # (the fast path)
     assert_same(host(out), x[:1000])

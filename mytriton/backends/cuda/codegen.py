@@ -825,6 +825,9 @@ class CudaEmitter:
             self.emit(f"int {ring.slot} = {ring.stages - 1};")
         self.emit(f"for (int {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
+        if ring is not None:         # this iteration's tiles have landed and every warp is done with the last
+            self.emit(f"mt_cp_async_wait<{ring.waits}>();")
+            self.emit("__syncthreads();")
         self.region(body)
         # yields take effect together: staged when one lane yields another lane's argument
         self.assign(op.results, body.ops[-1].operands, staged=True)

@@ -19,9 +19,11 @@ with ``ldmatrix``:
 - In a loop (``passes/prefetch.py``: a load whose one use is a dot operand is issued S - 1
   iterations ahead), the operand's tiles live in a ring of S such buffers at the start of the
   shared memory (``plan_rings``). Each thread copies its runs of the tile (4 to 16 bytes) with
-  ``cp.async`` (a masked-off run is filled with zeros), one commit group per load; the dot waits until the
-  groups of its iteration have landed (``cp.async.wait_group``: the (S - 1) x operands groups
-  issued since may stay in flight) and a barrier makes them visible to all warps. A tile
+  ``cp.async`` (a masked-off run is filled with zeros), one commit group per load. At the top of
+  each iteration, before it issues the copies for iteration i + S - 1, the loop waits until
+  iteration i's groups have landed (``cp.async.wait_group``: the (S - 2) x operands groups of
+  the next iterations may stay in flight), and one barrier both makes them visible to all warps
+  and ends every warp's reads of the buffer the new copies overwrite (the last iteration's). A tile
   ``cp.async`` cannot copy (runs under 4 bytes or not aligned, a non-zero ``other``, a
   transposing store) is loaded into registers and stored.
 - Per step of K, each warp loads the fragments of its MT row tiles and NT column tiles once and
@@ -103,7 +105,8 @@ class Ring:
     """The S shared-memory buffers one dot operand's tiles rotate through in a loop: ``offset``
     bytes from the start of the shared memory, ``size`` bytes each, laid out as ``staging``;
     ``slot`` names the loop's C variable holding the buffer of iteration i + S - 1; ``waits``:
-    the commit groups that may stay in flight when a dot reads its iteration's tiles."""
+    the commit groups that may stay in flight at the top of an iteration once its tiles landed
+    (those of the next S - 2 iterations)."""
 
     def __init__(self, staging: _Staging, c_type: str, stages: int, offset: int, slot: str):
         self.staging, self.c_type, self.stages, self.offset, self.slot = staging, c_type, stages, offset, slot
@@ -165,8 +168,7 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
                 ring = Ring(_Staging(em, x, dims[seen.row_dim], dims[seen.col_dim], seen.trans), c_type, stages,
                             offset, slot)
                 rings[view.result] = Ring(seen, c_type, stages, offset, slot)
-                rings[view.result].waits = (stages - 1) * len(chains)
-            ring.waits = (stages - 1) * len(chains)
+            ring.waits = (stages - 2) * len(chains)
             offset += stages * ring.size
             rings.update((v, ring) for v in values)
     return rings, offset
@@ -241,9 +243,8 @@ def dot_mma(em, op: Op):
         else:
             em.emit(f"{ct}* {name} = reinterpret_cast<{ct}*>({em.scratch} + {st.offset});")
             st.store(em, x, name, ct)
-    if ra_ or rb_:
-        em.emit(f"mt_cp_async_wait<{(ra_ or rb_).waits}>();")
-    em.emit("__syncthreads();")
+    if not (ra_ and rb_):            # (the loop's top waited for the tiles in rings)
+        em.emit("__syncthreads();")
     em.emit(f"const int lane = tid & 31, wi = (tid >> 5) % {wm}, wj = (tid >> 5) / {wm};")
     # the rows of A this lane gives ldmatrix the address of, per row tile i at step k0 (matrices:
     # rows 0-7 / 8-15 x the first / second 16 bytes of K)
@@ -303,7 +304,8 @@ def dot_mma(em, op: Op):
     em.emit("}")
     em.depth -= 1
     em.emit("}")
-    em.emit("__syncthreads();")
+    if not (ra_ and rb_):            # (before the shared memory is used again)
+        em.emit("__syncthreads();")
     em.depth -= 1
     em.emit("}")
 
