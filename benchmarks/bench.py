@@ -202,20 +202,21 @@ class Suite:
         for dtype, name in ((torch.float16, "gemm_fp16"), (torch.bfloat16, "gemm_bf16")):
             a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
             c = torch.empty(n, n, device="cuda", dtype=dtype)
-            for bm, bn, bk, warps in ((128, 128, 32, 4), (128, 128, 64, 8), (128, 256, 32, 8), (128, 64, 32, 4),
-                                      (64, 128, 32, 4), (64, 64, 32, 4)):
+            for bm, bn, bk, warps, stages in ((128, 128, 32, 4, 3), (128, 128, 32, 4, 4), (128, 128, 64, 4, 3),
+                                              (128, 128, 64, 8, 3), (128, 256, 32, 8, 3), (128, 256, 64, 8, 3),
+                                              (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 3)):
                 grid = (cdiv(n, bm) * cdiv(n, bn),)
 
                 def run(impl):
                     return lambda i: impl.matmul_kernel[grid](a, b, c, n, n, n, n, 1, n, 1, n, 1, BLOCK_M=bm,
                                                               BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACTIVATION="",
-                                                              num_warps=warps)
+                                                              num_warps=warps, num_stages=stages)
                 for impl in (mt, tr):
                     run(impl)(0)
                     check(name, c.float(), (a.float() @ b.float()), 2e-2, 1e-1)
                 t = {"mytriton": bench(run(mt), 1, reps=10), "triton": bench(run(tr), 1, reps=10),
                      "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
-                self.record(name, f"{n}^3 {bm}x{bn}x{bk} w{warps}", "TFLOP/s", 2 * n**3, t)
+                self.record(name, f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TFLOP/s", 2 * n**3, t)
         m, k, nn = (1024, 1024, 1024) if self.quick else (8192, 4096, 4096)
         x, w = torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, nn, device="cuda", dtype=torch.bfloat16)
         bias = torch.randn(nn, device="cuda", dtype=torch.bfloat16)

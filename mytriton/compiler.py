@@ -93,7 +93,7 @@ def _params(fn: JITFunction, signature, constexprs: dict):
 
 
 def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4,
-              optimized: bool = True) -> Function:
+              optimized: bool = True, num_stages: int | None = None) -> Function:
     """Frontend and middle end: the verified (and, unless ``optimized=False``, optimized) SSA of
     one specialization."""
     constexprs = dict(constexprs or {})
@@ -109,26 +109,29 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     func = lower(root, fn.__name__, ssa_params, values, num_warps,
                  loc=fn.source_info.loc(fn.parse()))
     func.globals_read = tuple(builder.globals_read.values())
+    func.num_stages = num_stages
     verify(func)
     return optimize(func) if optimized else func
 
 
 def compile(fn: JITFunction, signature=None, constexprs: dict | None = None, target: str = "sm_90",
-            num_warps: int = 4, backend: str = "cuda") -> CompiledKernel:
+            num_warps: int = 4, backend: str = "cuda", num_stages: int | None = None) -> CompiledKernel:
     """Compile one specialization of ``fn`` ahead of time. ``signature`` maps every run-time
     parameter to a Triton type string (``"*fp32:16"``, ``"i32"``); ``constexprs`` gives the values
     of the ``tl.constexpr`` parameters. Works without a GPU."""
     try:
-        return _compile(fn, signature, constexprs, target, num_warps, backend)
+        return _compile(fn, signature, constexprs, target, num_warps, backend, num_stages)
     except CompilationError as e:
         raise e.with_traceback(None) from None
 
 
-def _compile(fn, signature, constexprs, target, num_warps, backend):
+def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
     if not isinstance(fn, JITFunction):
         raise CompilationError(f"compile() expects a @mytriton.jit function, got {fn!r}")
     if type(num_warps) is not int or num_warps not in (1, 2, 4, 8, 16, 32):
         raise CompilationError(f"num_warps must be a power of 2 from 1 to 32, got {num_warps!r}", kernel=fn.__name__)
+    if num_stages is not None and (type(num_stages) is not int or num_stages < 1):
+        raise CompilationError(f"num_stages must be a positive int, got {num_stages!r}", kernel=fn.__name__)
     if backend not in ("cuda", "mlir"):
         raise CompilationError(f"unknown backend {backend!r} (available: cuda, mlir)", kernel=fn.__name__)
     from .backends.cuda.codegen import generate_cuda
@@ -138,7 +141,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
         check_target(target)
     except ValueError as e:
         raise CompilationError(str(e), kernel=fn.__name__) from None
-    func = build_ssa(fn, signature, constexprs, num_warps)
+    func = build_ssa(fn, signature, constexprs, num_warps, num_stages=num_stages)
     ssa_text = print_function(func)
     assign_layouts(func)
     verify_layouts(verify(func))
@@ -157,6 +160,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend):
     metadata = {
         "name": symbol,
         "num_warps": num_warps,
+        "num_stages": num_stages,
         "shared": shared,
         "target": target,
         "backend": backend,

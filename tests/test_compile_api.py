@@ -9,7 +9,8 @@ def test_cuda_stages_and_metadata():
     ck = mytriton.compile(basic.add_kernel, signature=SIG, constexprs={"BLOCK": 512}, num_warps=2)
     assert set(ck.asm) >= {"ssa", "ssa_layout", "cu"}
     assert isinstance(ck.asm["cubin"], bytes) and ck.asm["ptx"].startswith("//")
-    assert ck.metadata == {"name": "k_add_kernel", "num_warps": 2, "shared": 0, "target": "sm_90", "backend": "cuda",
+    assert ck.metadata == {"name": "k_add_kernel", "num_warps": 2, "num_stages": None, "shared": 0, "target": "sm_90",
+                           "backend": "cuda",
                            "signature": SIG, "constexprs": {"BLOCK": 512}}
     assert "#blocked<spt=[4], tpw=[32], wpc=[2], order=[0]>" in ck.asm["ssa_layout"]
 

@@ -118,3 +118,20 @@ def test_emulated_pipelined_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm,
     cu, got, want = run_gemm(dtype, m, n, k, bm, bn, bk, warps, aligned)
     assert cu[cu.index("__global__"):].count("mt_cp_async<") == 3 * copied and "_slot" in cu
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+
+
+def test_the_kernels_num_stages_option_sets_the_depth_where_the_loop_asks_for_none():
+    sig, ones = gemm_signature("fp16", True)
+    ce = {**ones, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "ACTIVATION": ""}
+    for stages, aheads in ((4, [0, 1, 2]), (2, [0]), (1, [])):
+        fn = build_ssa(gemm.matmul_kernel, sig, ce, num_stages=stages)
+        front, inside = stage_marks(fn)
+        assert sorted(k for _, k in front) == sorted(aheads * 2) and [k for _, k in inside] == ([stages - 1] * 2 if aheads else [])
+        ck = mytriton.compile(gemm.matmul_kernel, sig, ce, num_stages=stages)
+        assert ck.metadata["num_stages"] == stages
+    # a loop's own num_stages wins over the kernel's
+    fn = build_ssa(_dot_loop, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"},
+                   {"STAGES": 2, "STORE": False, "BLOCK": 16}, num_stages=4)
+    assert [k for _, k in stage_marks(fn)[1]] == [1, 1]
+    with pytest.raises(mytriton.CompilationError, match="num_stages must be a positive int, got 0"):
+        mytriton.compile(gemm.matmul_kernel, sig, ce, num_stages=0)

@@ -15,7 +15,7 @@ _LAUNCH_OPTIONS = {"num_warps": 4, "stream": None, "num_stages": None, "num_ctas
 
 def make_binder(jit_fn):
     """A function with the kernel's own parameters (and defaults) plus the launch options, that
-    returns (run-time args in order, constexpr values, num_warps, stream): Python binds the call,
+    returns (run-time args in order, constexpr values, num_warps, stream, num_stages): Python binds the call,
     so a bad one fails with Python's message naming the kernel and the parameter."""
     params, runtime, constexprs, defaults = [], [], [], {}
     for name, p in jit_fn.signature.parameters.items():
@@ -30,7 +30,7 @@ def make_binder(jit_fn):
     options = ", ".join(f"{k}={v!r}" for k, v in _LAUNCH_OPTIONS.items() if k not in jit_fn.signature.parameters)
     src = (f"def {jit_fn.__name__}({', '.join(params)}{', ' if params else ''}*, {options}):\n"
            f"    return ({''.join(n + ', ' for n in runtime)}), "
-           f"{{{', '.join(f'{n!r}: {n}' for n in constexprs)}}}, num_warps, stream\n")
+           f"{{{', '.join(f'{n!r}: {n}' for n in constexprs)}}}, num_warps, stream, num_stages\n")
     namespace = dict(defaults)
     exec(compile(src, f"<arguments of {jit_fn.__name__}>", "exec"), namespace)
     return namespace[jit_fn.__name__], runtime
@@ -58,10 +58,10 @@ def launch(jit_fn, grid, args, kwargs):
     if binder is None:
         binder = jit_fn._binder = make_binder(jit_fn)
     bind, names = binder
-    runtime, constexprs, num_warps, stream = bind(*args, **kwargs)
+    runtime, constexprs, num_warps, stream, num_stages = bind(*args, **kwargs)
     # the fast path: a launch whose arguments have been seen before, in the same kinds, goes
     # straight to the kernel that launch compiled (see _fast_keys)
-    fast = _fast_lookup(jit_fn, runtime, constexprs, num_warps)
+    fast = _fast_lookup(jit_fn, runtime, constexprs, num_warps, num_stages)
     if fast is not None and fast[1] is not None:
         kernel = fast[1]
         if not (kernel.globals_read and globals_changed(kernel.globals_read)):
@@ -100,10 +100,10 @@ def launch(jit_fn, grid, args, kwargs):
     device = driver.launch_device(jit_fn.__name__, devices)
     values = constexprs.values()
     try:      # types too: BLOCK=2 and BLOCK=2.0 (or 1 and True) compare equal but compile differently
-        key = (device, *signature, num_warps, *values, *map(type, values))
+        key = (device, *signature, num_warps, num_stages, *values, *map(type, values))
         kernel = jit_fn._cache.get(key)
     except TypeError:                          # an unhashable constexpr value
-        key = (device, *signature, num_warps, repr(constexprs))
+        key = (device, *signature, num_warps, num_stages, repr(constexprs))
         kernel = jit_fn._cache.get(key)
     if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
         with jit_fn._lock:                     # (a module constant the kernel baked in changed: recompile)
@@ -113,8 +113,8 @@ def launch(jit_fn, grid, args, kwargs):
                 target = "sm_%d%d" % driver.compute_capability(None if device < 0 else device)
                 kernel = jit_fn._cache.get((target, *key[1:]))
                 if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
-                    kernel = _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, target,
-                                                 driver)
+                    kernel = _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps,
+                                                 num_stages, target, driver)
                     jit_fn._cache[(target, *key[1:])] = kernel
                 jit_fn._cache[key] = kernel
     keep = kernel.jit_params
@@ -150,7 +150,7 @@ def _fast_keys(runtime):
     return keys
 
 
-def _fast_lookup(jit_fn, runtime, constexprs, num_warps):
+def _fast_lookup(jit_fn, runtime, constexprs, num_warps, num_stages):
     """``(key, kernel or None)`` of the fast path, or None where the launch's arguments or
     constexprs cannot be keyed cheaply (it then takes the full path and is not remembered)."""
     if os.environ.get("MYTRITON_INTERPRET") == "1":
@@ -159,7 +159,7 @@ def _fast_lookup(jit_fn, runtime, constexprs, num_warps):
     if keys is None:
         return None
     values = constexprs.values()
-    key = (num_warps, *keys, *values, *map(type, values))
+    key = (num_warps, num_stages, *keys, *values, *map(type, values))
     try:
         return key, jit_fn._fast.get(key)
     except TypeError:                          # an unhashable constexpr value
@@ -170,14 +170,14 @@ def _grid(grid, constexprs, num_warps):
     return grid({**constexprs, "num_warps": num_warps}) if callable(grid) else grid
 
 
-def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, target, driver):
+def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, num_stages, target, driver):
     """The kernel of one specialization; the parameters in ``ones`` (equal to 1) are compiled in
     as constants and left out of its launches (``kernel.jit_params``: the positions passed)."""
     from ..compiler import compile
     params = [(n, t) for n, t in zip(names, signature) if n not in ones]
     try:
         ck = compile(jit_fn, signature=dict(params), constexprs={**constexprs, **ones}, target=target,
-                     num_warps=num_warps)
+                     num_warps=num_warps, num_stages=num_stages)
         cubin = ck.asm["cubin"]
     except CompilationError as e:
         raise e.with_traceback(None) from None

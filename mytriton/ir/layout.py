@@ -126,6 +126,40 @@ class MmaLayout:
         return LinearLayout.make({REGISTER: regs, LANE: lanes, WARP: warps}, shape)
 
 
+@dataclass(frozen=True)
+class DotOperandLayout:
+    """The A operand of ``mma.sync`` in registers, as the warps of ``parent`` (the dot result's
+    MMA layout) read it: per 16-row tile and 32-byte step of K, a lane holds its four fragment
+    words a0..a3 — rows ``l/4`` and ``+8`` x the first and second 16 bytes of K, ``per_word``
+    elements of K each (2 for 16-bit elements, 1 for fp32, 4 for int8), at ``per_word * (l%4)``.
+    Registers: the elements of a word, then row + 8, then K + 16 bytes, then the steps of K, then
+    the row tiles (as the parent's, ``16 * WM`` apart); warps along N hold copies."""
+    parent: MmaLayout
+    per_word: int
+
+    @property
+    def rank(self) -> int:
+        return 2
+
+    def __str__(self) -> str:
+        return f"#dot_operand<a, k_per_word={self.per_word}, parent={self.parent}>"
+
+    def to_linear(self, shape: tuple[int, ...], num_warps: int) -> LinearLayout:
+        wm, wn = self.parent.warps_per_cta
+        if wm * wn != num_warps:
+            raise ValueError(f"{self} tiles {wm * wn} warps, the block has {num_warps}")
+        p = self.per_word
+
+        def v(row: int, col: int) -> tuple[int, int]:         # beyond the extent: copies (0)
+            return (row if row < shape[0] else 0, col if col < shape[1] else 0)
+        regs = [v(0, 1 << b) for b in range(log2_exact(p))] + [v(8, 0), v(0, 4 * p)]
+        regs += [v(0, (8 * p) << b) for b in range(log2_exact(max(1, shape[1] // (8 * p))))]
+        regs += [v((16 * wm) << b, 0) for b in range(log2_exact(max(1, shape[0] // (16 * wm))))]
+        lanes = [v(0, p), v(0, 2 * p), v(1, 0), v(2, 0), v(4, 0)]
+        warps = [v(16 << b, 0) for b in range(log2_exact(wm))] + [(0, 0)] * log2_exact(wn)
+        return LinearLayout.make({REGISTER: regs, LANE: lanes, WARP: warps}, shape)
+
+
 def mma_layout(shape: tuple[int, int], num_warps: int) -> MmaLayout:
     """The warps' arrangement for an (M, N) accumulator: doubled along the dimension with more
     16x8 tiles per warp left (M first), as long as the tile holds them."""
@@ -140,11 +174,11 @@ def mma_layout(shape: tuple[int, int], num_warps: int) -> MmaLayout:
     return MmaLayout((wm, wn))
 
 
-Layout = BlockedLayout | SliceLayout | MmaLayout
+Layout = BlockedLayout | SliceLayout | MmaLayout | DotOperandLayout
 
 
 def _warps_of(layout: Layout) -> int:
-    while isinstance(layout, SliceLayout):
+    while isinstance(layout, (SliceLayout, DotOperandLayout)):
         layout = layout.parent
     return prod(layout.warps_per_cta)
 

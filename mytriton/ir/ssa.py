@@ -105,6 +105,7 @@ class Function:
     constexprs: dict = field(default_factory=dict)
     num_warps: int = 4
     loc: Loc | None = None
+    num_stages: int | None = None     # the buffers of a loop's pipelined dot operands (None: the default)
     globals_read: tuple = ()          # (namespace, name, value) of module constants the trace baked in
 
     def __deepcopy__(self, memo):

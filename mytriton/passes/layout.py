@@ -14,8 +14,8 @@ from collections import Counter
 from math import prod
 
 from ..errors import CompilationError
-from ..ir.layout import (BlockedLayout, Layout, MmaLayout, SliceLayout, default_layout, mma_layout, num_regs,
-                         permuted_operand_layout)
+from ..ir.layout import (BlockedLayout, DotOperandLayout, Layout, MmaLayout, SliceLayout, default_layout,
+                         mma_layout, num_regs, permuted_operand_layout)
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
@@ -65,19 +65,56 @@ def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
     return widths
 
 
-def dot_layout(op: Op, num_warps: int) -> MmaLayout | None:
+def dot_layout(op: Op, num_warps: int, chained: bool = False) -> MmaLayout | None:
     """The tensor cores' accumulator layout for a ``dot`` they compute (an M of at least 16 and an N
     of at least 8; into fp32: fp16 or bf16 operands with ``mma.sync.m16n8k16``, fp32 ones as "tf32"
     or "tf32x3" with ``mma.sync.m16n8k8.tf32``; int8 into int32 with ``mma.sync.m16n8k32.s8``),
     else None (the CUDA backend's portable dot, on any layout). The backends read the choice off the
-    result's layout."""
+    result's layout. ``chained``: the dot's result feeds another dot's A operand, or its A operand
+    comes from another dot (attention's ``p @ v``): all warps side by side along M where M allows,
+    so that a result row's elements stay in one warp, in the registers the next dot reads."""
     a, res = op.operands[0].type, op.result.type
     tensor_cores = (a.scalar in (F16, BF16) or (a.scalar == F32 and op.attrs["input_precision"] in ("tf32", "tf32x3"))
                     ) and res.scalar == F32 or a.scalar == I8 and res.scalar == I32
     # (an mma step reads 32 bytes of K: an int8 K of 16 stays on the CUDA cores)
     if tensor_cores and res.shape[0] >= 16 and res.shape[1] >= 8 and a.shape[1] * a.scalar.bits >= 256:
+        if chained and res.shape[0] >= 16 * num_warps:
+            return MmaLayout((num_warps, 1))
         return mma_layout(res.shape, num_warps)
     return None
+
+
+def chained_dots(fn: Function) -> set[Op]:
+    """The dots whose A operand is computed from another dot's result in registers (through any ops
+    but loads), and those other dots."""
+    chained = set()
+    for op in walk(fn.body):
+        if op.name != "dot":
+            continue
+        seen, work = set(), [op.operands[0]]
+        while work:
+            v = work.pop()
+            src = v.owner
+            if v in seen or not isinstance(src, Op) or OPS[src.name].reads_memory or src.regions:
+                continue
+            seen.add(v)
+            if src.name == "dot":
+                chained |= {src, op}
+                continue
+            work += src.operands
+    return chained
+
+
+def _in_ring(v: Value) -> bool:
+    """Whether ``v`` is a tile the prefetch pass marked for a shared-memory ring (a load marked
+    ``stages``, a loop argument it initializes, or the transpose of one): the dot reads it there."""
+    owner = v.owner
+    if isinstance(owner, Op):
+        return (owner.name == "load" and "stages" in owner.attrs) or (owner.name == "trans" and _in_ring(owner.operands[0]))
+    if isinstance(owner, Region) and owner.parent is not None and owner.parent.name == "for" and v in owner.args[1:]:
+        init = owner.parent.operands[3 + owner.args.index(v) - 1]
+        return isinstance(init.owner, Op) and init.owner.name == "load" and "stages" in init.owner.attrs
+    return False
 
 
 class LayoutAssignment:
@@ -86,6 +123,13 @@ class LayoutAssignment:
         self.requests: dict[Value, list[tuple[Layout, Op, int]]] = {}
         self.inserts: list[tuple[Region, Op | None, Op]] = []   # (region, after op or None=start, new op)
         self.nat: dict[Value, Layout] = {}
+        self.chained = chained_dots(fn)
+        self.home: dict = {}                 # value or op -> the region it is defined in
+        for r in [fn.body] + [r for op in walk(fn.body) for r in op.regions]:
+            self.home.update((v, r) for v in r.args)
+            for o in r.ops:
+                self.home[o] = r
+                self.home.update((v, r) for v in o.results)
         self.shapes = sorted({v.type.shape for op in walk(fn.body) for v in op.results
                               if isinstance(v.type, BlockType)})
         # (only rows, accessed whole: a row or column broadcast into a tile keeps its own layout;
@@ -119,6 +163,15 @@ class LayoutAssignment:
                 best = other
         return best
 
+    def hoisted(self, v: Value, consumer: Op) -> bool:
+        """Whether ``v`` is defined outside a loop that ``consumer`` is in."""
+        r = self.home.get(consumer)
+        while r is not None and r is not self.home.get(v):
+            if r.parent is not None and OPS[r.parent.name].loop:
+                return True
+            r = self.home.get(r.parent)
+        return False
+
     def request(self, v: Value, layout: Layout, consumer: Op, index: int):
         if isinstance(v.type, BlockType):
             self.requests.setdefault(v, []).append((layout, consumer, index))
@@ -131,7 +184,7 @@ class LayoutAssignment:
                 if isinstance(lay, SliceLayout) and lay.dim == axis:
                     return lay
             return SliceLayout(axis, self.default(op.operands[0].type))
-        mma = dot_layout(op, self.fn.num_warps) if op is not None and op.name == "dot" else None
+        mma = dot_layout(op, self.fn.num_warps, op in self.chained) if op is not None and op.name == "dot" else None
         if mma is not None:
             return mma
         if op is not None and op.name == "trans":     # (its operand takes the permuted blocked layout)
@@ -173,6 +226,12 @@ class LayoutAssignment:
         elif name == "dot":            # the operands go through shared memory: any layout; acc is elementwise
             for i, v in enumerate(op.operands[:2]):
                 self.request(v, self.nat.get(v) or self.default(v.type), op, i)
+            a = op.operands[0]
+            if isinstance(layout, MmaLayout) and not _in_ring(a) and (op in self.chained or self.hoisted(a, op)):
+                # A's fragments in registers where that costs no data movement per iteration: a
+                # tile from before the loop (converted once), another dot's result (the same
+                # threads hold it: registers are only renumbered)
+                self.requests[a][-1] = (DotOperandLayout(layout, 32 // a.type.scalar.bits), op, 0)
             self.request(op.operands[2], layout, op, 2)
         elif name in REDUCE_KINDS:
             src = op.operands[0]
@@ -225,7 +284,7 @@ class LayoutAssignment:
             if op.name in REDUCE_KINDS:
                 parent = nat.get(src) or self.default(src.type)
                 nat[op.result] = SliceLayout(op.attrs["axis"], parent)
-            elif op.name == "dot" and (mma := dot_layout(op, self.fn.num_warps)) is not None:
+            elif op.name == "dot" and (mma := dot_layout(op, self.fn.num_warps, op in self.chained)) is not None:
                 nat[op.result] = mma
             elif op.name == "expand_dims":
                 lay = nat.get(src)

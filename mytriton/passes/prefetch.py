@@ -22,9 +22,11 @@ the earlier ones: a loop whose iterations store to what later iterations load sh
 stages. Loops with atomics or barriers are left alone.
 
 Operands of ``tl.dot``: in a ``for`` loop that writes no memory, a load whose one use is an operand
-of a ``dot`` in the loop body is issued ``S - 1`` iterations ahead, S = the loop's ``num_stages``
-(Triton's default, 3, where the loop asks for none), and marked ``stages=S, ahead=k`` (k: how many
-iterations after the current one it loads). The CUDA backend keeps such a tile in a ring of S
+of a ``dot`` in the loop body (directly or through ``tl.trans``) is issued ``S - 1`` iterations
+ahead — S is the loop's ``num_stages``, else the kernel's compile or launch option ``num_stages``,
+else Triton's default, 3 — and marked ``stages=S, ahead=k`` (k: how many iterations after the
+current one it loads). Carried values advanced by a loop-invariant step (``ptrs += BLOCK_K *
+stride``) are moved ahead with it, as the loop index is. The CUDA backend keeps such a tile in a ring of S
 shared-memory buffers, filled by asynchronous copies (``backends/cuda/dot.py``): the loads of the
 next S - 1 iterations are in flight while the tensor cores work on this one, and no registers
 hold them.
@@ -188,13 +190,14 @@ def _issue(load: Op, sl: list[Op], index: Value, at: Value, ahead: int, loop: Op
     return new.result
 
 
-def _pipeline(loop: Op, parent: list[Op], num_warps: int) -> None:
-    """Rewrite ``loop`` (an op of the region whose op list is ``parent``) as the module says."""
+def _pipeline(loop: Op, parent: list[Op], num_warps: int, num_stages: int | None) -> None:
+    """Rewrite ``loop`` (an op of the region whose op list is ``parent``) as the module says
+    (``num_stages``: the kernel's, for loops that ask for none)."""
     inductions = _inductions(loop)
     found = _candidates(loop, inductions)
     staged = _dot_operands(loop, found)
     stages = loop.attrs.get("num_stages")
-    stages = DOT_STAGES if stages is None else stages
+    stages = stages if stages is not None else num_stages if num_stages is not None else DOT_STAGES
     if not isinstance(stages, int) or stages < 2:
         staged = set()
     depths: dict[Op, int] = {load: stages - 1 for load in staged}
@@ -254,14 +257,14 @@ def _pipeline(loop: Op, parent: list[Op], num_warps: int) -> None:
     parent[i:i] = prologue
 
 
-def _visit(region: Region, num_warps: int) -> None:
+def _visit(region: Region, num_warps: int, num_stages: int | None) -> None:
     for op in list(region.ops):
         for r in op.regions:
-            _visit(r, num_warps)
+            _visit(r, num_warps, num_stages)
         if op.name == "for":
-            _pipeline(op, region.ops, num_warps)
+            _pipeline(op, region.ops, num_warps, num_stages)
 
 
 def prefetch(fn: Function) -> Function:
-    _visit(fn.body, fn.num_warps)
+    _visit(fn.body, fn.num_warps, fn.num_stages)
     return fn

@@ -136,6 +136,18 @@ __device__ __forceinline__ void mt_mma_m16n8k8_tf32(float& d0, float& d1, float&
   mt_emulated_mma_tf32(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
 #endif
 }
+// One 32-bit mma fragment word from the elements of an operand held in registers (two halves,
+// one fp32, four int8), the first in the low bits.
+template <typename T> __device__ __forceinline__ unsigned mt_pack_word(T a, T b) {
+  unsigned short x, y;
+  memcpy(&x, &a, 2); memcpy(&y, &b, 2);
+  return x | (unsigned)y << 16;
+}
+__device__ __forceinline__ unsigned mt_pack_word(float a) { return __float_as_uint(a); }
+__device__ __forceinline__ unsigned mt_pack_word(signed char a, signed char b, signed char c, signed char d) {
+  return (unsigned char)a | (unsigned)(unsigned char)b << 8 | (unsigned)(unsigned char)c << 16 |
+         (unsigned)(unsigned char)d << 24;
+}
 // ldmatrix: the fragment words of four (x4) or two (x2) 8x8 matrices of 16-bit elements in shared
 // memory (sm_75 and later). Lanes 8j..8j+7 give the addresses of matrix j's eight rows of 16 bytes;
 // lane l receives row l/4, elements 2(l%4) and +1 of each matrix (TRANS: column l/4, rows 2(l%4)

@@ -707,7 +707,18 @@ class CudaEmitter:
         self.smem_bytes = max(self.smem_bytes, nbytes + (self.ring_bytes if self.rings_live else 0))
 
     def op_convert_layout(self, op: Op):
+        """Through shared memory; where both layouts place every element in the same thread (an
+        MMA accumulator read as the next dot's A operand), only registers are renumbered."""
         src, res = op.operands[0], op.result
+        try:
+            regs = self.layout_of(res).register_map(self.layout_of(src), lambda c: c)
+        except ValueError:
+            regs = None
+        if regs is not None:
+            self.emit(self.declare(res) + ";")
+            index = self.index(register_expr(self.layout_of(res), regs), "r")
+            self.per_element(res, f"{self.ref(res)}[r] = {self.ref(src)}[{index}];")
+            return
         ctype = self.value_c_type(res)
         buf = f"reinterpret_cast<{ctype}*>({self.scratch})"
         numel = res.type.numel

@@ -34,7 +34,7 @@ with ``ldmatrix``:
 from __future__ import annotations
 
 from ...errors import CompilationError
-from ...ir.layout import MmaLayout
+from ...ir.layout import DotOperandLayout, MmaLayout
 from ...ir.linear import REGISTER
 from ...ir.ssa import Op, Value, walk
 from ...ir.types import F32, I32
@@ -228,27 +228,34 @@ def dot_mma(em, op: Op):
     chunk = 16 // eb                                 # elements in 16 bytes
     wm, wn = res.layout.warps_per_cta
     mt, nt = max(1, m // (16 * wm)), max(1, n // (8 * wn))
+    in_regs = isinstance(a.layout, DotOperandLayout)     # A's fragments are its registers
     ra_, rb_ = em.rings.get(a), em.rings.get(b)
-    sa = ra_.staging if ra_ else _Staging.of_operand(em, a, 1)
+    sa = None if in_regs else ra_.staging if ra_ else _Staging.of_operand(em, a, 1)
     sb = rb_.staging if rb_ else _Staging.of_operand(em, b, 0)
-    sb.offset = 0 if ra_ or rb_ else sa.nbytes
-    dot_shared(em, op, (0 if ra_ else sa.nbytes) + (0 if rb_ else sb.nbytes))
+    a_bytes = 0 if in_regs or ra_ else sa.nbytes
+    sb.offset = 0 if rb_ else a_bytes
+    scratch = a_bytes + (0 if rb_ else sb.nbytes)
+    dot_shared(em, op, scratch)
     em.emit(em.declare(res) + ";")
     em.per_element(res, f"{em.ref(res)}[r] = {em.ref(acc)}[r];")
     em.emit("{")
     em.depth += 1
     for x, ring, st, name in ((a, ra_, sa, "sa"), (b, rb_, sb, "sb")):
+        if st is None:
+            continue
         if ring:                     # (its tile is in the ring already)
             em.emit(f"const {ct}* {name} = {em.ref(x)};")
         else:
             em.emit(f"{ct}* {name} = reinterpret_cast<{ct}*>({em.scratch} + {st.offset});")
             st.store(em, x, name, ct)
-    if not (ra_ and rb_):            # (the loop's top waited for the tiles in rings)
+    if scratch:                      # (the loop's top waited for the tiles in rings)
         em.emit("__syncthreads();")
     em.emit(f"const int lane = tid & 31, wi = (tid >> 5) % {wm}, wj = (tid >> 5) / {wm};")
     # the rows of A this lane gives ldmatrix the address of, per row tile i at step k0 (matrices:
     # rows 0-7 / 8-15 x the first / second 16 bytes of K)
-    if sa.trans:
+    if sa is None:
+        a_at = None
+    elif sa.trans:
         a_at = f"sa + (k0 + (lane >> 4) * 8 + (lane & 7)) * {sa.pitch} + ra + ((lane >> 3) & 1) * 8"
     else:
         a_at = f"sa + (ra + (lane & 15)) * {sa.pitch} + k0 + (lane >> 4) * {chunk}"
@@ -257,7 +264,7 @@ def dot_mma(em, op: Op):
         b_at = f"sb + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * {sb.pitch} + cb"
     else:
         b_at = f"sb + (cb + (lane & 7)) * {sb.pitch} + k0 + ((lane >> 3) & 1) * {chunk}"
-    ta, tb = ("true" if s.trans else "false" for s in (sa, sb))
+    ta, tb = ("true" if s is not None and s.trans else "false" for s in (sa, sb))
     ref = em.ref(res)
     em.emit("#pragma unroll")
     em.emit(f"for (int k0 = 0; k0 < {kk}; k0 += {k_step}) {{")
@@ -265,8 +272,15 @@ def dot_mma(em, op: Op):
     em.emit(f"unsigned fa[{mt}][4], fb[{nt + nt % 2}][2];")
     em.emit("#pragma unroll")
     em.emit(f"for (int i = 0; i < {mt}; ++i) {{")
-    em.emit(f"  const int ra = (16 * wi + {16 * wm} * i) & {m - 1};")
-    em.emit(f"  mt_ldmatrix_x4<{ta}>(fa[i][0], fa[i][1], fa[i][2], fa[i][3], {a_at});")
+    if in_regs:                      # word w: registers 4P (step + steps * i) + P w .. + P - 1
+        per_word = a.layout.per_word
+        base = f"{4 * per_word} * (k0 / {k_step} + {kk // k_step} * i) + {per_word} * w"
+        elements = ", ".join(f"{em.ref(a)}[{base} + {e}]" for e in range(per_word))
+        em.emit("  #pragma unroll")
+        em.emit(f"  for (int w = 0; w < 4; ++w) fa[i][w] = mt_pack_word({elements});")
+    else:
+        em.emit(f"  const int ra = (16 * wi + {16 * wm} * i) & {m - 1};")
+        em.emit(f"  mt_ldmatrix_x4<{ta}>(fa[i][0], fa[i][1], fa[i][2], fa[i][3], {a_at});")
     em.emit("}")
     em.emit("#pragma unroll")
     em.emit(f"for (int j = 0; j < {nt}; j += 2) {{")
@@ -304,7 +318,7 @@ def dot_mma(em, op: Op):
     em.emit("}")
     em.depth -= 1
     em.emit("}")
-    if not (ra_ and rb_):            # (before the shared memory is used again)
+    if scratch:                      # (before the shared memory is used again)
         em.emit("__syncthreads();")
     em.depth -= 1
     em.emit("}")
