@@ -217,6 +217,38 @@ class Suite:
                 t = {"mytriton": bench(run(mt), 1, reps=10), "triton": bench(run(tr), 1, reps=10),
                      "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
                 self.record(name, f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TFLOP/s", 2 * n**3, t)
+        a, b = (torch.randn(n, n, device="cuda") for _ in range(2))
+        c = torch.empty(n, n, device="cuda")
+        torch.backends.cuda.matmul.allow_tf32 = True
+        for bm, bn, bk, warps, stages in ((128, 128, 32, 4, 3), (128, 64, 32, 4, 3), (64, 64, 32, 4, 3)):
+            grid = (cdiv(n, bm) * cdiv(n, bn),)
+
+            def run_tf32(impl):
+                return lambda i: impl.matmul_kernel[grid](a, b, c, n, n, n, n, 1, n, 1, n, 1, BLOCK_M=bm, BLOCK_N=bn,
+                                                          BLOCK_K=bk, GROUP_M=8, ACTIVATION="", num_warps=warps,
+                                                          num_stages=stages)
+            for impl in (mt, tr):
+                run_tf32(impl)(0)
+                check("gemm_tf32", c, a @ b, 1e-2, 0.5)
+            t = {"mytriton": bench(run_tf32(mt), 1, reps=10), "triton": bench(run_tf32(tr), 1, reps=10),
+                 "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
+            self.record("gemm_tf32", f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TFLOP/s", 2 * n**3, t)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        a, b = (torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8) for _ in range(2))
+        c = torch.empty(n, n, device="cuda", dtype=torch.int32)
+        want = torch._int_mm(a, b)
+        for bm, bn, bk, warps, stages in ((128, 128, 64, 4, 3), (128, 128, 32, 4, 3), (64, 64, 64, 4, 3)):
+            grid = (cdiv(n, bm) * cdiv(n, bn),)
+
+            def run_i8(impl):
+                return lambda i: impl.int8_matmul_kernel[grid](a, b, c, n, n, n, n, n, n, BLOCK_M=bm, BLOCK_N=bn,
+                                                               BLOCK_K=bk, GROUP_M=8, num_warps=warps, num_stages=stages)
+            for impl in (mt, tr):
+                run_i8(impl)(0)
+                check("gemm_int8", c, want, 0, 0)
+            t = {"mytriton": bench(run_i8(mt), 1, reps=10), "triton": bench(run_i8(tr), 1, reps=10),
+                 "torch": bench(lambda i: torch._int_mm(a, b), 1, reps=10)}
+            self.record("gemm_int8", f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TOP/s", 2 * n**3, t)
         m, k, nn = (1024, 1024, 1024) if self.quick else (8192, 4096, 4096)
         x, w = torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, nn, device="cuda", dtype=torch.bfloat16)
         bias = torch.randn(nn, device="cuda", dtype=torch.bfloat16)

@@ -16,16 +16,19 @@ import attention  # noqa: E402
 import gemm  # noqa: E402
 
 from tests.test_dot import dot_tile  # noqa: E402
+from tests.triton_reference import triton_version  # noqa: E402
+
+KERNELS = Path(__file__).resolve().parents[1] / "manifests" / "kernels"
 
 
 def cdiv(a, b):
     return -(-a // b)
 
 
-def gemm_run(a, b, c, bm, bn, bk, warps, activation=""):
+def gemm_run(a, b, c, bm, bn, bk, warps, activation="", module=gemm):
     m, k = a.shape
     n = b.shape[1]
-    gemm.matmul_kernel[(cdiv(m, bm) * cdiv(n, bn),)](
+    module.matmul_kernel[(cdiv(m, bm) * cdiv(n, bn),)](
         a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, ACTIVATION=activation, num_warps=warps)
     torch.cuda.synchronize()
@@ -106,3 +109,40 @@ def test_attention_forward(causal, d, warps):
                                                               BLOCK_N=64, CAUSAL=causal, num_warps=warps)
     want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
     torch.testing.assert_close(o.float(), want, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("m,n,k,bm,bn,bk,warps", [(300, 200, 1000, 128, 128, 32, 4), (64, 72, 24, 64, 64, 32, 4)])
+def test_gemm_as_triton_computes_it(dtype, m, n, k, bm, bn, bk, warps):
+    """The same kernel source through Triton 3.6: both within the tolerance of their input
+    rounding (tf32 for fp32: Triton's default input_precision too)."""
+    tr = triton_version(KERNELS / "gemm.py")
+    if tr is None:
+        pytest.skip("Triton is not installed")
+    a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+    ours, theirs = (torch.empty(m, n, device="cuda", dtype=dtype) for _ in range(2))
+    gemm_run(a, b, ours, bm, bn, bk, warps)
+    gemm_run(a, b, theirs, bm, bn, bk, warps, module=tr)
+    torch.testing.assert_close(ours.float(), theirs.float(), rtol=2e-2, atol=0.05 * k ** 0.5)
+
+
+def test_int8_gemm_is_exact():
+    m, n, k = 520, 264, 200
+    a, b = (torch.randint(-128, 128, s, device="cuda", dtype=torch.int8) for s in ((m, k), (k, n)))
+    c = torch.empty(m, n, device="cuda", dtype=torch.int32)
+    gemm.int8_matmul_kernel[(cdiv(m, 128) * cdiv(n, 128),)](a, b, c, m, n, k, k, n, n, BLOCK_M=128, BLOCK_N=128,
+                                                            BLOCK_K=32, GROUP_M=8, num_warps=4)
+    torch.cuda.synchronize()
+    assert torch.equal(c.cpu(), a.cpu().int() @ b.cpu().int())
+
+
+@pytest.mark.parametrize("stages", [1, 2, 4, 5])
+def test_gemm_num_stages(stages):
+    m, n, k = 256, 256, 700
+    a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    gemm.matmul_kernel[(cdiv(m, 128) * cdiv(n, 128),)](
+        a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, ACTIVATION="",
+        num_warps=4, num_stages=stages)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=0.2)

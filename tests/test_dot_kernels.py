@@ -101,3 +101,12 @@ def test_emulated_cuda_agrees_with_the_interpreter():
         "q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "sm_scale": "fp32", "N_CTX": "i32"},
         {"HEAD_DIM": d, "BLOCK_M": 16, "BLOCK_N": 16, "CAUSAL": True},
         [q, kk, v, np.zeros_like(q), 0.25, n_ctx], (mytriton.cdiv(n_ctx, 16), heads), 4, tol=2e-3)
+
+
+def test_int8_matmul_kernel_is_exact():
+    m, n, k = 40, 56, 96
+    a, b = (RNG.integers(-128, 128, s).astype(np.int8) for s in ((m, k), (k, n)))
+    c = np.zeros((m, n), np.int32)
+    gemm.int8_matmul_kernel[(mytriton.cdiv(m, 32) * mytriton.cdiv(n, 32),)](a, b, c, m, n, k, k, n, n, BLOCK_M=32,
+                                                                             BLOCK_N=32, BLOCK_K=32, GROUP_M=2)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))

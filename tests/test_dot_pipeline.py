@@ -135,3 +135,30 @@ def test_the_kernels_num_stages_option_sets_the_depth_where_the_loop_asks_for_no
     assert [k for _, k in stage_marks(fn)[1]] == [1, 1]
     with pytest.raises(mytriton.CompilationError, match="num_stages must be a positive int, got 0"):
         mytriton.compile(gemm.matmul_kernel, sig, ce, num_stages=0)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90", "sm_90a"])
+@pytest.mark.parametrize("kernel,dtype", [("matmul_kernel", "fp16"), ("matmul_kernel", "bf16"), ("matmul_kernel", "fp32"),
+                                          ("int8_matmul_kernel", "i8")])
+def test_nvrtc_compiles_the_dot_kernels_for_every_target(kernel, dtype, target):
+    """The PTX holds the intended instructions: mma.sync of the dtype's shape, ldmatrix (transposed
+    for B where it is 16-bit), cp.async with its commit groups and waits."""
+    fn = getattr(gemm, kernel)
+    if kernel == "matmul_kernel":
+        sig, ones = gemm_signature(dtype, True)
+        ce = {**ones, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "ACTIVATION": "relu"}
+    else:
+        sig = {"a_ptr": "*i8:16", "b_ptr": "*i8:16", "c_ptr": "*i32:16", **{p: "i32:16" for p in (
+            "M", "N", "K", "stride_am", "stride_bk", "stride_cm")}}
+        ce = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}
+    ck = mytriton.compile(fn, sig, ce, target=target)
+    ptx = ck.asm["ptx"]
+    assert isinstance(ck.asm["cubin"], bytes) and f".target {target}" in ptx
+    shape = {"fp16": "m16n8k16.row.col.f32.f16.f16.f32", "bf16": "m16n8k16.row.col.f32.bf16.bf16.f32",
+             "fp32": "m16n8k8.row.col.f32.tf32.tf32.f32", "i8": "m16n8k32.row.col.s32.s8.s8.s32"}[dtype]
+    assert f"mma.sync.aligned.{shape}" in ptx
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+    assert ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx) == (dtype in ("fp16", "bf16"))
+    assert "cp.async.commit_group" in ptx and "cp.async.wait_group" in ptx
+    # (int8 tiles reach their ring through registers: byte loads are not vectorized)
+    assert ("cp.async.cg.shared.global" in ptx) == (dtype != "i8")

@@ -3,7 +3,8 @@
 - ``matmul_kernel``: C = act(A @ B) for strided A (M×K), B (K×N), C (M×N) of any float dtype, an
   fp32 accumulator, programs grouped GROUP_M tiles high (consecutive programs share columns of B and
   rows of A in L2), pointers advanced along K, masked tails in M, N and K;
-- ``linear_kernel``: Y = act(X @ W + bias), the fused linear layer (bias per output column).
+- ``linear_kernel``: Y = act(X @ W + bias), the fused linear layer (bias per output column);
+- ``int8_matmul_kernel``: exact int8 products summed in int32.
 
 ACTIVATION is "" (none), "leaky_relu" or "relu", applied to the fp32 accumulator.
 """
@@ -71,3 +72,19 @@ def linear_kernel(x_ptr, w_ptr, bias_ptr, y_ptr, M, N, K, stride_xm, stride_wk, 
     bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
     y = _activation(acc + bias[None, :], ACTIVATION).to(y_ptr.dtype.element_ty)
     tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], y, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """C (int32) = A (int8, M×K row-major) @ B (int8, K×N row-major): exact, wrapping int32 sums."""
+    offs_m, offs_n, offs_k = _program_tile(M, N, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+    for k in range(0, K, BLOCK_K):
+        kk = k + offs_k
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + kk[None, :], mask=(offs_m[:, None] < M) & (kk[None, :] < K),
+                    other=0)
+        b = tl.load(b_ptr + kk[:, None] * stride_bk + offs_n[None, :], mask=(kk[:, None] < K) & (offs_n[None, :] < N),
+                    other=0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
