@@ -143,14 +143,14 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
         raise CompilationError(str(e), kernel=fn.__name__) from None
     func = build_ssa(fn, signature, constexprs, num_warps, num_stages=num_stages)
     ssa_text = print_function(func)
-    assign_layouts(func)
+    assign_layouts(func, target)
     verify_layouts(verify(func))
     stages = {"ssa": ssa_text, "ssa_layout": print_function(func, layouts=True)}
     if backend == "mlir":
         from .backends.mlir import emit_mlir
         stages["mlir"], shared = emit_mlir(func), 0
     else:
-        stages["cu"], shared = generate_cuda(func)
+        stages["cu"], shared = generate_cuda(func, target)
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
     symbol = kernel_symbol(fn.__name__)       # the extern "C" / gpu.func name the loaders look up

@@ -114,6 +114,8 @@ def _bad_dot(a_ptr, b_ptr, CASE: tl.constexpr):
         c = tl.dot(a, b, out_dtype=tl.bfloat16)
     elif CASE == 4:
         c = tl.dot(a, b, tl.zeros((16, 16), tl.float16))
+    elif CASE == 6:             # (as Triton: an int32 accumulator needs out_dtype=tl.int32)
+        c = tl.dot(tl.zeros((16, 32), tl.int8), tl.zeros((32, 16), tl.int8), tl.zeros((16, 16), tl.int32))
     else:
         c = tl.dot(tl.load(a_ptr + r16), b)
     tl.store(a_ptr + r16[:, None] * 16 + r16[None, :], c)
@@ -127,6 +129,7 @@ def _bad_dot(a_ptr, b_ptr, CASE: tl.constexpr):
     (3, "out_dtype=bfloat16 is unsupported"),
     (4, r"the accumulator must be a \[16, 16\] block of f32"),
     (5, "Both inputs must be 2D"),
+    (6, r"the accumulator's dtype tl.int32 must be the out_dtype \(tl.float32\): pass out_dtype=tl.int32"),
 ])
 def test_errors_name_the_line(case, message):
     with pytest.raises(mytriton.CompilationError) as e:
@@ -159,7 +162,8 @@ def test_emulated_cuda_agrees_with_the_interpreter(dtype, prec, warps):
     name = {np.float32: "fp32", np.float16: "fp16", np.int8: "i8", np.float64: "fp64"}[dtype]
     cname = {np.int32: "i32", np.float64: "fp64", np.float32: "fp32"}[out]
     same_as_interpreter(dot_tile, {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": f"*{cname}"},
-                        {"M": m, "N": n, "K": k, "PREC": prec, "ACC": True, "OUT": tl.float32 if out != np.float64 else tl.float64},
+                        {"M": m, "N": n, "K": k, "PREC": prec, "ACC": True,
+                         "OUT": {np.int32: tl.int32, np.float64: tl.float64}.get(out, tl.float32)},
                         [a, b, RNG.standard_normal((m, n)).astype(out) if out != np.int32 else
                          RNG.integers(-5, 5, (m, n)).astype(np.int32)], (1,), warps, tol=1e-4)
 
@@ -232,7 +236,7 @@ def test_emulated_tensor_core_dot_agrees_with_the_interpreter(dtype, prec, m, n,
     a, b = operands(dtype, m, n, k)
     name = {np.float16: "fp16", np.float32: "fp32", np.int8: "i8"}.get(dtype, "bf16")
     sig = {"a_ptr": f"*{name}", "b_ptr": f"*{name}", "c_ptr": "*i32" if name == "i8" else "*fp32"}
-    ce = {"M": m, "N": n, "K": k, "PREC": prec, "ACC": True, "OUT": tl.float32}
+    ce = {"M": m, "N": n, "K": k, "PREC": prec, "ACC": True, "OUT": tl.int32 if name == "i8" else tl.float32}
     ck = mytriton.compile(dot_tile, sig, ce, num_warps=warps)
     assert {"fp32": "mt_mma_m16n8k8_tf32(", "i8": "mt_mma_m16n8k32_s8("}.get(name, "mt_mma_m16n8k16<") in ck.asm["cu"]
     acc = RNG.integers(-99, 99, (m, n)).astype(np.int32) if name == "i8" else RNG.standard_normal((m, n)).astype(np.float32)

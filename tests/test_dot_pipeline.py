@@ -89,15 +89,22 @@ def test_the_cuda_keeps_the_operands_in_rings_filled_by_cp_async():
     assert ck.metadata["shared"] == max(3 * (a_bytes + b_bytes), 128 * 128 * 4)
 
 
-def run_gemm(dtype, m, n, k, bm, bn, bk, warps, aligned, strides=None):
-    """matmul_kernel as emulated CUDA (compiled as the JIT specializes it) and in the interpreter."""
+def run_gemm(dtype, m, n, k, bm, bn, bk, warps, aligned, target="sm_90", b_transposed=False):
+    """matmul_kernel as emulated CUDA (compiled as the JIT specializes it) and in the interpreter
+    (``b_transposed``: B given as the transpose of a row-major N x K array)."""
     npd = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32}[dtype]
     a, b = (RNG.standard_normal(s).astype(np.float32).astype(npd) for s in ((m, k), (k, n)))
     sig, ones = gemm_signature(dtype, aligned)
-    ce = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 2, "ACTIVATION": ""}
-    ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, **ce}, num_warps=warps)
-    grid = (mytriton.cdiv(m, bm) * mytriton.cdiv(n, bn),)
     ints = dict(zip(INTS, (m, n, k, k, 1, n, 1, n, 1)))
+    if b_transposed:
+        b = np.ascontiguousarray(b.T).T
+        sig["stride_bn"] = sig.pop("stride_bk")
+        ones = {"stride_ak": 1, "stride_bk": 1, "stride_cn": 1}
+        ints.update(stride_bk=1, stride_bn=k)
+        sig = {p: sig[p] for p in ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bn", "stride_cm"]}
+    ce = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 2, "ACTIVATION": ""}
+    ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, **ce}, num_warps=warps, target=target)
+    grid = (mytriton.cdiv(m, bm) * mytriton.cdiv(n, bn),)
     c_cuda, c_interp = np.zeros((m, n), npd), np.zeros((m, n), npd)
     cuda_emulator.run(ck.asm["cu"], [a, b, c_cuda] + [v for p, v in ints.items() if p not in ones], grid)
     gemm.matmul_kernel[grid](a, b, c_interp, *ints.values(), **ce, num_warps=warps)
@@ -142,7 +149,8 @@ def test_the_kernels_num_stages_option_sets_the_depth_where_the_loop_asks_for_no
                                           ("int8_matmul_kernel", "i8")])
 def test_nvrtc_compiles_the_dot_kernels_for_every_target(kernel, dtype, target):
     """The PTX holds the intended instructions: mma.sync of the dtype's shape, ldmatrix (transposed
-    for B where it is 16-bit), cp.async with its commit groups and waits."""
+    for B where it is 16-bit) — on sm_90a wgmma for fp16/bf16 — and cp.async with its commit
+    groups and waits."""
     fn = getattr(gemm, kernel)
     if kernel == "matmul_kernel":
         sig, ones = gemm_signature(dtype, True)
@@ -154,11 +162,35 @@ def test_nvrtc_compiles_the_dot_kernels_for_every_target(kernel, dtype, target):
     ck = mytriton.compile(fn, sig, ce, target=target)
     ptx = ck.asm["ptx"]
     assert isinstance(ck.asm["cubin"], bytes) and f".target {target}" in ptx
-    shape = {"fp16": "m16n8k16.row.col.f32.f16.f16.f32", "bf16": "m16n8k16.row.col.f32.bf16.bf16.f32",
-             "fp32": "m16n8k8.row.col.f32.tf32.tf32.f32", "i8": "m16n8k32.row.col.s32.s8.s8.s32"}[dtype]
-    assert f"mma.sync.aligned.{shape}" in ptx
-    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
-    assert ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx) == (dtype in ("fp16", "bf16"))
+    if target == "sm_90a" and dtype in ("fp16", "bf16"):       # Hopper's warpgroup MMA, from swizzled tiles
+        assert f"wgmma.mma_async.sync.aligned.m64n64k16.f32.{dtype.replace('fp', 'f')}" in ptx
+        assert "wgmma.fence.sync.aligned" in ptx and "wgmma.commit_group.sync.aligned" in ptx
+        assert "fence.proxy.async.shared::cta" in ptx and "ldmatrix" not in ptx and "mma.sync" not in ptx
+    else:
+        shape = {"fp16": "m16n8k16.row.col.f32.f16.f16.f32", "bf16": "m16n8k16.row.col.f32.bf16.bf16.f32",
+                 "fp32": "m16n8k8.row.col.f32.tf32.tf32.f32", "i8": "m16n8k32.row.col.s32.s8.s8.s32"}[dtype]
+        assert f"mma.sync.aligned.{shape}" in ptx and "wgmma" not in ptx
+        assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+        assert ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx) == (dtype in ("fp16", "bf16"))
     assert "cp.async.commit_group" in ptx and "cp.async.wait_group" in ptx
     # (int8 tiles reach their ring through registers: byte loads are not vectorized)
     assert ("cp.async.cg.shared.global" in ptx) == (dtype != "i8")
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("dtype,m,n,k,bm,bn,bk,warps,b_transposed,wgmma", [
+    ("fp16", 200, 136, 200, 128, 128, 64, 4, False, True),   # 128-byte swizzle, B along N (two 128-byte columns)
+    ("bf16", 72, 40, 72, 64, 32, 32, 4, False, True),        # 64-byte rows
+    ("fp16", 130, 72, 48, 128, 64, 16, 8, False, True),      # 32-byte rows of A, two warpgroups
+    # B along K: its tiles are loaded element by element (vector loads follow the last dimension),
+    # so they reach their ring through registers, and the dot stays on mma.sync
+    ("fp16", 64, 64, 96, 64, 64, 64, 4, True, False),
+])
+def test_emulated_wgmma_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm, bn, bk, warps, b_transposed, wgmma):
+    """sm_90a: the dot on wgmma, its operands' rings swizzled (read back through the matrix
+    descriptors as the emulator decodes them)."""
+    cu, got, want = run_gemm(dtype, m, n, k, bm, bn, bk, warps, True, "sm_90a", b_transposed)
+    body = cu[cu.index("__global__"):]
+    assert ("wgmma.mma_async.sync.aligned.m64n" in body) == wgmma and ("mt_fence_proxy_async();" in body) == wgmma
+    assert (", p, 1, 1, 0, 1;" in body) == wgmma
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)

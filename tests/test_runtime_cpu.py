@@ -648,6 +648,14 @@ def test_image_choice(fake):
     assert fake.modules == [CUBIN + b"90"]
 
 
+def test_the_architecture_specific_cubin_is_preferred_on_its_device(fake):
+    """Built for sm_90 and sm_90a (either order): compute capability 9.0 loads sm_90a (wgmma)."""
+    for images in ({"sm_90": CUBIN + b"90", "sm_90a": CUBIN + b"90a"}, {"sm_90a": CUBIN + b"90a", "sm_90": CUBIN + b"90"}):
+        k = rt.Kernel("k", [], 4, 0, {**images, "sm_80": CUBIN + b"80", "ptx": PTX90})
+        assert k.select_image((9, 0), (13, 0)) == "sm_90a"
+        assert k.select_image((8, 0), (13, 0)) == "sm_80"
+
+
 def test_ptx_only_image_is_jitted_and_nul_terminated(fake):
     k = rt.Kernel("k", [], 4, 0, {"ptx": PTX90.encode()})
     k.launch(1, [])

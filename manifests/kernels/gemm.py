@@ -86,5 +86,5 @@ def int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, strid
                     other=0)
         b = tl.load(b_ptr + kk[:, None] * stride_bk + offs_n[None, :], mask=(kk[:, None] < K) & (offs_n[None, :] < N),
                     other=0)
-        acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
     tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

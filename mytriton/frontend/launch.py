@@ -110,7 +110,9 @@ def launch(jit_fn, grid, args, kwargs):
             kernel = jit_fn._cache.get(key)
             if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
                 # devices of one compute capability share the compiled kernel (it loads per device)
-                target = "sm_%d%d" % driver.compute_capability(None if device < 0 else device)
+                cc = driver.compute_capability(None if device < 0 else device)
+                # as Triton: Hopper's architecture-specific target (wgmma) on compute capability 9.0
+                target = "sm_%d%d" % cc + ("a" if cc == (9, 0) else "")
                 kernel = jit_fn._cache.get((target, *key[1:]))
                 if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
                     kernel = _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps,

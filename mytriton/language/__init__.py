@@ -382,6 +382,9 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         acc = to_tensor(acc)
         if tuple(acc.shape) != shape or acc.dtype != result:
             raise TypeError(f"the accumulator must be a {list(shape)} block of {result}, got {acc.type}")
+        if acc.dtype != out_dtype:      # (Triton asserts it: an int8 dot into an int32 acc says so)
+            raise TypeError(f"the accumulator's dtype tl.{acc.dtype.info.triton} must be the out_dtype "
+                            f"(tl.{out_dtype.info.triton}): pass out_dtype=tl.{acc.dtype.info.triton}")
     return make("dot", a, b, acc, input_precision=precision)
 
 

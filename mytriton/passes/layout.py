@@ -65,20 +65,32 @@ def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
     return widths
 
 
-def dot_layout(op: Op, num_warps: int, chained: bool = False) -> MmaLayout | None:
+def wgmma_candidate(op: Op, num_warps: int, target: str) -> bool:
+    """Whether the CUDA backend may compute ``op`` with Hopper's ``wgmma`` (``backends/cuda/dot.py``
+    decides, once it sees how the operands lie in shared memory): the sm_90a target, fp16 or bf16
+    operands both read from shared-memory rings, whole warpgroups each 64 rows of the result, N up
+    to 256, K steps of 16 to 64 elements."""
+    a, b, res = op.operands[0], op.operands[1], op.result.type
+    return (target == "sm_90a" and a.type.scalar in (F16, BF16) and num_warps % 4 == 0
+            and res.shape[0] % (16 * num_warps) == 0 and 8 <= res.shape[1] <= 256 and 16 <= a.type.shape[1] <= 64
+            and _in_ring(a) and _in_ring(b))
+
+
+def dot_layout(op: Op, num_warps: int, chained: bool = False, wgmma: bool = False) -> MmaLayout | None:
     """The tensor cores' accumulator layout for a ``dot`` they compute (an M of at least 16 and an N
     of at least 8; into fp32: fp16 or bf16 operands with ``mma.sync.m16n8k16``, fp32 ones as "tf32"
     or "tf32x3" with ``mma.sync.m16n8k8.tf32``; int8 into int32 with ``mma.sync.m16n8k32.s8``),
     else None (the CUDA backend's portable dot, on any layout). The backends read the choice off the
     result's layout. ``chained``: the dot's result feeds another dot's A operand, or its A operand
     comes from another dot (attention's ``p @ v``): all warps side by side along M where M allows,
-    so that a result row's elements stay in one warp, in the registers the next dot reads."""
+    so that a result row's elements stay in one warp, in the registers the next dot reads.
+    ``wgmma`` (``wgmma_candidate``): the same, the layout of wgmma's accumulators."""
     a, res = op.operands[0].type, op.result.type
     tensor_cores = (a.scalar in (F16, BF16) or (a.scalar == F32 and op.attrs["input_precision"] in ("tf32", "tf32x3"))
                     ) and res.scalar == F32 or a.scalar == I8 and res.scalar == I32
     # (an mma step reads 32 bytes of K: an int8 K of 16 stays on the CUDA cores)
     if tensor_cores and res.shape[0] >= 16 and res.shape[1] >= 8 and a.shape[1] * a.scalar.bits >= 256:
-        if chained and res.shape[0] >= 16 * num_warps:
+        if (chained or wgmma) and res.shape[0] >= 16 * num_warps:
             return MmaLayout((num_warps, 1))
         return mma_layout(res.shape, num_warps)
     return None
@@ -118,8 +130,9 @@ def _in_ring(v: Value) -> bool:
 
 
 class LayoutAssignment:
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, target: str = "sm_90"):
         self.fn = fn
+        self.target = target
         self.requests: dict[Value, list[tuple[Layout, Op, int]]] = {}
         self.inserts: list[tuple[Region, Op | None, Op]] = []   # (region, after op or None=start, new op)
         self.nat: dict[Value, Layout] = {}
@@ -163,6 +176,10 @@ class LayoutAssignment:
                 best = other
         return best
 
+    def dot_layout(self, op: Op) -> MmaLayout | None:
+        nw = self.fn.num_warps
+        return dot_layout(op, nw, op in self.chained, wgmma_candidate(op, nw, self.target))
+
     def hoisted(self, v: Value, consumer: Op) -> bool:
         """Whether ``v`` is defined outside a loop that ``consumer`` is in."""
         r = self.home.get(consumer)
@@ -184,7 +201,7 @@ class LayoutAssignment:
                 if isinstance(lay, SliceLayout) and lay.dim == axis:
                     return lay
             return SliceLayout(axis, self.default(op.operands[0].type))
-        mma = dot_layout(op, self.fn.num_warps, op in self.chained) if op is not None and op.name == "dot" else None
+        mma = self.dot_layout(op) if op is not None and op.name == "dot" else None
         if mma is not None:
             return mma
         if op is not None and op.name == "trans":     # (its operand takes the permuted blocked layout)
@@ -284,7 +301,7 @@ class LayoutAssignment:
             if op.name in REDUCE_KINDS:
                 parent = nat.get(src) or self.default(src.type)
                 nat[op.result] = SliceLayout(op.attrs["axis"], parent)
-            elif op.name == "dot" and (mma := dot_layout(op, self.fn.num_warps, op in self.chained)) is not None:
+            elif op.name == "dot" and (mma := self.dot_layout(op)) is not None:
                 nat[op.result] = mma
             elif op.name == "expand_dims":
                 lay = nat.get(src)
@@ -346,8 +363,10 @@ class LayoutAssignment:
             region.ops.insert(pos, new)
 
 
-def assign_layouts(fn: Function) -> Function:
-    la = LayoutAssignment(fn)
+def assign_layouts(fn: Function, target: str = "sm_90") -> Function:
+    """Give every block value a layout (``target``: the CUDA target, whose tensor-core instructions
+    decide the layout of dot results)."""
+    la = LayoutAssignment(fn, target)
     la.natural(fn.body)
     la.region(fn.body)
     assert not la.requests, "layout requests left for values defined nowhere"

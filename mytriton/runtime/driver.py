@@ -1085,13 +1085,14 @@ class Kernel:
 
     def select_image(self, cc: tuple[int, int], driver_version: tuple[int, int]) -> str:
         """The image to load on a device of compute capability ``cc`` under a driver for
-        CUDA ``driver_version``: the exact cubin, else PTX the driver can JIT for this
+        CUDA ``driver_version``: the exact cubin (the architecture-specific one, sm_90a, where
+        there are two), else PTX the driver can JIT for this
         device, else a cubin of the same major and a lower minor version (binary
         compatible), else KernelLoadError listing the images and why none fits."""
         cc, arches = tuple(cc), {k: _arch_of(k) for k in self.images if k != "ptx"}
-        for key, arch in arches.items():
-            if arch[:2] == cc:
-                return key
+        exact = [k for k, arch in arches.items() if arch[:2] == cc]
+        if exact:                    # (an sm_90a cubin, with Hopper-only instructions, before sm_90's)
+            return max(exact, key=lambda k: arches[k][2] == "a")
         why = [f"{k} (cubin)" for k in sorted(arches)]
         if "ptx" in self.images:
             isa, target = _ptx_info(self.read_image("ptx"))

@@ -142,6 +142,38 @@ static inline void mt_emulated_cp_async_wait(unsigned n) {
     mt_copy_groups.erase(mt_copy_groups.begin());
   }
 }
+// wgmma for the warpgroup of each thread: the operands are read from shared memory through their
+// descriptors (address, LBO, SBO in 16-byte units at bits 0, 16, 32; swizzle mode at bit 62:
+// 1/2/3 = 128/64/32-byte rows whose 16-byte chunks are XORed with address bits 7..), each thread
+// adds its accumulators' products: warp w of the group holds rows 16 (w % 4) + l/4 (+ 8) and
+// columns 8 j + 2 (l % 4) (+ 1) of the m64nN tile, as registers 4 j + 0..3.
+static inline size_t __cvta_generic_to_shared(const void* p) { return (const unsigned char*)p - mt_smem; }
+static inline void mt_emulated_wgmma(float* const* d, unsigned n, unsigned long long da, unsigned long long db,
+                                     bool bf16, bool trans_b) {
+  auto field = [](unsigned long long desc, int at) { return (unsigned)((desc >> at) & 0x3FFF) << 4; };
+  auto width = [](unsigned long long desc) { unsigned m = desc >> 62; return m == 1 ? 128u : m == 2 ? 64u : 32u; };
+  auto at = [&](unsigned long long desc, unsigned addr) {
+    const unsigned w = width(desc), phys = addr ^ (((addr >> 7) & (w / 16 - 1)) << 4);
+    unsigned short h;
+    memcpy(&h, mt_smem + phys, 2);
+    return mt_half_bits(h, bf16);
+  };
+  const unsigned wa = width(da), wb = width(db);
+  auto A = [&](unsigned r, unsigned k) { return at(da, field(da, 0) + r / 8 * field(da, 32) + r % 8 * wa + 2 * k); };
+  auto B = [&](unsigned k, unsigned c) {
+    if (trans_b)
+      return at(db, field(db, 0) + c % (wb / 2) * 2 + c / (wb / 2) * field(db, 16) + k % 8 * wb + k / 8 * field(db, 32));
+    return at(db, field(db, 0) + c / 8 * field(db, 32) + c % 8 * wb + 2 * k);
+  };
+  const unsigned lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+  for (unsigned j = 0; j < n / 8; ++j)
+    for (unsigned c = 0; c < 4; ++c) {
+      const unsigned row = 16 * w + lane / 4 + 8 * (c / 2), col = 8 * j + 2 * (lane % 4) + c % 2;
+      float s = *d[4 * j + c];
+      for (unsigned k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
+      *d[4 * j + c] = s;
+    }
+}
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   unsigned long long b = 0;
   memcpy(&b, &v, sizeof(T));

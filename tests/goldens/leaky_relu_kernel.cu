@@ -92,6 +92,36 @@ template <int N> __device__ __forceinline__ void mt_cp_async_wait() {
   mt_emulated_cp_async_wait(N);
 #endif
 }
+// Hopper's warpgroup tensor cores (wgmma, sm_90a): a shared-window address, the 64-bit matrix
+// descriptor of an operand tile in shared memory (address, leading and stride byte offsets in
+// 16-byte units; swizzle mode 1/2/3 = 128/64/32 bytes in the top bits), the fence before wgmma
+// touches registers, and the commit and wait of a group. fence.proxy.async orders this thread's
+// shared-memory writes (cp.async included, once waited for) before wgmma's reads.
+__device__ __forceinline__ unsigned mt_smem_address(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned long long mt_wgmma_desc(unsigned address, unsigned lbo, unsigned sbo, unsigned mode) {
+  return (unsigned long long)((address >> 4) & 0x3FFF) | (unsigned long long)((lbo >> 4) & 0x3FFF) << 16 |
+         (unsigned long long)((sbo >> 4) & 0x3FFF) << 32 | (unsigned long long)mode << 62;
+}
+__device__ __forceinline__ void mt_wgmma_fence() {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mt_wgmma_commit() {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void mt_wgmma_wait() {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ void mt_fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
 // tl.dot's fp32 operands as the tensor cores read them for input_precision="tf32" (the low 13
 // mantissa bits dropped), and one product of "tf32x3": hi*hi + hi*lo + lo*hi of the operands split
 // into tf32 parts rounded to nearest, ties away from zero (cvt.rna.tf32.f32).

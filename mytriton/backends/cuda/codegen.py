@@ -177,8 +177,9 @@ def uses_halves(fn: Function) -> bool:
 
 
 class CudaEmitter:
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, target: str = "sm_90"):
         self.fn = fn
+        self.target = target
         self.num_threads = fn.num_warps * 32
         self.lines: list[str] = []
         self.depth = 1
@@ -838,6 +839,8 @@ class CudaEmitter:
         self.depth += 1
         if ring is not None:         # this iteration's tiles have landed and every warp is done with the last
             self.emit(f"mt_cp_async_wait<{ring.waits}>();")
+            if any(self.rings[a].wgmma for a in args if a in self.rings):
+                self.emit("mt_fence_proxy_async();")       # (wgmma reads them through the async proxy)
             self.emit("__syncthreads();")
         self.region(body)
         # yields take effect together: staged when one lane yields another lane's argument
@@ -1020,9 +1023,10 @@ def _zero_bits(v: Value) -> bool:
     return isinstance(v, Const) and v.value == 0 and not (isinstance(v.value, float) and math.copysign(1, v.value) < 0)
 
 
-def generate_cuda(fn: Function) -> tuple[str, int]:
-    """CUDA C++ source for ``fn`` (layouts assigned) and its dynamic shared-memory bytes."""
-    return CudaEmitter(fn).generate()
+def generate_cuda(fn: Function, target: str = "sm_90") -> tuple[str, int]:
+    """CUDA C++ source for ``fn`` (layouts assigned) and its dynamic shared-memory bytes, for the
+    CUDA ``target`` (sm_90a: Hopper's wgmma where a dot allows it)."""
+    return CudaEmitter(fn, target).generate()
 
 
 __all__ = ["generate_cuda", "c_literal"]

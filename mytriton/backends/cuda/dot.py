@@ -63,11 +63,13 @@ class _Staging:
     def __init__(self, em, x: Value, row_dim: int, col_dim: int, trans: bool):
         lay = em.layout_of(x)
         eb = x.type.scalar.bits // 8
+        self.eb = eb
         self.row_dim, self.col_dim, self.trans = row_dim, col_dim, trans
-        self.cols = x.type.shape[col_dim]
+        self.rows, self.cols = x.type.shape[row_dim], x.type.shape[col_dim]
         self.pitch = self.cols + 16 // eb
-        self.nbytes = x.type.shape[row_dim] * self.pitch * eb
+        self.nbytes = self.rows * self.pitch * eb
         self.offset = 0                           # bytes from the start of the dot's shared memory
+        self.swizzle = 0                          # (see swizzled)
         vec = min(lay.contiguous_registers(col_dim), 16 // eb)
         while vec > 1 and not all(v[col_dim] % vec == 0 for name in lay.in_dims
                                   for b, v in enumerate(lay.bases_of(name))
@@ -84,10 +86,35 @@ class _Staging:
         trans = x.type.scalar.bits == 16 and along != k_dim
         return cls(em, x, k_dim, 1 - k_dim, True) if trans else cls(em, x, 1 - k_dim, k_dim, False)
 
+    def swizzled(self) -> bool:
+        """Lay the tile out as wgmma reads it, if it can be: rows of ``swizzle`` = 32, 64 or 128
+        bytes (a row longer than 128 bytes is cut into 128-byte columns, ``atoms``, stored one after
+        the other), the 16-byte chunk ``c`` of row ``r`` at chunk ``c ^ ((r * swizzle / 128) %
+        (swizzle / 16))`` — the address bits 7.. XORed into bits 4.. (CUTLASS's Swizzle<B,4,3>),
+        the pattern repeating every 1024 bytes (so each atom starts 1024-byte aligned)."""
+        row_bytes = self.cols * self.eb
+        width = min(row_bytes, 128)
+        if width < 32 or row_bytes % width or self.rows * width % 1024:
+            return False
+        self.swizzle, self.atoms = width, row_bytes // width
+        self.nbytes = self.rows * row_bytes
+        return True
+
+    def at(self, buf: str, row: str, col: str, ct: str) -> str:
+        """C++ for the address of element (``row``, ``col``) (tile coordinates along ``row_dim``
+        and ``col_dim``) in the tile at ``buf``."""
+        if not self.swizzle:
+            return f"{buf} + ({row}) * {self.pitch} + ({col})"
+        w = self.swizzle
+        byte = (f"(({col}) * {self.eb} / {w}) * {self.rows * w} + ({row}) * {w} + "
+                f"(((({col}) * {self.eb} % {w}) >> 4 ^ ((({row}) * {w} >> 7) & {w // 16 - 1})) << 4) + "
+                f"(({col}) * {self.eb} & 15)")
+        return f"reinterpret_cast<{ct}*>(reinterpret_cast<unsigned char*>({buf}) + {byte})"
+
     def store(self, em, x: Value, buf: str, ct: str):
         """Emit the stores of this thread's registers of ``x`` into ``buf``."""
         c = em.coords(x, "r")
-        at = f"{buf} + ({c[self.row_dim]}) * {self.pitch} + ({c[self.col_dim]})"
+        at = self.at(buf, c[self.row_dim], c[self.col_dim], ct)
         em.emit("#pragma unroll")
         if self.vec == 1:
             em.emit(f"for (int r = 0; r < {em.nregs(x)}; ++r) *({at}) = {em.ref(x)}[r];")
@@ -110,8 +137,9 @@ class Ring:
 
     def __init__(self, staging: _Staging, c_type: str, stages: int, offset: int, slot: str):
         self.staging, self.c_type, self.stages, self.offset, self.slot = staging, c_type, stages, offset, slot
-        self.size = staging.nbytes
+        self.size = -(-staging.nbytes // 1024) * 1024 if staging.swizzle else staging.nbytes
         self.waits = 0
+        self.wgmma = False           # the loop's dot reads it with wgmma (its chains' rings all)
 
 
 def plan_rings(em) -> tuple[dict[Value, Ring], int]:
@@ -119,7 +147,8 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
     ``stages``/``ahead``): for each loop, each chain of carried values — the loads of iterations
     0..S-2 in front of the loop, carried from argument to argument, and iteration i + S - 1's load
     at the top of the body — whose first argument is only a tensor-core dot's operand. Returns the
-    ring of every value of each chain (loads, arguments, loop results) and the bytes all rings take."""
+    ring of every value of each chain (loads, arguments, loop results) and the bytes all rings take;
+    the rings of a dot that ``wgmma`` computes (``_wgmma_dots``) hold swizzled tiles."""
     rings: dict[Value, Ring] = {}
     offset = 0
     users: dict[Value, list[tuple[Op, int]]] = {}
@@ -155,45 +184,93 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
                   and all(v.layout == args[j].layout for v in values)
                   and not any(users.get(r) for r in loop.results[chain]))
             if ok:
-                chains.append((j, stages, use[0][1], values, view))
-        for j, stages, operand, values, view in chains:
-            x = values[0]
+                chains.append(_Chain(stages, use[0][0], use[0][1], values, loads, view))
+        wgmma = _wgmma_dots(em, chains)
+        for c in chains:
+            x = c.values[0]
             c_type = "float" if x.type.scalar == F32 else x.type.scalar.c_name
             slot = f"{em.ref(body.args[0])}_slot"
-            if view is None:
-                ring = Ring(_Staging.of_operand(em, x, 1 if operand == 0 else 0), c_type, stages, offset, slot)
+            if c.view is None:
+                staging = _Staging.of_operand(em, x, 1 if c.operand == 0 else 0)
+                if c.dot in wgmma:
+                    staging.swizzled()
+                    offset = -(-offset // 1024) * 1024      # (the swizzle pattern is of absolute addresses)
+                ring = Ring(staging, c_type, c.stages, offset, slot)
+                ring.wgmma = c.dot in wgmma
             else:                    # the tile as the dot sees it, stored in the load's coordinates
-                seen = _Staging.of_operand(em, view.result, 1 if operand == 0 else 0)
-                dims = view.attrs["dims"]
-                ring = Ring(_Staging(em, x, dims[seen.row_dim], dims[seen.col_dim], seen.trans), c_type, stages,
+                seen = _Staging.of_operand(em, c.view.result, 1 if c.operand == 0 else 0)
+                dims = c.view.attrs["dims"]
+                ring = Ring(_Staging(em, x, dims[seen.row_dim], dims[seen.col_dim], seen.trans), c_type, c.stages,
                             offset, slot)
-                rings[view.result] = Ring(seen, c_type, stages, offset, slot)
-            ring.waits = (stages - 2) * len(chains)
-            offset += stages * ring.size
-            rings.update((v, ring) for v in values)
+                rings[c.view.result] = Ring(seen, c_type, c.stages, offset, slot)
+            ring.waits = (c.stages - 2) * len(chains)
+            offset += c.stages * ring.size
+            rings.update((v, ring) for v in c.values)
     return rings, offset
+
+
+class _Chain:
+    """One pipelined dot operand of a loop: its values and loads, the dot (and which operand), the
+    transposed view the dot reads it through (or None)."""
+
+    def __init__(self, stages, dot, operand, values, loads, view):
+        self.stages, self.dot, self.operand, self.values, self.loads, self.view = \
+            stages, dot, operand, values, loads, view
+
+
+def _wgmma_dots(em, chains: list[_Chain]) -> set[Op]:
+    """The dots of ``chains`` that Hopper's ``wgmma`` computes: the sm_90a target, fp16/bf16 into
+    fp32, all warpgroups along M (the accumulator layout the layout pass chose for such a dot),
+    both operands pipelined as tiles ``cp.async`` copies in 16-byte runs, A along K (wgmma reads
+    A transposed only from registers), each tile swizzleable (``_Staging.swizzled``)."""
+    if em.target != "sm_90a":
+        return set()
+    found = set()
+    for dot in {c.dot for c in chains}:
+        mine = {c.operand: c for c in chains if c.dot is dot}
+        lay, nw = dot.result.layout, em.fn.num_warps
+        if set(mine) != {0, 1} or any(c.view is not None for c in mine.values()):
+            continue
+        if not (dot.operands[0].type.scalar.bits == 16 and lay.warps_per_cta == (nw, 1) and nw % 4 == 0
+                and dot.result.type.shape[0] % (16 * nw) == 0 and dot.result.type.shape[1] <= 256):
+            continue
+        stagings = [_Staging.of_operand(em, mine[i].values[0], 1 - i) for i in (0, 1)]
+        if stagings[0].trans or not all(st.swizzled() for st in stagings):
+            continue
+        if all(_copies(em, ld, st) for i, st in enumerate(stagings) for ld in mine[i].loads):
+            found.add(dot)
+    return found
+
+
+def _copies(em, op: Op, st: _Staging) -> int:
+    """The bytes ``cp.async`` copies at once for the load ``op`` into a tile laid out as ``st``
+    (its 4- to 16-byte runs along the tile's rows, aligned, under masks constant over them,
+    masked-off elements 0), or 0 where the tile goes through registers."""
+    from .codegen import _zero_bits
+    res, ptr = op.result, op.operands[0]
+    masks = op.operands[1:2]
+    vec, aligned = em.vector_width(ptr, masks, op)
+    ok = (vec * st.eb >= 4 and aligned and st.vec == vec and st.col_dim == res.type.rank - 1
+          and all(em.mask_constancy(m, ptr) >= vec for m in masks)
+          and (len(op.operands) < 3 or _zero_bits(op.operands[2])))
+    return vec * st.eb if ok else 0
 
 
 def staged_load(em, op: Op, ring: Ring):
     """A load of a dot operand into its buffer of ``ring`` (see the module's docstring)."""
-    from .codegen import _zero_bits
     res, ptr = op.result, op.operands[0]
     masks = op.operands[1:2]
-    eb = res.type.scalar.bits // 8
     st = ring.staging
     slot = ring.slot if op.attrs["ahead"] == ring.stages - 1 else str(op.attrs["ahead"])
     em.rings_live = True
     em.emit(f"{em.declare(res)} = reinterpret_cast<{ring.c_type}*>(mt_smem + {ring.offset} + {slot} * {ring.size});")
-    vec, aligned = em.vector_width(ptr, masks, op)
-    copies = (vec * eb >= 4 and aligned and st.vec == vec and st.col_dim == res.type.rank - 1
-              and all(em.mask_constancy(m, ptr) >= vec for m in masks)
-              and (len(op.operands) < 3 or _zero_bits(op.operands[2])))
+    copies = _copies(em, op, st)
     if copies:
         c = em.coords(res, "r")
         mask = em.elem(ptr, masks[0], "r") if masks else "true"
         em.emit("#pragma unroll")
-        em.emit(f"for (int r = 0; r < {em.nregs(res)}; r += {vec}) "
-                f"mt_cp_async<{vec * eb}>({em.ref(res)} + ({c[st.row_dim]}) * {st.pitch} + ({c[st.col_dim]}), "
+        em.emit(f"for (int r = 0; r < {em.nregs(res)}; r += {copies // st.eb}) "
+                f"mt_cp_async<{copies}>({st.at(em.ref(res), c[st.row_dim], c[st.col_dim], ring.c_type)}, "
                 f"{em.ref(ptr)}[r], {mask});")
     else:                            # through registers
         name = em.names[res]
@@ -230,6 +307,8 @@ def dot_mma(em, op: Op):
     mt, nt = max(1, m // (16 * wm)), max(1, n // (8 * wn))
     in_regs = isinstance(a.layout, DotOperandLayout)     # A's fragments are its registers
     ra_, rb_ = em.rings.get(a), em.rings.get(b)
+    if ra_ and rb_ and ra_.wgmma:
+        return dot_wgmma(em, op, ra_.staging, rb_.staging)
     sa = None if in_regs else ra_.staging if ra_ else _Staging.of_operand(em, a, 1)
     sb = rb_.staging if rb_ else _Staging.of_operand(em, b, 0)
     a_bytes = 0 if in_regs or ra_ else sa.nbytes
@@ -320,6 +399,74 @@ def dot_mma(em, op: Op):
     em.emit("}")
     if scratch:                      # (before the shared memory is used again)
         em.emit("__syncthreads();")
+    em.depth -= 1
+    em.emit("}")
+
+
+def _descriptor(base: str, st: _Staging, step: int, row0: str = "0") -> str:
+    """C++ for wgmma's 64-bit shared-memory matrix descriptor of the tile ``st`` at ``base`` (a
+    shared-window address), for K step ``step`` (16 elements) and, for a K-major tile, the rows
+    from ``row0``: the start address, the leading and stride byte offsets, the swizzle mode (as
+    PTX's matrix-descriptor format: address, LBO and SBO in 16-byte units; mode 1/2/3 = 128/64/32
+    bytes). K-major: rows ``swizzle`` bytes apart, 8-row groups 8 rows apart (SBO), a K step 32
+    bytes along the row. MN-major (K rows of N): 8-row groups along K (SBO), 128-byte columns of
+    N (``atoms``) ``rows * swizzle`` bytes apart (LBO), a K step 16 rows."""
+    w = st.swizzle
+    mode = {128: 1, 64: 2, 32: 3}[w]
+    if st.trans:
+        start = f"{base} + {step * 16 * w}"
+        lbo = st.rows * w
+    else:
+        start = f"{base} + ({row0}) * {w} + {step * 32}"
+        lbo = 16
+    return f"mt_wgmma_desc({start}, {lbo}, {8 * w}, {mode})"
+
+
+def dot_wgmma(em, op: Op, sa: _Staging, sb: _Staging):
+    """``tl.dot`` on Hopper's warpgroup tensor cores: per warpgroup (4 warps, 64 rows of the
+    result each, side by side along M) and per 64-row block of its rows, one ``wgmma.mma_async
+    .m64nNk16`` per 16 elements of K, both operands read from their rings' swizzled tiles
+    through matrix descriptors (A along K; B along K or, transposed, along N). The accumulator is
+    the MMA layout with all warps along M: thread registers ``4 NT i`` .. are wgmma's for block
+    ``i``. Issued after a ``wgmma.fence``, committed as one group and waited for before the
+    accumulators are read (the loop's top barrier then orders the rings' reuse)."""
+    a, b, acc = op.operands
+    res = op.result
+    (m, kk), (_, n) = a.type.shape, b.type.shape
+    nw = em.fn.num_warps
+    groups = nw // 4
+    blocks = m // (64 * groups)                      # 64-row blocks per warpgroup
+    t = "bf16" if a.type.scalar.name == "bf16" else "f16"
+    ref = em.ref(res)
+    half = n // 2                                    # accumulators per thread per block
+    em.emit(em.declare(res) + ";")
+    em.per_element(res, f"{ref}[r] = {em.ref(acc)}[r];")
+    em.emit("{")
+    em.depth += 1
+    em.emit(f"const unsigned sa = mt_smem_address({em.ref(a)}), sb = mt_smem_address({em.ref(b)});")
+    em.emit("const int wg = tid >> 7;")
+    em.emit("mt_wgmma_fence();")
+    regs = ", ".join(f"%{x}" for x in range(half))
+    ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{half + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
+           f"{{{regs}}}, %{half}, %{half + 1}, p, 1, 1, 0, {1 if sb.trans else 0}; }}")
+    for i in range(blocks):
+        outs = ", ".join(f'"+f"({ref}[{4 * (n // 8) * i + x}])' for x in range(half))
+        ptrs = ", ".join(f"&{ref}[{4 * (n // 8) * i + x}]" for x in range(half))
+        for step in range(kk // 16):
+            da = _descriptor("sa", sa, step, f"64 * wg + {64 * groups * i}")
+            db = _descriptor("sb", sb, step)
+            em.emit("{")
+            em.emit(f"  const unsigned long long da = {da}, db = {db};")
+            em.emit("#ifdef __CUDA_ARCH__")
+            em.emit(f'  asm volatile("{ptx}" : {outs} : "l"(da), "l"(db), "r"(1));')
+            em.emit("#else")
+            em.emit(f"  float* d[{half}] = {{{ptrs}}};")
+            em.emit(f"  mt_emulated_wgmma(d, {n}, da, db, {'true' if t == 'bf16' else 'false'}, "
+                    f"{'true' if sb.trans else 'false'});")
+            em.emit("#endif")
+            em.emit("}")
+    em.emit("mt_wgmma_commit();")
+    em.emit("mt_wgmma_wait<0>();")
     em.depth -= 1
     em.emit("}")
 
