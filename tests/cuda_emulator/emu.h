@@ -148,8 +148,9 @@ static inline void mt_emulated_cp_async_wait(unsigned n) {
 // adds its accumulators' products: warp w of the group holds rows 16 (w % 4) + l/4 (+ 8) and
 // columns 8 j + 2 (l % 4) (+ 1) of the m64nN tile, as registers 4 j + 0..3.
 static inline size_t __cvta_generic_to_shared(const void* p) { return (const unsigned char*)p - mt_smem; }
+static unsigned mt_wgmma_a[1024][4];
 static inline void mt_emulated_wgmma(float* const* d, unsigned n, unsigned long long da, unsigned long long db,
-                                     bool bf16, bool trans_b) {
+                                     bool bf16, bool trans_b, bool a_regs = false) {
   auto field = [](unsigned long long desc, int at) { return (unsigned)((desc >> at) & 0x3FFF) << 4; };
   auto width = [](unsigned long long desc) { unsigned m = desc >> 62; return m == 1 ? 128u : m == 2 ? 64u : 32u; };
   auto at = [&](unsigned long long desc, unsigned addr) {
@@ -159,7 +160,13 @@ static inline void mt_emulated_wgmma(float* const* d, unsigned n, unsigned long 
     return mt_half_bits(h, bf16);
   };
   const unsigned wa = width(da), wb = width(db);
-  auto A = [&](unsigned r, unsigned k) { return at(da, field(da, 0) + r / 8 * field(da, 32) + r % 8 * wa + 2 * k); };
+  auto A = [&](unsigned r, unsigned k) {
+    if (a_regs) {   // A from registers: the fragment words of the warp's lanes (mma.sync's m16k16 A)
+      const unsigned word = mt_wgmma_a[(threadIdx.x & ~31u) + (r % 8) * 4 + (k % 8) / 2][(r % 16 >= 8) + 2 * (k >= 8)];
+      return mt_half_bits(k % 2 ? word >> 16 : word & 0xffff, bf16);
+    }
+    return at(da, field(da, 0) + r / 8 * field(da, 32) + r % 8 * wa + 2 * k);
+  };
   auto B = [&](unsigned k, unsigned c) {
     if (trans_b)
       return at(db, field(db, 0) + c % (wb / 2) * 2 + c / (wb / 2) * field(db, 16) + k % 8 * wb + k / 8 * field(db, 32));
@@ -173,6 +180,15 @@ static inline void mt_emulated_wgmma(float* const* d, unsigned n, unsigned long 
       for (unsigned k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
       *d[4 * j + c] = s;
     }
+}
+// wgmma with A in registers: every thread posts its four words (rows l/4 and +8 of its warp's 16,
+// K pairs 2 (l%4) and +8), then reads its warp's.
+static inline void mt_emulated_wgmma_ra(float* const* d, unsigned n, const unsigned (&a)[4], unsigned long long db,
+                                        bool bf16, bool trans_b) {
+  memcpy(mt_wgmma_a[threadIdx.x], a, sizeof(a));
+  mt_bar->arrive_and_wait();
+  mt_emulated_wgmma(d, n, 0, db, bf16, trans_b, true);
+  mt_bar->arrive_and_wait();
 }
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   unsigned long long b = 0;

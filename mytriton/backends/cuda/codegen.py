@@ -422,7 +422,7 @@ class CudaEmitter:
     def vector_width(self, ptr: Value, masks: list[Value] = (), op: Op | None = None) -> tuple[int, bool]:
         """(elements per access, alignment proven) for a load/store through ``ptr`` under ``masks``:
         contiguous runs along the last dimension that one thread holds in consecutive registers
-        move as one 8- or 16-byte access (up to 8 halves, 4 floats, 2 doubles).
+        move as one 8- or 16-byte access (up to 16 int8, 8 halves, 4 floats, 2 doubles).
 
         Inside a loop, only where the axis analysis proves each mask constant over such a run (as
         Triton: ``offs < n`` with ``n`` a multiple of the width); elsewhere each element is its own
@@ -434,8 +434,9 @@ class CudaEmitter:
         if not isinstance(ptr.type, BlockType):
             return 1, True
         contiguous = self.layout_of(ptr).contiguous_registers(ptr.type.rank - 1)
-        eb = ptr.type.scalar.pointee.bits // 8
-        if eb not in (2, 4, 8):
+        elem = ptr.type.scalar.pointee
+        eb = elem.bits // 8
+        if eb not in (1, 2, 4, 8) or elem.is_bool:      # (int8 too: 16 bytes move as one access)
             return 1, True
         info = self.axis.get(ptr)
         limit = min(contiguous, info.contiguity[-1], 16 // eb)
@@ -834,7 +835,7 @@ class CudaEmitter:
             self.emit(f"#pragma unroll {max(1, int(unroll))}")
         ring = next((self.rings[a] for a in args if a in self.rings), None)
         if ring is not None:         # the buffer the loads of iteration i + S - 1 fill (dot.py)
-            self.emit(f"int {ring.slot} = {ring.stages - 1};")
+            self.emit(f"int {ring.slot} = {ring.depth};")
         self.emit(f"for (int {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
         if ring is not None:         # this iteration's tiles have landed and every warp is done with the last
@@ -850,6 +851,8 @@ class CudaEmitter:
         self.depth -= 1
         self.emit("}")
         if ring is not None:         # (copies of iterations that did not run are still in flight)
+            if any(self.rings[a].wgmma for a in args if a in self.rings):
+                self.emit("mt_wgmma_wait<0>();")           # (the last iteration's wgmma group too)
             self.emit("mt_cp_async_wait<0>();")
             self.emit("__syncthreads();")
             self.rings_live = False

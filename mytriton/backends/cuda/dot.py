@@ -129,17 +129,19 @@ class _Staging:
 
 
 class Ring:
-    """The S shared-memory buffers one dot operand's tiles rotate through in a loop: ``offset``
-    bytes from the start of the shared memory, ``size`` bytes each, laid out as ``staging``;
-    ``slot`` names the loop's C variable holding the buffer of iteration i + S - 1; ``waits``:
-    the commit groups that may stay in flight at the top of an iteration once its tiles landed
-    (those of the next S - 2 iterations)."""
+    """The shared-memory buffers (``stages`` of them: S, or S + 1 for wgmma) one dot operand's
+    tiles rotate through in a loop: ``offset`` bytes from the start of the shared memory, ``size``
+    bytes each, laid out as ``staging``; ``slot`` names the loop's C variable holding the buffer
+    of iteration i + S - 1; ``waits``: the commit groups that may stay in flight at the top of an
+    iteration once its tiles landed (those of the next S - 2 iterations)."""
 
     def __init__(self, staging: _Staging, c_type: str, stages: int, offset: int, slot: str):
         self.staging, self.c_type, self.stages, self.offset, self.slot = staging, c_type, stages, offset, slot
         self.size = -(-staging.nbytes // 1024) * 1024 if staging.swizzle else staging.nbytes
         self.waits = 0
+        self.depth = stages - 1      # how many iterations ahead its loads are issued
         self.wgmma = False           # the loop's dot reads it with wgmma (its chains' rings all)
+        self.carried = False         # ... and its result only goes to the loop's next iteration
 
 
 def plan_rings(em) -> tuple[dict[Value, Ring], int]:
@@ -190,21 +192,24 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
             x = c.values[0]
             c_type = "float" if x.type.scalar == F32 else x.type.scalar.c_name
             slot = f"{em.ref(body.args[0])}_slot"
-            if c.view is None:
-                staging = _Staging.of_operand(em, x, 1 if c.operand == 0 else 0)
-                if c.dot in wgmma:
-                    staging.swizzled()
-                    offset = -(-offset // 1024) * 1024      # (the swizzle pattern is of absolute addresses)
-                ring = Ring(staging, c_type, c.stages, offset, slot)
-                ring.wgmma = c.dot in wgmma
-            else:                    # the tile as the dot sees it, stored in the load's coordinates
-                seen = _Staging.of_operand(em, c.view.result, 1 if c.operand == 0 else 0)
-                dims = c.view.attrs["dims"]
-                ring = Ring(_Staging(em, x, dims[seen.row_dim], dims[seen.col_dim], seen.trans), c_type, c.stages,
-                            offset, slot)
-                rings[c.view.result] = Ring(seen, c_type, c.stages, offset, slot)
-            ring.waits = (c.stages - 2) * len(chains)
-            offset += c.stages * ring.size
+            swizzle = c.dot in wgmma
+            seen, stored = _stagings(em, c, swizzle)
+            if swizzle:
+                offset = -(-offset // 1024) * 1024          # (the swizzle pattern is of absolute addresses)
+            # (a wgmma group may still read the last iteration's buffer when the loads for iteration
+            # i + S - 1 are issued: one buffer more)
+            buffers = c.stages + (1 if swizzle else 0)
+            ring = Ring(stored, c_type, buffers, offset, slot)
+            if c.view is not None:   # the tile as the dot sees it, stored in the load's coordinates
+                rings[c.view.result] = Ring(seen, c_type, buffers, offset, slot)
+            # (a wgmma dot whose result only goes to the next iteration leaves its group in flight)
+            uses = users.get(c.dot.result, [])
+            carried = len(uses) == 1 and uses[0][0] is body.ops[-1]
+            for r in (ring, rings.get(c.view.result) if c.view is not None else None):
+                if r is not None:
+                    r.wgmma, r.waits, r.depth = swizzle, (c.stages - 2) * len(chains), c.stages - 1
+                    r.carried = swizzle and carried
+            offset += buffers * ring.size
             rings.update((v, ring) for v in c.values)
     return rings, offset
 
@@ -218,26 +223,44 @@ class _Chain:
             stages, dot, operand, values, loads, view
 
 
+def _stagings(em, c: _Chain, swizzle: bool) -> tuple[_Staging, _Staging] | None:
+    """How chain ``c``'s tiles lie in shared memory as its dot reads them and in the coordinates of
+    its loads (the same but for a transposed view's permutation); None where ``swizzle`` is asked
+    and the tile cannot be swizzled."""
+    k_dim = 1 if c.operand == 0 else 0
+    if c.view is None:
+        seen = stored = _Staging.of_operand(em, c.values[0], k_dim)
+    else:
+        seen = _Staging.of_operand(em, c.view.result, k_dim)
+        dims = c.view.attrs["dims"]
+        stored = _Staging(em, c.values[0], dims[seen.row_dim], dims[seen.col_dim], seen.trans)
+    if swizzle and not (seen.swizzled() and stored.swizzled()):
+        return None
+    return seen, stored
+
+
 def _wgmma_dots(em, chains: list[_Chain]) -> set[Op]:
     """The dots of ``chains`` that Hopper's ``wgmma`` computes: the sm_90a target, fp16/bf16 into
     fp32, all warpgroups along M (the accumulator layout the layout pass chose for such a dot),
-    both operands pipelined as tiles ``cp.async`` copies in 16-byte runs, A along K (wgmma reads
-    A transposed only from registers), each tile swizzleable (``_Staging.swizzled``)."""
+    B pipelined and A either pipelined too or in registers (``DotOperandLayout``), the tiles
+    ``cp.async`` copies (runs of 4 to 16 bytes), A along K (wgmma reads A transposed only from
+    registers), each tile swizzleable (``_Staging.swizzled``)."""
     if em.target != "sm_90a":
         return set()
     found = set()
     for dot in {c.dot for c in chains}:
         mine = {c.operand: c for c in chains if c.dot is dot}
         lay, nw = dot.result.layout, em.fn.num_warps
-        if set(mine) != {0, 1} or any(c.view is not None for c in mine.values()):
+        a_in_regs = isinstance(dot.operands[0].layout, DotOperandLayout)
+        if set(mine) != ({1} if a_in_regs else {0, 1}):
             continue
         if not (dot.operands[0].type.scalar.bits == 16 and lay.warps_per_cta == (nw, 1) and nw % 4 == 0
                 and dot.result.type.shape[0] % (16 * nw) == 0 and dot.result.type.shape[1] <= 256):
             continue
-        stagings = [_Staging.of_operand(em, mine[i].values[0], 1 - i) for i in (0, 1)]
-        if stagings[0].trans or not all(st.swizzled() for st in stagings):
+        stagings = {i: _stagings(em, c, True) for i, c in mine.items()}
+        if any(st is None for st in stagings.values()) or (0 in stagings and stagings[0][0].trans):
             continue
-        if all(_copies(em, ld, st) for i, st in enumerate(stagings) for ld in mine[i].loads):
+        if all(_copies(em, ld, stagings[i][1]) for i, c in mine.items() for ld in c.loads):
             found.add(dot)
     return found
 
@@ -261,7 +284,7 @@ def staged_load(em, op: Op, ring: Ring):
     res, ptr = op.result, op.operands[0]
     masks = op.operands[1:2]
     st = ring.staging
-    slot = ring.slot if op.attrs["ahead"] == ring.stages - 1 else str(op.attrs["ahead"])
+    slot = ring.slot if op.attrs["ahead"] == ring.depth else str(op.attrs["ahead"])
     em.rings_live = True
     em.emit(f"{em.declare(res)} = reinterpret_cast<{ring.c_type}*>(mt_smem + {ring.offset} + {slot} * {ring.size});")
     copies = _copies(em, op, st)
@@ -307,8 +330,8 @@ def dot_mma(em, op: Op):
     mt, nt = max(1, m // (16 * wm)), max(1, n // (8 * wn))
     in_regs = isinstance(a.layout, DotOperandLayout)     # A's fragments are its registers
     ra_, rb_ = em.rings.get(a), em.rings.get(b)
-    if ra_ and rb_ and ra_.wgmma:
-        return dot_wgmma(em, op, ra_.staging, rb_.staging)
+    if rb_ and rb_.wgmma:
+        return dot_wgmma(em, op, ra_.staging if ra_ else None, rb_.staging, rb_.carried)
     sa = None if in_regs else ra_.staging if ra_ else _Staging.of_operand(em, a, 1)
     sb = rb_.staging if rb_ else _Staging.of_operand(em, b, 0)
     a_bytes = 0 if in_regs or ra_ else sa.nbytes
@@ -416,20 +439,23 @@ def _descriptor(base: str, st: _Staging, step: int, row0: str = "0") -> str:
     if st.trans:
         start = f"{base} + {step * 16 * w}"
         lbo = st.rows * w
-    else:
-        start = f"{base} + ({row0}) * {w} + {step * 32}"
+    else:                            # (a K step past the first 128 bytes of a row: the next column)
+        start = f"{base} + {step * 32 // w * st.rows * w} + ({row0}) * {w} + {step * 32 % w}"
         lbo = 16
     return f"mt_wgmma_desc({start}, {lbo}, {8 * w}, {mode})"
 
 
-def dot_wgmma(em, op: Op, sa: _Staging, sb: _Staging):
+def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     """``tl.dot`` on Hopper's warpgroup tensor cores: per warpgroup (4 warps, 64 rows of the
     result each, side by side along M) and per 64-row block of its rows, one ``wgmma.mma_async
-    .m64nNk16`` per 16 elements of K, both operands read from their rings' swizzled tiles
-    through matrix descriptors (A along K; B along K or, transposed, along N). The accumulator is
-    the MMA layout with all warps along M: thread registers ``4 NT i`` .. are wgmma's for block
-    ``i``. Issued after a ``wgmma.fence``, committed as one group and waited for before the
-    accumulators are read (the loop's top barrier then orders the rings' reuse)."""
+    .m64nNk16`` per 16 elements of K, B read from its ring's swizzled tile through a matrix
+    descriptor (along K or, transposed, along N), A likewise (along K) or, with ``sa`` None, from
+    its registers (``DotOperandLayout``: the fragments of mma.sync, warp by warp). The
+    accumulator is the MMA layout with all warps along M: thread registers ``4 NT i`` .. are
+    wgmma's for block ``i``. Issued after a ``wgmma.fence`` and committed as one group; where the
+    result only feeds the loop's next iteration (a GEMM's accumulator), one group stays in flight
+    while the next iteration issues its copies (its rings have a buffer more for that; the
+    accumulators chain in order), else the group is waited for at once."""
     a, b, acc = op.operands
     res = op.result
     (m, kk), (_, n) = a.type.shape, b.type.shape
@@ -443,30 +469,47 @@ def dot_wgmma(em, op: Op, sa: _Staging, sb: _Staging):
     em.per_element(res, f"{ref}[r] = {em.ref(acc)}[r];")
     em.emit("{")
     em.depth += 1
-    em.emit(f"const unsigned sa = mt_smem_address({em.ref(a)}), sb = mt_smem_address({em.ref(b)});")
+    em.emit(f"const unsigned sb = mt_smem_address({em.ref(b)});")
+    if sa is not None:
+        em.emit(f"const unsigned sa = mt_smem_address({em.ref(a)});")
     em.emit("const int wg = tid >> 7;")
     em.emit("mt_wgmma_fence();")
     regs = ", ".join(f"%{x}" for x in range(half))
-    ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{half + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
-           f"{{{regs}}}, %{half}, %{half + 1}, p, 1, 1, 0, {1 if sb.trans else 0}; }}")
+    trans_b = 1 if sb.trans else 0
+    if sa is not None:               # A: a descriptor; B: a descriptor
+        ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{half + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
+               f"{{{regs}}}, %{half}, %{half + 1}, p, 1, 1, 0, {trans_b}; }}")
+    else:                            # A: four fragment words; B: a descriptor
+        ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{half + 5}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
+               f"{{{regs}}}, {{%{half}, %{half + 1}, %{half + 2}, %{half + 3}}}, %{half + 4}, p, 1, 1, {trans_b}; }}")
+    bf16, trans = ("true" if x else "false" for x in (t == "bf16", sb.trans))
     for i in range(blocks):
         outs = ", ".join(f'"+f"({ref}[{4 * (n // 8) * i + x}])' for x in range(half))
         ptrs = ", ".join(f"&{ref}[{4 * (n // 8) * i + x}]" for x in range(half))
         for step in range(kk // 16):
-            da = _descriptor("sa", sa, step, f"64 * wg + {64 * groups * i}")
             db = _descriptor("sb", sb, step)
             em.emit("{")
-            em.emit(f"  const unsigned long long da = {da}, db = {db};")
+            if sa is not None:
+                em.emit(f"  const unsigned long long da = {_descriptor('sa', sa, step, f'64 * wg + {64 * groups * i}')}, "
+                        f"db = {db};")
+                ins, emulated = '"l"(da), "l"(db)', f"mt_emulated_wgmma(d, {n}, da, db, {bf16}, {trans})"
+            else:                    # word w: registers 8 (step + steps * i) + 2 w, + 1 (DotOperandLayout)
+                base = 8 * (step + kk // 16 * i)
+                words = ", ".join(f"mt_pack_word({em.ref(a)}[{base + 2 * w}], {em.ref(a)}[{base + 2 * w + 1}])"
+                                  for w in range(4))
+                em.emit(f"  const unsigned fa[4] = {{{words}}};")
+                em.emit(f"  const unsigned long long db = {db};")
+                ins = '"r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "l"(db)'
+                emulated = f"mt_emulated_wgmma_ra(d, {n}, fa, db, {bf16}, {trans})"
             em.emit("#ifdef __CUDA_ARCH__")
-            em.emit(f'  asm volatile("{ptx}" : {outs} : "l"(da), "l"(db), "r"(1));')
+            em.emit(f'  asm volatile("{ptx}" : {outs} : {ins}, "r"(1));')
             em.emit("#else")
             em.emit(f"  float* d[{half}] = {{{ptrs}}};")
-            em.emit(f"  mt_emulated_wgmma(d, {n}, da, db, {'true' if t == 'bf16' else 'false'}, "
-                    f"{'true' if sb.trans else 'false'});")
+            em.emit(f"  {emulated};")
             em.emit("#endif")
             em.emit("}")
     em.emit("mt_wgmma_commit();")
-    em.emit("mt_wgmma_wait<0>();")
+    em.emit(f"mt_wgmma_wait<{1 if carried else 0}>();")
     em.depth -= 1
     em.emit("}")
 
