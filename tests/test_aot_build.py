@@ -453,6 +453,15 @@ def test_every_shipped_manifest_builds_to_cubin_and_ptx(tmp_path):
     warps = {spec["num_warps"] for k in info["kernels"].values() for spec in k["specializations"]}
     assert min(blocks) < 128 < max(blocks) and len(warps) > 2
 
+    # the tensor-core kernels: an sm_90a image beside sm_80's and sm_90's, the PTX of the oldest,
+    # num_stages recorded where the manifest sets it
+    info = json.loads((tmp_path / "gemm" / "manifest.json").read_text())
+    assert info["targets"] == ["sm_80", "sm_90", "sm_90a"] and info["ptx_target"] == "sm_80"
+    assert [s["num_stages"] for s in info["kernels"]["matmul_kernel"]["specializations"]] == [None, 4]
+    spec = info["kernels"]["matmul_kernel"]["specializations"][0]
+    cubins = {t: (tmp_path / "gemm" / spec["images"][t]).read_bytes() for t in ("sm_90", "sm_90a")}
+    assert cubins["sm_90"] != cubins["sm_90a"]
+
 
 def _wait_gone(pids: list[int], seconds: float) -> list[int]:
     """The pids among *pids* still alive after *seconds*."""

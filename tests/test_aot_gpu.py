@@ -174,3 +174,52 @@ def test_loader_errors_on_the_device(out):
     if HAVE_TORCH:
         assert info["torch_dtype"][0] == "TypeError" and "expects *fp32" in info["torch_dtype"][1]
     assert info["sum"] == 2000.0 and info["unaligned_ok"] is True
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="needs PyTorch")
+def test_gemm_package_loads_the_sm90a_image_and_matches_torch(tmp_path):
+    """manifests/gemm.yaml built for sm_80, sm_90 and sm_90a: on a compute capability 9.0 device the
+    package launches the sm_90a cubins (wgmma), and its GEMM, linear layer and attention match
+    PyTorch."""
+    result = run_cli([str(REPO / "manifests" / "gemm.yaml"), "--out", "build", "-j", "8"], cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    code = textwrap.dedent("""
+        import sys, json, torch
+        sys.path.insert(0, "build")
+        import gemm
+        out = {}
+        m, n, k = 1008, 768, 528           # (the manifest promises sizes divisible by 16)
+        a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
+        want = a.float() @ b.float()
+        for spec in gemm.matmul_kernel.specializations:
+            cx = spec["constexprs"]
+            c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+            grid = (gemm.cdiv(m, cx["BLOCK_M"]) * gemm.cdiv(n, cx["BLOCK_N"]),)
+            gemm.matmul_kernel[grid](a, b, c, m, n, k, k, 1, n, 1, n, 1, **cx, num_warps=spec["num_warps"])
+            torch.cuda.synchronize()
+            out[spec["id"]] = [float((c.float() - want).abs().max()),
+                               gemm.matmul_kernel.kernel(spec).loaded_images]
+        x, w = torch.randn(300, 256, device="cuda", dtype=torch.bfloat16), torch.randn(256, 384, device="cuda", dtype=torch.bfloat16)
+        bias, y = torch.randn(384, device="cuda", dtype=torch.bfloat16), torch.empty(300, 384, device="cuda", dtype=torch.bfloat16)
+        gemm.linear_kernel[(gemm.cdiv(300, 128) * gemm.cdiv(384, 128),)](x, w, bias, y, 300, 384, 256, 256, 384, 384,
+            BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, ACTIVATION="relu")
+        torch.cuda.synchronize()
+        out["linear"] = float((y.float() - torch.relu(x.float() @ w.float() + bias.float())).abs().max())
+        q, kk, v = (torch.randn(2, 208, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = torch.empty_like(q)
+        gemm.attention_fwd_kernel[(gemm.cdiv(208, 128), 2)](q, kk, v, o, 0.125, 208,
+            HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True)
+        torch.cuda.synchronize()
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk.float(), v.float(), is_causal=True)
+        out["attention"] = float((o.float() - ref).abs().max())
+        out["cc"] = list(torch.cuda.get_device_capability())
+        print(json.dumps(out))
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    got = json.loads(result.stdout.splitlines()[-1])
+    for spec_id, (err, images) in ((k, v) for k, v in got.items() if k.startswith("BLOCK")):
+        assert err < 0.5, spec_id
+        if got["cc"] == [9, 0]:
+            assert images == ["sm_90a"], (spec_id, images)
+    assert got["linear"] < 1.0 and got["attention"] < 2e-2

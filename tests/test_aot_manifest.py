@@ -23,7 +23,7 @@ CASES = {
     "misspelled kernel key": (HEAD + "  - kernel: kernels/k.py:add_kernel\n"
                                      "    singature: {x_ptr: i32}  #<\n",
                               "unknown key 'singature' in kernel entry (expected one of: kernel, signature, "
-                              "constexprs, specializations, num_warps); did you mean 'signature'?"),
+                              "constexprs, specializations, num_warps, num_stages); did you mean 'signature'?"),
     "misspelled top-level key": ("package: pkg\ntarget: [sm_90]  #<\nkernels:\n" + ADD,
                                  "unknown key 'target' in the manifest (expected one of: package, version, "
                                  "targets, kernels); did you mean 'targets'?"),
@@ -103,10 +103,19 @@ CASES = {
         "specialization does not set tl.constexpr parameter(s) 'EVEN' of scale_kernel"),
     "unknown key in a specialization": (HEAD + ADD + "    specializations:\n      - {BLOCK: 64, num_warp: 4}  #<\n",
                                         "unknown constexpr 'num_warp': not a tl.constexpr parameter of "
-                                        "add_kernel (expected: BLOCK, num_warps)"),
+                                        "add_kernel (expected: BLOCK, num_warps, num_stages)"),
     "duplicate specialization": (HEAD + ADD + "    specializations:\n      - {BLOCK: 64}\n"
                                               "      - {BLOCK: 64, num_warps: 4}  #<\n",
-                                 "duplicate specialization BLOCK=64 w4 (first at line 7)"),
+                                 "duplicate specialization BLOCK=64 w4 (first at line 7"),
+    "specializations apart only in num_stages": (
+        HEAD + ADD + "    specializations:\n      - {BLOCK: 64, num_stages: 2}\n      - {BLOCK: 64, num_stages: 3}  #<\n",
+        "duplicate specialization BLOCK=64 w4 (first at line 7; num_stages does not tell specializations "
+        "apart at launch)"),
+    "bad num_stages": (HEAD + ADD + "    constexprs: {BLOCK: [64]}\n    num_stages: 0  #<\n",
+                       "num_stages must be a positive integer (the shared-memory buffers of a loop's pipelined "
+                       "dot operands), got int 0"),
+    "num_stages list": (HEAD + ADD + "    specializations:\n      - {BLOCK: 64, num_stages: [3]}  #<\n",
+                        "num_stages must be"),
     "duplicate product value": (HEAD + ADD + "    constexprs:\n      BLOCK: [64, 64]  #<\n",
                                 "duplicate value 64 in constexprs.BLOCK"),
     "duplicate num_warps": (HEAD + ADD + "    constexprs: {BLOCK: [64]}\n    num_warps: [4, 4]  #<\n",
@@ -296,6 +305,24 @@ def test_valid_manifest_expands_the_product_in_parameter_order(tmp_path):
     assert scale.specializations[0].label == "BLOCK=64 EVEN=True w4"
     assert [(s.id, s.constexprs, s.num_warps) for s in add.specializations] == [
         ("BLOCK128_w4", (("BLOCK", 128),), 4), ("BLOCK1024_w8", (("BLOCK", 1024),), 8)]
+    assert {s.num_stages for s in scale.specializations + add.specializations} == {None}
+
+
+def test_num_stages_is_a_build_option_of_an_entry_or_a_specialization(tmp_path):
+    path = write_project(tmp_path, HEAD + ADD + (
+        "    constexprs: {BLOCK: [64, 128]}\n"
+        "    num_stages: 4\n"
+        "  - kernel: kernels/k.py:scale_kernel\n"
+        '    signature: {x_ptr: "*fp32:16", out_ptr: "*fp32", n: i32, alpha: fp32}\n'
+        "    specializations:\n"
+        "      - {BLOCK: 256, EVEN: true}\n"
+        "      - {BLOCK: 512, EVEN: true, num_stages: 2}\n"
+        "    num_stages: 3\n"))
+    product, explicit = load_manifest(str(path)).kernels
+    assert [(s.id, s.num_stages, s.label) for s in product.specializations] == [
+        ("BLOCK64_w4", 4, "BLOCK=64 w4 s4"), ("BLOCK128_w4", 4, "BLOCK=128 w4 s4")]
+    assert [(s.id, s.num_stages) for s in explicit.specializations] == [("BLOCK256_EVENTrue_w4", 3),
+                                                                     ("BLOCK512_EVENTrue_w4", 2)]
 
 
 def test_targets_are_sorted_oldest_first_and_deduplicated(tmp_path):

@@ -16,12 +16,22 @@ from test_interpreter_manifests import SPECIALIZATIONS, assert_close, make_case,
 import mytriton as triton  # noqa: E402
 
 
+def _tensor(a: np.ndarray):
+    a = np.ascontiguousarray(a)
+    if a.dtype.name == "bfloat16":       # (ml_dtypes' bfloat16: torch reads its bits)
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).cuda()
+    return torch.from_numpy(a).cuda()
+
+
 def to_device(args):
-    return [torch.from_numpy(np.ascontiguousarray(a)).cuda() if isinstance(a, np.ndarray) else a for a in args]
+    return [_tensor(a) if isinstance(a, np.ndarray) else a for a in args]
 
 
 def to_host(t):
     torch.cuda.synchronize()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+        return t.view(torch.int16).cpu().numpy().view(ml_dtypes.bfloat16)
     return t.cpu().numpy()
 
 
@@ -30,7 +40,7 @@ def test_manifest_kernel_interpreter_equals_gpu(kernel, spec):
     case = make_case(kernel, spec, seed=11)
     cpu = run_interpreter(kernel, spec, case)
     dev = to_device(case.fresh_args())
-    kernel.jit_fn[case.grid](*dev, **dict(spec.constexprs), num_warps=spec.num_warps)
+    kernel.jit_fn[case.grid](*dev, **dict(spec.constexprs), num_warps=spec.num_warps, num_stages=spec.num_stages)
     for index in case.expected:
         gpu = to_host(dev[index])
         assert_close(gpu, cpu[index], case.gpu_rtol, case.gpu_atol)

@@ -68,6 +68,7 @@ def job_key(toolchain: Toolchain, cache_key: str, job: CompileJob) -> str:
         "signature": [list(p) for p in job.signature],
         "constexprs": [[name, type(value).__name__, value] for name, value in job.constexprs],
         "num_warps": job.num_warps,
+        "num_stages": job.num_stages,
         "target": job.target,
         "emit_ptx": job.emit_ptx,
     }

@@ -33,6 +33,7 @@ class CompileJob:
     num_warps: int
     target: str
     emit_ptx: bool          # the lowest target's compile also ships its PTX and CUDA source
+    num_stages: int | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def compile_job(job: CompileJob) -> Artifacts | Failure:
 
 def _compile(mytriton, fn, job: CompileJob, start: float) -> Artifacts:
     ck = mytriton.compile(fn, signature=dict(job.signature), constexprs=dict(job.constexprs),
-                          target=job.target, num_warps=job.num_warps)
+                          target=job.target, num_warps=job.num_warps, num_stages=job.num_stages)
     cubin = bytes(ck.asm["cubin"])      # asm may be computed lazily: time it too
     ptx = ck.asm["ptx"] if job.emit_ptx else None
     cu = ck.asm["cu"] if job.emit_ptx else None

@@ -25,7 +25,7 @@ from .signature import sort_targets, target_error, type_error, type_suggestion
 from .yamldoc import YamlDoc, did_you_mean, kind_name, line_of
 
 TOP_KEYS = ("package", "version", "targets", "kernels")
-KERNEL_KEYS = ("kernel", "signature", "constexprs", "specializations", "num_warps")
+KERNEL_KEYS = ("kernel", "signature", "constexprs", "specializations", "num_warps", "num_stages")
 DEFAULT_NUM_WARPS = (4,)
 DEFAULT_VERSION = "0.1.0"
 # A manifest expanding to more specializations than this is almost certainly a mistake (each is a
@@ -80,17 +80,21 @@ def package_problem(name: object) -> str | None:
 
 @dataclass(frozen=True)
 class Specialization:
-    """One compiled variant of a kernel: constexpr values (in parameter order) and num_warps."""
+    """One compiled variant of a kernel: constexpr values (in parameter order) and num_warps; and
+    the ``num_stages`` it is built with (a compile option, not chosen at launch: None is the
+    compiler's default)."""
 
     id: str                                 # file-name safe, e.g. "BM64_BN32_w4"
     constexprs: tuple[tuple[str, Any], ...]
     num_warps: int
     line: int | None = field(default=None, compare=False)
+    num_stages: int | None = None
 
     @property
     def label(self) -> str:
-        """How progress lines and errors show it: ``BM=64 BN=32 w4``."""
-        return " ".join([f"{name}={value}" for name, value in self.constexprs] + [f"w{self.num_warps}"])
+        """How progress lines and errors show it: ``BM=64 BN=32 w4`` (``s3``: num_stages)."""
+        stages = [] if self.num_stages is None else [f"s{self.num_stages}"]
+        return " ".join([f"{name}={value}" for name, value in self.constexprs] + [f"w{self.num_warps}"] + stages)
 
 
 @dataclass(frozen=True)
@@ -229,10 +233,11 @@ class _Parser:
         num_warps = DEFAULT_NUM_WARPS
         if "num_warps" in items:
             num_warps = self.num_warps_list(items["num_warps"][1])
+        stages = self.num_stages_value(items["num_stages"][1]) if "num_stages" in items else None
         if "specializations" in items:
-            combos = self.explicit_specializations(items["specializations"][1], kernel, num_warps)
+            combos = self.explicit_specializations(items["specializations"][1], kernel, num_warps, stages)
         else:
-            combos = self.product(items.get("constexprs"), kernel, num_warps, node)
+            combos = [(*combo, stages) for combo in self.product(items.get("constexprs"), kernel, num_warps, node)]
         return KernelEntry(source.function, source, params, constexpr_names,
                            self.name_specializations(combos), line_of(node), fn, portable)
 
@@ -306,6 +311,13 @@ class _Parser:
             raise self.doc.error(node, f"num_warps must be a power of two from 1 to 32, got {kind_name(node)}")
         return value
 
+    def num_stages_value(self, node) -> int:
+        value = self.doc.scalar(node, "num_stages")
+        if type(value) is not int or value < 1:
+            raise self.doc.error(node, f"num_stages must be a positive integer (the shared-memory buffers of "
+                                       f"a loop's pipelined dot operands), got {kind_name(node)}")
+        return value
+
     def constexpr_value(self, node, name: str):
         value = self.doc.scalar(node, f"the value of '{name}'")
         if not isinstance(value, (bool, int, float, str)):
@@ -360,15 +372,17 @@ class _Parser:
                 for combo in itertools.product(*(values[name] for name in names))
                 for warps in num_warps]
 
-    def explicit_specializations(self, node, kernel: "_KernelInfo", num_warps) -> list:
+    def explicit_specializations(self, node, kernel: "_KernelInfo", num_warps, num_stages) -> list:
         doc = self.doc
         combos = []
         for item in doc.sequence(node, "specializations"):
-            given, warps = {}, None
+            given, warps, stages = {}, None, num_stages
             for name, name_node, value_node in doc.mapping(item, "a specialization"):
-                self.check_constexpr_name(name, name_node, kernel, extra=("num_warps",))
+                self.check_constexpr_name(name, name_node, kernel, extra=("num_warps", "num_stages"))
                 if name == "num_warps":
                     warps = (self.num_warps_value(value_node),)
+                elif name == "num_stages":
+                    stages = self.num_stages_value(value_node)
                 else:
                     given[name] = self.constexpr_value(value_node, name)
             missing = [name for name in kernel.constexpr_names if name not in given]
@@ -377,20 +391,23 @@ class _Parser:
                                       f"{', '.join(map(repr, missing))} of {kernel.name}")
             constexprs = tuple((name, given[name]) for name in kernel.constexpr_names)
             self.count_specializations(len(warps or num_warps), item)
-            combos += [(constexprs, w, line_of(item)) for w in (warps or num_warps)]
+            combos += [(constexprs, w, line_of(item), stages) for w in (warps or num_warps)]
         return combos
 
     def name_specializations(self, combos) -> tuple[Specialization, ...]:
+        """Specializations from (constexprs, num_warps, line, num_stages); two that a launch could not
+        tell apart (num_stages is not chosen at launch) are an error."""
         seen: dict[tuple, int | None] = {}
-        for constexprs, warps, line in combos:
+        for constexprs, warps, line, _ in combos:
             key = (tuple(value for _, value in constexprs), warps)
             if key in seen:
                 label = Specialization("", constexprs, warps).label
                 raise ManifestError(self.doc.path, line,
-                                    f"duplicate specialization {label} (first at line {seen[key]})")
+                                    f"duplicate specialization {label} (first at line {seen[key]}; "
+                                    "num_stages does not tell specializations apart at launch)")
             seen[key] = line
-        return tuple(Specialization(spec_id, constexprs, warps, line)
-                     for spec_id, (constexprs, warps, line) in zip(spec_ids(combos), combos))
+        return tuple(Specialization(spec_id, constexprs, warps, line, stages)
+                     for spec_id, (constexprs, warps, line, stages) in zip(spec_ids(combos), combos))
 
 
 _VERSION_TAGS = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
@@ -421,11 +438,11 @@ def spec_ids(combos) -> list[str]:
             parts[key] = f"{name}{_id_part(value)}"
         return parts[key]
     ids = ["_".join([part(name, value) for name, value in constexprs] + [f"w{warps}"])
-           for constexprs, warps, _ in combos]
+           for constexprs, warps, *_ in combos]
     # Values like 0.5 and "0.5" would share an id; so would BM/bm on a case-insensitive disk.
     # (Counted once: linear in the number of specializations.)
     folded = collections.Counter(spec_id.lower() for spec_id in ids)
-    for i, (constexprs, warps, _) in enumerate(combos):
+    for i, (constexprs, warps, *_) in enumerate(combos):
         if folded[ids[i].lower()] > 1:
             digest = hashlib.sha256(repr((constexprs, warps)).encode()).hexdigest()[:8]
             ids[i] = f"{ids[i]}_{digest}"

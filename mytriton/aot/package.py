@@ -111,6 +111,7 @@ def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifact
         "id": spec.id,
         "constexprs": dict(spec.constexprs),
         "num_warps": spec.num_warps,
+        "num_stages": spec.num_stages,
         # One launch setting for every image: the largest dynamic shared memory any target needs.
         "shared": max(b["shared"] for b in build.values()),
         "symbol": symbols.pop(),

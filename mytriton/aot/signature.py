@@ -11,7 +11,7 @@ SCALAR_TYPES = tuple(DTYPES)
 # Compute capabilities NVIDIA has shipped; NVRTC may support only a subset (checked at build time).
 KNOWN_ARCHS = (70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121)
 
-_TARGET_RE = re.compile(r"sm_(?P<arch>\d+)")
+_TARGET_RE = re.compile(r"sm_(?P<arch>\d+)(?P<suffix>a?)")
 
 
 def type_error(text: str) -> str | None:
@@ -42,9 +42,10 @@ def type_suggestion(text: str) -> str:
 
 
 def target_arch(target: str) -> int | None:
-    """``sm_90`` → 90; None for anything that is not a known ``sm_XY`` target."""
+    """``sm_90`` and ``sm_90a`` → 90; None for anything that is not a known ``sm_XY`` target (or an
+    architecture-specific ``sm_XYa`` of 9.0 and later)."""
     match = _TARGET_RE.fullmatch(target)
-    if match and int(match["arch"]) in KNOWN_ARCHS:
+    if match and int(match["arch"]) in KNOWN_ARCHS and (not match["suffix"] or int(match["arch"]) >= 90):
         return int(match["arch"])
     return None
 
@@ -54,9 +55,10 @@ def target_error(target: object) -> str | None:
     if isinstance(target, str) and target_arch(target) is not None:
         return None
     known = ", ".join(f"sm_{arch}" for arch in KNOWN_ARCHS)
-    return f"unknown target {target!r} (known targets: {known})"
+    return f"unknown target {target!r} (known targets: {known}; sm_90a and later with an 'a' suffix)"
 
 
 def sort_targets(targets) -> tuple[str, ...]:
-    """Unique targets, oldest architecture first (the first one also gets the PTX)."""
-    return tuple(sorted(set(targets), key=target_arch))
+    """Unique targets, oldest architecture first, ``sm_XY`` before ``sm_XYa`` (the first one also
+    gets the PTX: an architecture-specific PTX would run on that one GPU generation only)."""
+    return tuple(sorted(set(targets), key=lambda t: (target_arch(t), t)))
