@@ -201,7 +201,7 @@ def test_emulated_wgmma_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm, bn,
 def test_emulated_wgmma_attention_agrees_with_the_interpreter(head_dim, warps, causal):
     """sm_90a attention: both dots on wgmma with A in registers (q converted once before the loop;
     p renumbered from the first dot's accumulators), K read along K through its transposed view,
-    V along N; the first dot's group waited for at once, the rings one buffer deeper."""
+    V along N; both groups waited for at once (their results are read in the iteration)."""
     import attention
     heads, n_ctx = 1, 160
     q, k, v = (RNG.standard_normal((heads, n_ctx, head_dim)).astype(np.float16) for _ in range(3))
@@ -218,3 +218,20 @@ def test_emulated_wgmma_attention_agrees_with_the_interpreter(head_dim, warps, c
     cuda_emulator.run(ck.asm["cu"], [q, k, v, o_cuda, head_dim ** -0.5, n_ctx], grid)
     attention.attention_fwd_kernel[grid](q, k, v, o_interp, head_dim ** -0.5, n_ctx, **ce, num_warps=warps)
     np.testing.assert_allclose(o_cuda.astype(np.float32), o_interp.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("bm,bn,bk,warps,in_flight", [(128, 128, 32, 4, True), (128, 256, 64, 8, True),
+                                                      (128, 128, 64, 4, False)])
+def test_a_wgmma_group_stays_in_flight_where_the_buffer_more_costs_no_thread_block(bm, bn, bk, warps, in_flight):
+    """The GEMM's accumulator only feeds the next iteration: its wgmma group is left in flight
+    (wait<1>) with a fourth buffer per ring — unless that buffer costs a block per SM (128x128x64:
+    three buffers of 32 KiB let two blocks share an SM, four would not; at 128x128x32 the
+    registers allow two blocks either way)."""
+    sig, ones = gemm_signature("fp16", True)
+    ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8,
+                                                    "ACTIVATION": ""}, num_warps=warps, target="sm_90a")
+    body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
+    stage = (bm + bn) * bk * 2
+    assert ("mt_wgmma_wait<1>();" in body) == in_flight and ("mt_wgmma_wait<0>();" in body)
+    assert f"_slot == {3 if in_flight else 2} ? 0" in body
+    assert ck.metadata["shared"] == max((4 if in_flight else 3) * stage, bm * bn * 4)

@@ -188,30 +188,52 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
             if ok:
                 chains.append(_Chain(stages, use[0][0], use[0][1], values, loads, view))
         wgmma = _wgmma_dots(em, chains)
+        layouts = {id(c): _stagings(em, c, c.dot in wgmma) for c in chains}
+        in_flight = _groups_in_flight(em, chains, layouts, wgmma, users, body)
         for c in chains:
             x = c.values[0]
             c_type = "float" if x.type.scalar == F32 else x.type.scalar.c_name
             slot = f"{em.ref(body.args[0])}_slot"
             swizzle = c.dot in wgmma
-            seen, stored = _stagings(em, c, swizzle)
+            seen, stored = layouts[id(c)]
             if swizzle:
                 offset = -(-offset // 1024) * 1024          # (the swizzle pattern is of absolute addresses)
-            # (a wgmma group may still read the last iteration's buffer when the loads for iteration
-            # i + S - 1 are issued: one buffer more)
-            buffers = c.stages + (1 if swizzle else 0)
+            # (a wgmma group left in flight may still read the last iteration's buffer when the
+            # loads for iteration i + S - 1 are issued: one buffer more)
+            buffers = c.stages + (1 if c.dot in in_flight else 0)
             ring = Ring(stored, c_type, buffers, offset, slot)
             if c.view is not None:   # the tile as the dot sees it, stored in the load's coordinates
                 rings[c.view.result] = Ring(seen, c_type, buffers, offset, slot)
-            # (a wgmma dot whose result only goes to the next iteration leaves its group in flight)
-            uses = users.get(c.dot.result, [])
-            carried = len(uses) == 1 and uses[0][0] is body.ops[-1]
             for r in (ring, rings.get(c.view.result) if c.view is not None else None):
                 if r is not None:
                     r.wgmma, r.waits, r.depth = swizzle, (c.stages - 2) * len(chains), c.stages - 1
-                    r.carried = swizzle and carried
+                    r.carried = c.dot in in_flight
             offset += buffers * ring.size
             rings.update((v, ring) for v in c.values)
     return rings, offset
+
+
+def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> set:
+    """The wgmma dots that leave their group in flight into the next iteration: those whose result
+    only goes to the next iteration (a GEMM's accumulator), where the buffer more their rings then
+    need does not cost a thread block per SM. Blocks per SM: the fewer of what the loop's rings
+    leave of ``SHARED_LIMIT`` and of what the registers allow (estimated: the accumulators plus 64
+    registers a thread, of 64K)."""
+    threads = 32 * em.fn.num_warps
+
+    def blocks(extra: int, dot) -> int:
+        total = 0
+        for c in chains:
+            size = layouts[id(c)][1].nbytes
+            total += (c.stages + (extra if c.dot in wgmma else 0)) * -(-size // 1024) * 1024
+        regs = min(255, dot.result.type.numel // threads + 64)
+        return min(SHARED_LIMIT // max(1, total), 65536 // (regs * threads))
+    found = set()
+    for dot in wgmma:
+        uses = users.get(dot.result, [])
+        if len(uses) == 1 and uses[0][0] is body.ops[-1] and blocks(1, dot) == blocks(0, dot):
+            found.add(dot)
+    return found
 
 
 class _Chain:
