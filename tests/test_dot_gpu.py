@@ -146,3 +146,21 @@ def test_gemm_num_stages(stages):
         num_warps=4, num_stages=stages)
     torch.cuda.synchronize()
     torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=0.2)
+
+
+@pytest.mark.multigpu
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_gemm_on_the_second_device():
+    """Tensors on cuda:1 while cuda:0 is current: the JIT compiles for and launches on cuda:1 (its
+    shared-memory rings above 48 KiB opted in there too)."""
+    m, n, k = 512, 512, 256
+    a = torch.randn(m, k, device="cuda:1", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda:1", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda:1", dtype=torch.float16)
+    with torch.cuda.device(0):
+        gemm.matmul_kernel[(cdiv(m, 128) * cdiv(n, 256),)](a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=128,
+                                                           BLOCK_N=256, BLOCK_K=64, GROUP_M=8, ACTIVATION="",
+                                                           num_warps=8)
+        assert torch.cuda.current_device() == 0
+    torch.cuda.synchronize(1)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=0.2)
