@@ -19,7 +19,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mytriton.runtime import driver as rt

@@ -20,7 +20,6 @@ import os
 import jinja2
 
 from ... import __version__
-from ...errors import CompilationError
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .atomics import atomic_statement
@@ -32,7 +31,7 @@ from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_d
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
-from ...ir.types import F32, I32, BlockType, PointerType, ScalarType, shape_of
+from ...ir.types import F32, BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
 
 _env = None

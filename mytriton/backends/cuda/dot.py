@@ -1,8 +1,10 @@
-"""``tl.dot`` in CUDA C++: on the tensor cores (``mma.sync``) where ``passes/layout.dot_layout``
-gave the result the MMA layout, else on the CUDA cores (the portable dot).
+"""``tl.dot`` in CUDA C++: on the tensor cores where ``passes/layout.dot_layout`` gave the result
+the MMA layout — Hopper's ``wgmma`` where the sm_90a target and the operands allow it
+(``dot_wgmma``), else ``mma.sync`` — and on the CUDA cores otherwise (the portable dot).
 
-The tensor-core dot stages both operands in shared memory and reads them back as mma fragments
-with ``ldmatrix``:
+``mma.sync`` reads A from registers where A is in ``DotOperandLayout`` (the fragments
+themselves), else both operands are staged in shared memory and read back as mma fragments with
+``ldmatrix``:
 
 - Each operand tile is stored as rows of 16-byte chunks. "K-major" tiles (A as M rows of K, B as N
   rows of K) are read with ``ldmatrix``; 16-bit tiles held along M or N in registers (the usual B:
@@ -129,8 +131,8 @@ class _Staging:
 
 
 class Ring:
-    """The shared-memory buffers (``stages`` of them: S, or S + 1 for wgmma) one dot operand's
-    tiles rotate through in a loop: ``offset`` bytes from the start of the shared memory, ``size``
+    """The shared-memory buffers (``stages`` of them: S, or S + 1 where a wgmma group stays in
+    flight into the next iteration) one dot operand's tiles rotate through in a loop: ``offset`` bytes from the start of the shared memory, ``size``
     bytes each, laid out as ``staging``; ``slot`` names the loop's C variable holding the buffer
     of iteration i + S - 1; ``waits``: the commit groups that may stay in flight at the top of an
     iteration once its tiles landed (those of the next S - 2 iterations)."""
