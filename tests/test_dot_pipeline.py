@@ -51,26 +51,34 @@ def test_dot_operands_are_loaded_two_iterations_ahead_by_default():
 
 
 @mytriton.jit
-def _dot_loop(a_ptr, b_ptr, c_ptr, K, STAGES: tl.constexpr, STORE: tl.constexpr, BLOCK: tl.constexpr):
+def _dot_loop(a_ptr, b_ptr, c_ptr, K, STAGES: tl.constexpr, STORE: tl.constexpr, BLOCK: tl.constexpr,
+              PREC: tl.constexpr = "tf32"):
     rows, cols = tl.arange(0, BLOCK), tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
     for k in tl.range(0, K, BLOCK, num_stages=STAGES):
         a = tl.load(a_ptr + rows[:, None] * K + (k + cols)[None, :])
         b = tl.load(b_ptr + (k + rows)[:, None] * BLOCK + cols[None, :])
-        acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc, input_precision=PREC)
         if STORE:
             tl.store(c_ptr + rows, tl.sum(acc, axis=1))
     tl.store(c_ptr + rows[:, None] * BLOCK + cols[None, :], acc)
 
 
-@pytest.mark.parametrize("stages,store,want", [(4, False, ([0, 1, 2], [3])), (2, False, ([0], [1])),
-                                               (1, False, ([], [])), (3, True, ([], []))])
-def test_num_stages_sets_the_depth_and_loops_that_store_keep_their_loads(stages, store, want):
-    fn = build_ssa(_dot_loop, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"},
-                   {"STAGES": stages, "STORE": store, "BLOCK": 16})
+@pytest.mark.parametrize("stages,store,dtype,want", [(4, False, "fp16", ([0, 1, 2], [3])),
+                                                     (2, False, "fp16", ([0], [1])), (1, False, "fp16", ([], [])),
+                                                     (3, True, "fp16", ([], [])),
+                                                     (3, False, "ieee", ([], []))])   # (the CUDA cores' dot)
+def test_num_stages_sets_the_depth_and_loops_that_store_keep_their_loads(stages, store, dtype, want):
+    ieee = dtype == "ieee"
+    fn = build_ssa(_dot_loop, {"a_ptr": "*fp32" if ieee else f"*{dtype}", "b_ptr": "*fp32" if ieee else f"*{dtype}",
+                               "c_ptr": "*fp32", "K": "i32"},
+                   {"STAGES": stages, "STORE": store, "BLOCK": 16, "PREC": "ieee" if ieee else "tf32"})
     front, inside = stage_marks(fn)
     assert sorted(k for _, k in front) == sorted(want[0] * 2) and [k for _, k in inside] == want[1] * 2
     assert all(s == stages for s, _ in front + inside)
+    if ieee:                 # (the loop asks for stages: its loads are prefetched one ahead in registers)
+        (loop,) = [op for op in fn.body.ops if op.name == "for"]
+        assert sum(n.startswith("prefetch") for n in loop.attrs["names"]) == 2
 
 
 def test_the_cuda_keeps_the_operands_in_rings_filled_by_cp_async():

@@ -108,9 +108,11 @@ def _eligible(loop: Op) -> bool:
     return not any(OPS[op.name].writes_memory and op.name != "store" for op in walk(loop.regions[0]))
 
 
-def _dot_operands(loop: Op, found: list[tuple[Op, list[Op]]]) -> set[Op]:
-    """The loads of ``found`` whose one use is an operand of a ``dot`` of the loop body (directly
-    or through a ``trans`` used only there), when the loop writes no memory."""
+def _dot_operands(loop: Op, found: list[tuple[Op, list[Op]]], num_warps: int) -> set[Op]:
+    """The loads of ``found`` whose one use is an operand of a tensor-core ``dot`` of the loop body
+    (directly or through a ``trans`` used only there), when the loop writes no memory. (The CUDA
+    cores' dot reads its operands from registers: prefetched copies would only cost registers.)"""
+    from .layout import dot_layout
     body = loop.regions[0]
     if loop.name != "for" or any(OPS[op.name].writes_memory for op in walk(body)):
         return set()
@@ -123,7 +125,8 @@ def _dot_operands(loop: Op, found: list[tuple[Op, list[Op]]]) -> set[Op]:
         use = users.get(load.results[0], [])
         if len(use) == 1 and use[0][0].name == "trans" and use[0][0] in body.ops:
             use = users.get(use[0][0].results[0], [])
-        if len(use) == 1 and use[0][0].name == "dot" and use[0][0] in body.ops and use[0][1] < 2:
+        if (len(use) == 1 and use[0][0].name == "dot" and use[0][0] in body.ops and use[0][1] < 2
+                and dot_layout(use[0][0], num_warps) is not None):
             dots.add(load)
     return dots
 
@@ -195,7 +198,7 @@ def _pipeline(loop: Op, parent: list[Op], num_warps: int, num_stages: int | None
     (``num_stages``: the kernel's, for loops that ask for none)."""
     inductions = _inductions(loop)
     found = _candidates(loop, inductions)
-    staged = _dot_operands(loop, found)
+    staged = _dot_operands(loop, found, num_warps)
     stages = loop.attrs.get("num_stages")
     stages = stages if stages is not None else num_stages if num_stages is not None else DOT_STAGES
     if not isinstance(stages, int) or stages < 2:
