@@ -243,3 +243,25 @@ def test_a_wgmma_group_stays_in_flight_where_the_buffer_more_costs_no_thread_blo
     assert ("mt_wgmma_wait<1>();" in body) == in_flight and ("mt_wgmma_wait<0>();" in body)
     assert f"_slot == {3 if in_flight else 2} ? 0" in body
     assert ck.metadata["shared"] == max((4 if in_flight else 3) * stage, bm * bn * 4)
+
+
+@mytriton.jit
+def _scaled_accumulator(a_ptr, b_ptr, c_ptr, K, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    rows, cols = tl.arange(0, BLOCK), tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in range(0, K, 32):
+        a = tl.load(a_ptr + rows[:, None] * K + (k + tl.arange(0, 32))[None, :])
+        b = tl.load(b_ptr + (k + tl.arange(0, 32))[:, None] * BLOCK + cols[None, :])
+        acc = tl.dot(a, b, acc * 0.5 if SCALE else acc)
+    tl.store(c_ptr + rows[:, None] * BLOCK + cols[None, :], acc)
+
+
+@pytest.mark.parametrize("scale", [False, True])
+def test_a_wgmma_group_stays_in_flight_only_over_an_untouched_accumulator(scale):
+    """``acc = tl.dot(a, b, acc * 0.5)`` reads the accumulator registers between two wgmma groups:
+    the group is waited for at once (PTX leaves touching them before a wait undefined)."""
+    sig = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16", "K": "i32:16"}
+    ck = mytriton.compile(_scaled_accumulator, sig, {"SCALE": scale, "BLOCK": 128}, num_warps=4, target="sm_90a")
+    body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
+    assert "wgmma.mma_async" in body
+    assert ("mt_wgmma_wait<1>();" in body) == (not scale)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..ir.ssa import Function
 from ..ir.verifier import verify
+from .combine import combine
 from .cse import cse
 from .dce import dce
 from .fold import fold
@@ -10,11 +11,12 @@ from .licm import licm
 from .prefetch import prefetch
 from .induction import pointer_induction
 
-# CSE runs again after LICM: hoisted invariants can then merge with their twins outside the loop;
+# ``x + tl.dot(a, b)`` becomes ``tl.dot(a, b, x)`` (combine) before the loop passes see it; CSE
+# runs again after LICM: hoisted invariants can then merge with their twins outside the loop;
 # after the prefetching of loads (software pipelining), LICM and CSE tidy the new address code;
 # pointer tiles carried around loops then become carried offsets (after LICM, which would hoist the
 # rebuilt tiles out again)
-PASSES = [("fold", fold), ("cse", cse), ("licm", licm), ("cse", cse),
+PASSES = [("fold", fold), ("combine", combine), ("cse", cse), ("licm", licm), ("cse", cse),
           ("prefetch", prefetch), ("fold", fold), ("licm", licm), ("cse", cse),
           ("pointer_induction", pointer_induction), ("cse", cse), ("dce", dce)]
 

@@ -217,8 +217,8 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
 
 def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> set:
     """The wgmma dots that leave their group in flight into the next iteration: those whose result
-    only goes to the next iteration (a GEMM's accumulator), where the buffer more their rings then
-    need does not cost a thread block per SM. Blocks per SM: the fewer of what the loop's rings
+    only goes to the next iteration's accumulator (``acc = tl.dot(a, b, acc)``), where the buffer
+    more their rings then need does not cost a thread block per SM. Blocks per SM: the fewer of what the loop's rings
     leave of ``SHARED_LIMIT`` and of what the registers allow (estimated: the accumulators plus 64
     registers a thread, of 64K)."""
     threads = 32 * em.fn.num_warps
@@ -232,8 +232,14 @@ def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> set:
         return min(SHARED_LIMIT // max(1, total), 65536 // (regs * threads))
     found = set()
     for dot in wgmma:
+        # the accumulator cycle: the dot's result is only yielded, as the loop argument that is
+        # only the dot's accumulator (PTX: touching a wgmma's accumulator registers before a wait
+        # covers it is undefined, except by the next wgmma on them)
         uses = users.get(dot.result, [])
-        if len(uses) == 1 and uses[0][0] is body.ops[-1] and blocks(1, dot) == blocks(0, dot):
+        if not (len(uses) == 1 and uses[0][0] is body.ops[-1]):
+            continue
+        arg = body.args[1 + uses[0][1]]
+        if dot.operands[2] is arg and users.get(arg, []) == [(dot, 2)] and blocks(1, dot) == blocks(0, dot):
             found.add(dot)
     return found
 
