@@ -190,9 +190,9 @@ def test_nvrtc_compiles_the_dot_kernels_for_every_target(kernel, dtype, target):
     ("fp16", 200, 136, 200, 128, 128, 64, 4, False, True),   # 128-byte swizzle, B along N (two 128-byte columns)
     ("bf16", 72, 40, 72, 64, 32, 32, 4, False, True),        # 64-byte rows
     ("fp16", 130, 72, 48, 128, 64, 16, 8, False, True),      # 32-byte rows of A, two warpgroups
-    # B along K: its tiles are loaded element by element (vector loads follow the last dimension),
-    # so they reach their ring through registers, and the dot stays on mma.sync
-    ("fp16", 64, 64, 96, 64, 64, 64, 4, True, False),
+    # B along K (x @ W.T): its tiles are laid out along their first dimension, copied as 16-byte
+    # runs down the columns, and read by wgmma along K (no transpose)
+    ("fp16", 64, 64, 96, 64, 64, 64, 4, True, True),
 ])
 def test_emulated_wgmma_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm, bn, bk, warps, b_transposed, wgmma):
     """sm_90a: the dot on wgmma, its operands' rings swizzled (read back through the matrix
@@ -200,7 +200,8 @@ def test_emulated_wgmma_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm, bn,
     cu, got, want = run_gemm(dtype, m, n, k, bm, bn, bk, warps, True, "sm_90a", b_transposed)
     body = cu[cu.index("__global__"):]
     assert ("wgmma.mma_async.sync.aligned.m64n" in body) == wgmma and ("mt_fence_proxy_async();" in body) == wgmma
-    assert (", p, 1, 1, 0, 1;" in body) == wgmma
+    assert (f", p, 1, 1, 0, {0 if b_transposed else 1};" in body) == wgmma
+    assert body.count("mt_cp_async<") == 6                 # (both operands: 2 loads in front, 1 in the loop)
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
 
 
@@ -265,3 +266,15 @@ def test_a_wgmma_group_stays_in_flight_only_over_an_untouched_accumulator(scale)
     body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
     assert "wgmma.mma_async" in body
     assert ("mt_wgmma_wait<1>();" in body) == (not scale)
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+def test_emulated_gemm_of_a_transposed_b_copies_it_down_its_columns(dtype):
+    """B given as the transpose of a row-major N x K array (x @ W.T), on mma.sync: its tile is laid
+    out along K, so cp.async copies 16-byte runs of K straight into a K-major ring (ldmatrix,
+    no transpose), for tf32 too."""
+    cu, got, want = run_gemm(dtype, 72, 40, 80, 64, 32, 16, 4, True, "sm_90", True)
+    body = cu[cu.index("__global__"):]
+    assert body.count("mt_cp_async<") == 6 and "mt_ldmatrix_x4<false>(fb[j][0]" in body
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)

@@ -210,12 +210,13 @@ def _pow2_floor(x: int) -> int:
 
 
 def default_layout(shape: tuple[int, ...], num_warps: int, elem_bytes: int = 4,
-                   max_contiguous: int | None = None) -> BlockedLayout:
-    """Triton-like default: the last dimension is fastest, each thread owns up to 16 contiguous
-    bytes along it (so aligned accesses can be vectorized; at most ``max_contiguous`` elements),
-    lanes then warps fill the tile starting from the fastest dimension."""
+                   max_contiguous: int | None = None, order: tuple[int, ...] | None = None) -> BlockedLayout:
+    """Triton-like default: the last dimension is fastest (or ``order[0]``), each thread owns up
+    to 16 contiguous bytes along it (so aligned accesses can be vectorized; at most
+    ``max_contiguous`` elements), lanes then warps fill the tile starting from the fastest
+    dimension."""
     rank = len(shape)
-    order = tuple(reversed(range(rank)))
+    order = tuple(order) if order is not None else tuple(reversed(range(rank)))
     numel = prod(shape)
     threads = 32 * num_warps
     per_thread = max(1, numel // threads)

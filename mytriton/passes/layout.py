@@ -136,6 +136,7 @@ class LayoutAssignment:
         self.requests: dict[Value, list[tuple[Layout, Op, int]]] = {}
         self.inserts: list[tuple[Region, Op | None, Op]] = []   # (region, after op or None=start, new op)
         self.nat: dict[Value, Layout] = {}
+        self.axis = None                     # the axis analysis, where a layout asks for it
         self.chained = chained_dots(fn)
         self.home: dict = {}                 # value or op -> the region it is defined in
         for r in [fn.body] + [r for op in walk(fn.body) for r in op.regions]:
@@ -175,6 +176,22 @@ class LayoutAssignment:
                     and prod(other) > prod(best):
                 best = other
         return best
+
+    def column_tile(self, load: Op) -> BlockedLayout | None:
+        """A pipelined dot operand's tile (``passes/prefetch.py``) that memory holds along its first
+        dimension (B as the transpose of an N x K array: ``x @ W.T``) is laid out along it — its
+        threads' runs of 16 bytes follow the memory, so they move as vectors (and, into a ring,
+        as ``cp.async`` copies). Other tiles keep the default."""
+        ptr = load.operands[0]
+        if ptr.type.rank != 2:
+            return None
+        if self.axis is None:
+            from .axisinfo import analyze
+            self.axis = analyze(self.fn)
+        contiguity = self.axis.get(ptr).contiguity
+        if not (contiguity[0] > 1 and contiguity[1] == 1):
+            return None
+        return default_layout(ptr.type.shape, self.fn.num_warps, _elem_bytes(load.results[0].type), order=(0, 1))
 
     def dot_layout(self, op: Op) -> MmaLayout | None:
         nw = self.fn.num_warps
@@ -307,6 +324,8 @@ class LayoutAssignment:
                 lay = nat.get(src)
                 if isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"]:
                     nat[op.result] = lay.parent
+            elif op.name == "load" and "stages" in op.attrs and (lay := self.column_tile(op)) is not None:
+                nat[op.result] = lay
             elif op.name == "trans":       # the operand's layout permuted (no data moves)
                 dims = tuple(op.attrs["dims"])
                 inverse = tuple(dims.index(d) for d in range(len(dims)))

@@ -420,8 +420,9 @@ class CudaEmitter:
 
     def vector_width(self, ptr: Value, masks: list[Value] = (), op: Op | None = None) -> tuple[int, bool]:
         """(elements per access, alignment proven) for a load/store through ``ptr`` under ``masks``:
-        contiguous runs along the last dimension that one thread holds in consecutive registers
-        move as one 8- or 16-byte access (up to 16 int8, 8 halves, 4 floats, 2 doubles).
+        contiguous runs along the last dimension (or the one ``vector_dim`` names) that one thread
+        holds in consecutive registers move as one 8- or 16-byte access (up to 16 int8, 8 halves,
+        4 floats, 2 doubles).
 
         Inside a loop, only where the axis analysis proves each mask constant over such a run (as
         Triton: ``offs < n`` with ``n`` a multiple of the width); elsewhere each element is its own
@@ -432,26 +433,35 @@ class CudaEmitter:
         with a row length that is not a multiple of 16 ran 1.5x slower per element)."""
         if not isinstance(ptr.type, BlockType):
             return 1, True
-        contiguous = self.layout_of(ptr).contiguous_registers(ptr.type.rank - 1)
+        d = self.vector_dim(ptr)
+        contiguous = self.layout_of(ptr).contiguous_registers(d)
         elem = ptr.type.scalar.pointee
         eb = elem.bits // 8
         if eb not in (1, 2, 4, 8) or elem.is_bool:      # (int8 too: 16 bytes move as one access)
             return 1, True
         info = self.axis.get(ptr)
-        limit = min(contiguous, info.contiguity[-1], 16 // eb)
+        limit = min(contiguous, info.contiguity[d], 16 // eb)
         if op is not None and id(op) in self.in_loops:
             limit = min([limit] + [self.mask_constancy(m, ptr) for m in masks])
         vec = 1
         while vec * 2 <= limit:
             vec *= 2
-        return vec, info.divisibility[-1] >= vec * eb
+        return vec, info.divisibility[d] >= vec * eb
+
+    def vector_dim(self, ptr: Value) -> int:
+        """The dimension a thread's consecutive registers of ``ptr`` run along: the last, unless
+        its layout runs along another (a tile laid out along its first dimension)."""
+        lay, last = self.layout_of(ptr), ptr.type.rank - 1
+        if lay.contiguous_registers(last) > 1:
+            return last
+        return next((d for d in range(last) if lay.contiguous_registers(d) > 1), last)
 
     def vectorized(self, op: Op, ptr: Value, masks: list[Value], fast: list[str], slow: str,
                    guard: str | None = None, straight_code: list[str] | None = None):
         """Per chunk of ``vec`` registers: the ``fast`` lines when every mask in ``masks`` holds
         (and the address is aligned, unless proven), else the per-element ``slow`` statement; chunks
         where the C condition ``guard`` (on the chunk's first register ``r``) fails are skipped (a
-        chunk's registers are contiguous along the last dimension, so they share their owner).
+        chunk's registers are contiguous along one dimension, so they share their owner).
 
         Where the alignment is proven and every mask is proven constant over a chunk, the chunk's
         first element decides and there is no per-element path: the ``fast`` lines under one
@@ -493,10 +503,12 @@ class CudaEmitter:
         self.emit("}")
 
     def mask_constancy(self, mask: Value, ptr: Value) -> int:
-        """How many consecutive elements along the last dimension of ``ptr``'s shape the mask is
-        proven equal over (in aligned runs), as the axis analysis sees it broadcast there."""
+        """How many consecutive elements along ``ptr``'s vector dimension (``vector_dim``) the mask
+        is proven equal over (in aligned runs), as the axis analysis sees it broadcast there."""
         info = self.axis.get(mask).expand(shape_of(mask.type), ptr.type.shape)
-        return info.constancy[-1] if info.constancy else 1
+        if not info.constancy:
+            return 1
+        return info.constancy[self.vector_dim(ptr) if isinstance(ptr.type, BlockType) else -1]
 
     def op_load(self, op: Op):
         res, ptr = op.result, op.operands[0]

@@ -303,7 +303,7 @@ def _copies(em, op: Op, st: _Staging) -> int:
     res, ptr = op.result, op.operands[0]
     masks = op.operands[1:2]
     vec, aligned = em.vector_width(ptr, masks, op)
-    ok = (vec * st.eb >= 4 and aligned and st.vec == vec and st.col_dim == res.type.rank - 1
+    ok = (vec * st.eb >= 4 and aligned and st.vec == vec and st.col_dim == em.vector_dim(ptr)
           and all(em.mask_constancy(m, ptr) >= vec for m in masks)
           and (len(op.operands) < 3 or _zero_bits(op.operands[2])))
     return vec * st.eb if ok else 0
