@@ -265,6 +265,21 @@ class Suite:
         t = {"mytriton": bench(run_linear(mt), 1, reps=10), "triton": bench(run_linear(tr), 1, reps=10),
              "torch": bench(lambda i: torch.relu(torch.addmm(bias, x, w)), 1, reps=10)}
         self.record("linear_bf16", f"{m}x{k}x{nn} +bias relu", "TFLOP/s", 2 * m * k * nn, t)
+        # x @ W.T with W stored as nn.Linear does (out x in): B is K-contiguous
+        wt = torch.randn(nn, k, device="cuda", dtype=torch.bfloat16)
+        grid = (cdiv(m, 128) * cdiv(nn, 256),)
+
+        def run_wt(impl):
+            return lambda i: impl.matmul_kernel[grid](x, wt.t(), y, m, nn, k, k, 1, 1, k, nn, 1, BLOCK_M=128,
+                                                      BLOCK_N=256, BLOCK_K=64, GROUP_M=8, ACTIVATION="",
+                                                      num_warps=8)
+        want = x.float() @ wt.float().t()
+        for impl in (mt, tr):
+            run_wt(impl)(0)
+            check("matmul_wt_bf16", y.float(), want, 5e-2, 5e-1)
+        t = {"mytriton": bench(run_wt(mt), 1, reps=10), "triton": bench(run_wt(tr), 1, reps=10),
+             "torch": bench(lambda i: torch.nn.functional.linear(x, wt), 1, reps=10)}
+        self.record("matmul_wt_bf16", f"{m}x{k}x{nn} x @ W.T", "TFLOP/s", 2 * m * k * nn, t)
 
     def attention(self):
         """FlashAttention-style forward (manifests/kernels/attention.py through both JITs), fp16,
