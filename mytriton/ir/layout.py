@@ -19,8 +19,8 @@ What a layout *means* for a value of a given shape is its linear layout (``ir/li
 ``to_linear(layout, shape, num_warps)`` gives the basis vectors of register, lane and warp bits, and
 everything else (``element_coords``, ``num_regs``, the backends' index arithmetic through
 ``ir/indexing.py``) is derived from that one form. Register ``r`` of a thread enumerates its
-elements with the layout's fastest dimension (``order[0]``) fastest; within a dimension, the ``size_per_thread`` contiguous
-elements first, then the repetitions of the pattern.
+elements with the layout's fastest dimension (``order[0]``) fastest; within a dimension, the
+``size_per_thread`` contiguous elements first, then the repetitions of the pattern.
 """
 from __future__ import annotations
 

@@ -122,7 +122,8 @@ def _in_ring(v: Value) -> bool:
     ``stages``, a loop argument it initializes, or the transpose of one): the dot reads it there."""
     owner = v.owner
     if isinstance(owner, Op):
-        return (owner.name == "load" and "stages" in owner.attrs) or (owner.name == "trans" and _in_ring(owner.operands[0]))
+        return ((owner.name == "load" and "stages" in owner.attrs)
+                or (owner.name == "trans" and _in_ring(owner.operands[0])))
     if isinstance(owner, Region) and owner.parent is not None and owner.parent.name == "for" and v in owner.args[1:]:
         init = owner.parent.operands[3 + owner.args.index(v) - 1]
         return isinstance(init.owner, Op) and init.owner.name == "load" and "stages" in init.owner.attrs

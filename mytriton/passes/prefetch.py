@@ -25,11 +25,11 @@ Operands of ``tl.dot``: in a ``for`` loop that writes no memory, a load whose on
 of a ``dot`` in the loop body (directly or through ``tl.trans``) is issued ``S - 1`` iterations
 ahead — S is the loop's ``num_stages``, else the kernel's compile or launch option ``num_stages``,
 else Triton's default, 3 — and marked ``stages=S, ahead=k`` (k: how many iterations after the
-current one it loads). Carried values advanced by a loop-invariant step (``ptrs += BLOCK_K *
-stride``) are moved ahead with it, as the loop index is. The CUDA backend keeps such a tile in a ring of S
-shared-memory buffers, filled by asynchronous copies (``backends/cuda/dot.py``): the loads of the
-next S - 1 iterations are in flight while the tensor cores work on this one, and no registers
-hold them.
+current one it loads), where the dot runs on the tensor cores. Carried values advanced by a
+loop-invariant step (``ptrs += BLOCK_K * stride``) are moved ahead with it, as the loop index is.
+The CUDA backend keeps such a tile in a ring of S shared-memory buffers, filled by asynchronous
+copies (``backends/cuda/dot.py``): the loads of the next S - 1 iterations are in flight while the
+tensor cores work on this one, and no registers hold them.
 """
 from __future__ import annotations
 

@@ -132,10 +132,11 @@ class _Staging:
 
 class Ring:
     """The shared-memory buffers (``stages`` of them: S, or S + 1 where a wgmma group stays in
-    flight into the next iteration) one dot operand's tiles rotate through in a loop: ``offset`` bytes from the start of the shared memory, ``size``
-    bytes each, laid out as ``staging``; ``slot`` names the loop's C variable holding the buffer
-    of iteration i + S - 1; ``waits``: the commit groups that may stay in flight at the top of an
-    iteration once its tiles landed (those of the next S - 2 iterations)."""
+    flight into the next iteration) one dot operand's tiles rotate through in a loop: ``offset``
+    bytes from the start of the shared memory, ``size`` bytes each, laid out as ``staging``;
+    ``slot`` names the loop's C variable holding the buffer of iteration i + S - 1; ``waits``: the
+    commit groups that may stay in flight at the top of an iteration once its tiles landed (those
+    of the next S - 2 iterations)."""
 
     def __init__(self, staging: _Staging, c_type: str, stages: int, offset: int, slot: str):
         self.staging, self.c_type, self.stages, self.offset, self.slot = staging, c_type, stages, offset, slot
@@ -520,8 +521,8 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
             db = _descriptor("sb", sb, step)
             em.emit("{")
             if sa is not None:
-                em.emit(f"  const unsigned long long da = {_descriptor('sa', sa, step, f'64 * wg + {64 * groups * i}')}, "
-                        f"db = {db};")
+                da = _descriptor("sa", sa, step, f"64 * wg + {64 * groups * i}")
+                em.emit(f"  const unsigned long long da = {da}, db = {db};")
                 ins, emulated = '"l"(da), "l"(db)', f"mt_emulated_wgmma(d, {n}, da, db, {bf16}, {trans})"
             else:                    # word w: registers 8 (step + steps * i) + 2 w, + 1 (DotOperandLayout)
                 base = 8 * (step + kk // 16 * i)
