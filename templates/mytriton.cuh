@@ -162,6 +162,11 @@ __device__ __forceinline__ void mt_mma_m16n8k8_tf32(float& d0, float& d1, float&
   mt_emulated_mma_tf32(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
 #endif
 }
+__device__ __forceinline__ void mt_tf32_split(unsigned x, unsigned& hi, unsigned& lo) {
+  const float f = __uint_as_float(x), h = mt_tf32_nearest(f);
+  hi = __float_as_uint(h);
+  lo = __float_as_uint(mt_tf32_nearest(f - h));
+}
 // One 32-bit mma fragment word from the elements of an operand held in registers (two halves,
 // one fp32, four int8), the first in the low bits.
 template <typename T> __device__ __forceinline__ unsigned mt_pack_word(T a, T b) {
@@ -205,11 +210,6 @@ __device__ __forceinline__ void mt_ldmatrix_x2(unsigned& r0, unsigned& r1, const
   mt_emulated_ldmatrix(r, 2, TRANS, row);
   r0 = r[0], r1 = r[1];
 #endif
-}
-__device__ __forceinline__ void mt_tf32_split(unsigned x, unsigned& hi, unsigned& lo) {
-  const float f = __uint_as_float(x), h = mt_tf32_nearest(f);
-  hi = __float_as_uint(h);
-  lo = __float_as_uint(mt_tf32_nearest(f - h));
 }
 // tl.dot's int8 operands on the tensor cores: d (16x8 int32, wrapping) += A (16x32) x B (32x8), four
 // int8 along K per fragment word (mma.sync.m16n8k32.s8).

@@ -113,17 +113,7 @@ class MmaLayout:
 
     def to_linear(self, shape: tuple[int, ...], num_warps: int) -> LinearLayout:
         wm, wn = self.warps_per_cta
-        if wm * wn != num_warps:
-            raise ValueError(f"{self} tiles {wm * wn} warps, the block has {num_warps}")
-
-        def v(row: int, col: int) -> tuple[int, int]:         # beyond the extent: copies (0)
-            return (row if row < shape[0] else 0, col if col < shape[1] else 0)
-        regs = [v(0, 1), v(8, 0)]
-        regs += [v(0, (8 * wn) << b) for b in range(log2_exact(max(1, shape[1] // (8 * wn))))]
-        regs += [v((16 * wm) << b, 0) for b in range(log2_exact(max(1, shape[0] // (16 * wm))))]
-        lanes = [v(0, 2), v(0, 4), v(1, 0), v(2, 0), v(4, 0)]
-        warps = [v(16 << b, 0) for b in range(log2_exact(wm))] + [v(0, 8 << b) for b in range(log2_exact(wn))]
-        return LinearLayout.make({REGISTER: regs, LANE: lanes, WARP: warps}, shape)
+        return _fragments(self, shape, num_warps, [(0, 1), (8, 0)], 8 * wn, 2, 8)
 
 
 @dataclass(frozen=True)
@@ -145,19 +135,33 @@ class DotOperandLayout:
         return f"#dot_operand<a, k_per_word={self.per_word}, parent={self.parent}>"
 
     def to_linear(self, shape: tuple[int, ...], num_warps: int) -> LinearLayout:
-        wm, wn = self.parent.warps_per_cta
-        if wm * wn != num_warps:
-            raise ValueError(f"{self} tiles {wm * wn} warps, the block has {num_warps}")
         p = self.per_word
+        word = [(0, 1 << b) for b in range(log2_exact(p))]
+        return _fragments(self, shape, num_warps, word + [(8, 0), (0, 4 * p)], 8 * p, p, 0)
 
-        def v(row: int, col: int) -> tuple[int, int]:         # beyond the extent: copies (0)
-            return (row if row < shape[0] else 0, col if col < shape[1] else 0)
-        regs = [v(0, 1 << b) for b in range(log2_exact(p))] + [v(8, 0), v(0, 4 * p)]
-        regs += [v(0, (8 * p) << b) for b in range(log2_exact(max(1, shape[1] // (8 * p))))]
-        regs += [v((16 * wm) << b, 0) for b in range(log2_exact(max(1, shape[0] // (16 * wm))))]
-        lanes = [v(0, p), v(0, 2 * p), v(1, 0), v(2, 0), v(4, 0)]
-        warps = [v(16 << b, 0) for b in range(log2_exact(wm))] + [(0, 0)] * log2_exact(wn)
-        return LinearLayout.make({REGISTER: regs, LANE: lanes, WARP: warps}, shape)
+
+def _fragments(layout, shape: tuple[int, ...], num_warps: int, tile_regs: list, repeat_cols: int, lane_cols: int,
+               warp_cols: int) -> LinearLayout:
+    """What the tensor cores' fragment layouts share (``MmaLayout`` and ``DotOperandLayout``, of
+    the warps ``WM x WN`` of the MMA layout): a thread's registers are ``tile_regs`` (as (row,
+    column) steps) within its 16-row tile, then the tile's repetitions every ``repeat_cols``
+    columns and every ``16 WM`` rows; lane ``l`` starts at column ``lane_cols * (l % 4)`` of row
+    ``l / 4``; warps are 16 rows apart along M and ``warp_cols`` columns apart along N (0: the
+    warps along N hold copies). A basis beyond the extent is 0 (copies)."""
+    mma = layout.parent if isinstance(layout, DotOperandLayout) else layout
+    wm, wn = mma.warps_per_cta
+    if wm * wn != num_warps:
+        raise ValueError(f"{layout} tiles {wm * wn} warps, the block has {num_warps}")
+
+    def v(row: int, col: int) -> tuple[int, int]:
+        return (row if row < shape[0] else 0, col if col < shape[1] else 0)
+    regs = [v(*step) for step in tile_regs]
+    regs += [v(0, repeat_cols << b) for b in range(log2_exact(max(1, shape[1] // repeat_cols)))]
+    regs += [v((16 * wm) << b, 0) for b in range(log2_exact(max(1, shape[0] // (16 * wm))))]
+    lanes = [v(0, lane_cols), v(0, 2 * lane_cols), v(1, 0), v(2, 0), v(4, 0)]
+    warps = [v(16 << b, 0) for b in range(log2_exact(wm))]
+    warps += [v(0, warp_cols << b) if warp_cols else (0, 0) for b in range(log2_exact(wn))]
+    return LinearLayout.make({REGISTER: regs, LANE: lanes, WARP: warps}, shape)
 
 
 def mma_layout(shape: tuple[int, int], num_warps: int) -> MmaLayout:

@@ -845,13 +845,14 @@ class CudaEmitter:
         if unroll is not None:
             self.emit(f"#pragma unroll {max(1, int(unroll))}")
         ring = next((self.rings[a] for a in args if a in self.rings), None)
+        wgmma = any(self.rings[a].wgmma for a in args if a in self.rings)
         if ring is not None:         # the buffer the loads of iteration i + S - 1 fill (dot.py)
             self.emit(f"int {ring.slot} = {ring.depth};")
         self.emit(f"for (int {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
         if ring is not None:         # this iteration's tiles have landed and every warp is done with the last
             self.emit(f"mt_cp_async_wait<{ring.waits}>();")
-            if any(self.rings[a].wgmma for a in args if a in self.rings):
+            if wgmma:
                 self.emit("mt_fence_proxy_async();")       # (wgmma reads them through the async proxy)
             self.emit("__syncthreads();")
         self.region(body)
@@ -862,7 +863,7 @@ class CudaEmitter:
         self.depth -= 1
         self.emit("}")
         if ring is not None:         # (copies of iterations that did not run are still in flight)
-            if any(self.rings[a].wgmma for a in args if a in self.rings):
+            if wgmma:
                 self.emit("mt_wgmma_wait<0>();")           # (the last iteration's wgmma group too)
             self.emit("mt_cp_async_wait<0>();")
             self.emit("__syncthreads();")

@@ -35,6 +35,8 @@ themselves), else both operands are staged in shared memory and read back as mma
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from ...errors import CompilationError
 from ...ir.layout import DotOperandLayout, MmaLayout
 from ...ir.linear import REGISTER
@@ -130,21 +132,30 @@ class _Staging:
         em.emit("}")
 
 
+@dataclass
 class Ring:
     """The shared-memory buffers (``stages`` of them: S, or S + 1 where a wgmma group stays in
     flight into the next iteration) one dot operand's tiles rotate through in a loop: ``offset``
-    bytes from the start of the shared memory, ``size`` bytes each, laid out as ``staging``;
-    ``slot`` names the loop's C variable holding the buffer of iteration i + S - 1; ``waits``: the
-    commit groups that may stay in flight at the top of an iteration once its tiles landed (those
-    of the next S - 2 iterations)."""
+    bytes from the start of the shared memory, laid out as ``staging``; ``slot`` names the loop's
+    C variable holding the buffer of iteration i + S - 1; ``depth``: how many iterations ahead its
+    loads are issued (S - 1); ``waits``: the commit groups that may stay in flight at the top of an
+    iteration once its tiles landed (those of the next S - 2 iterations); ``wgmma``: the loop's
+    dot reads it with wgmma, ``carried``: leaving its group in flight into the next iteration."""
+    staging: _Staging
+    c_type: str
+    stages: int
+    offset: int
+    slot: str
+    depth: int
+    waits: int
+    wgmma: bool = False
+    carried: bool = False
 
-    def __init__(self, staging: _Staging, c_type: str, stages: int, offset: int, slot: str):
-        self.staging, self.c_type, self.stages, self.offset, self.slot = staging, c_type, stages, offset, slot
-        self.size = -(-staging.nbytes // 1024) * 1024 if staging.swizzle else staging.nbytes
-        self.waits = 0
-        self.depth = stages - 1      # how many iterations ahead its loads are issued
-        self.wgmma = False           # the loop's dot reads it with wgmma (its chains' rings all)
-        self.carried = False         # ... and its result only goes to the loop's next iteration
+    @property
+    def size(self) -> int:
+        """Bytes per buffer (whole 1024-byte swizzle patterns for a swizzled tile)."""
+        nbytes = self.staging.nbytes
+        return -(-nbytes // 1024) * 1024 if self.staging.swizzle else nbytes
 
 
 def plan_rings(em) -> tuple[dict[Value, Ring], int]:
@@ -204,13 +215,10 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
             # (a wgmma group left in flight may still read the last iteration's buffer when the
             # loads for iteration i + S - 1 are issued: one buffer more)
             buffers = c.stages + (1 if c.dot in in_flight else 0)
-            ring = Ring(stored, c_type, buffers, offset, slot)
+            ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * len(chains), swizzle,
+                        c.dot in in_flight)
             if c.view is not None:   # the tile as the dot sees it, stored in the load's coordinates
-                rings[c.view.result] = Ring(seen, c_type, buffers, offset, slot)
-            for r in (ring, rings.get(c.view.result) if c.view is not None else None):
-                if r is not None:
-                    r.wgmma, r.waits, r.depth = swizzle, (c.stages - 2) * len(chains), c.stages - 1
-                    r.carried = c.dot in in_flight
+                rings[c.view.result] = replace(ring, staging=seen)
             offset += buffers * ring.size
             rings.update((v, ring) for v in c.values)
     return rings, offset
@@ -301,7 +309,7 @@ def _copies(em, op: Op, st: _Staging) -> int:
     (its 4- to 16-byte runs along the tile's rows, aligned, under masks constant over them,
     masked-off elements 0), or 0 where the tile goes through registers."""
     from .codegen import _zero_bits
-    res, ptr = op.result, op.operands[0]
+    ptr = op.operands[0]
     masks = op.operands[1:2]
     vec, aligned = em.vector_width(ptr, masks, op)
     ok = (vec * st.eb >= 4 and aligned and st.vec == vec and st.col_dim == em.vector_dim(ptr)
