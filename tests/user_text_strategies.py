@@ -11,10 +11,12 @@ the interpreter and in the CPU emulator of the CUDA code, but on the GPU they ar
 approximations (div.full, sqrt.approx): ``kernels(exact_on_gpu=True)`` leaves them out."""
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import itertools
 import keyword
 import re
+import shutil
 import sys
 import tempfile
 import unicodedata
@@ -149,6 +151,7 @@ def load(k: GeneratedKernel) -> GeneratedKernel:
     global _DIR
     if _DIR is None:
         _DIR = Path(tempfile.mkdtemp(prefix="mytriton-user-text-"))
+        atexit.register(shutil.rmtree, _DIR, ignore_errors=True)
     k.path = _DIR / f"gen_{next(_COUNTER)}.py"
     k.path.write_text(k.source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location(f"mytriton_user_text_{k.path.stem}", k.path)
