@@ -229,21 +229,27 @@ def test_emulated_wgmma_attention_agrees_with_the_interpreter(head_dim, warps, c
     np.testing.assert_allclose(o_cuda.astype(np.float32), o_interp.astype(np.float32), rtol=2e-3, atol=2e-3)
 
 
-@pytest.mark.parametrize("bm,bn,bk,warps,in_flight", [(128, 128, 32, 4, True), (128, 256, 64, 8, True),
-                                                      (128, 128, 64, 4, False)])
-def test_a_wgmma_group_stays_in_flight_where_the_buffer_more_costs_no_thread_block(bm, bn, bk, warps, in_flight):
+@pytest.mark.parametrize("bm,bn,bk,warps,stages,late", [(128, 128, 32, 4, 3, False), (128, 256, 64, 8, 3, False),
+                                                        (128, 128, 64, 4, 3, True), (128, 128, 64, 8, 3, True),
+                                                        (128, 128, 32, 4, 4, False)])
+def test_a_wgmma_group_stays_in_flight_over_a_buffer_more_or_before_the_copies(bm, bn, bk, warps, stages, late):
     """The GEMM's accumulator only feeds the next iteration: its wgmma group is left in flight
-    (wait<1>) with a fourth buffer per ring — unless that buffer costs a block per SM (128x128x64:
-    three buffers of 32 KiB let two blocks share an SM, four would not; at 128x128x32 the
-    registers allow two blocks either way)."""
+    (wait<1>). Each ring then has a buffer more for the copies issued while it may still be read —
+    unless that buffer costs a block per SM (128x128x64: three buffers of 32 KiB let two blocks
+    share an SM, four would not): then the copies
+    follow the dot, its wait and a barrier, into the buffer the last iteration's group read."""
     sig, ones = gemm_signature("fp16", True)
     ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8,
-                                                    "ACTIVATION": ""}, num_warps=warps, target="sm_90a")
+                                                    "ACTIVATION": ""}, num_warps=warps, num_stages=stages,
+                          target="sm_90a")
     body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
-    stage = (bm + bn) * bk * 2
-    assert ("mt_wgmma_wait<1>();" in body) == in_flight and ("mt_wgmma_wait<0>();" in body)
-    assert f"_slot == {3 if in_flight else 2} ? 0" in body
-    assert ck.metadata["shared"] == max((4 if in_flight else 3) * stage, bm * bn * 4)
+    loop = body[body.index("for (int v"):body.index("mt_wgmma_wait<0>();")]
+    buffers = stages if late else stages + 1
+    assert loop.count("mt_wgmma_wait<1>();") == 1 and f"_slot == {buffers - 1} ? 0" in body
+    assert ck.metadata["shared"] == max(buffers * (bm + bn) * bk * 2, bm * bn * 4)
+    waited = loop.index("mt_wgmma_wait<1>();")
+    assert (loop.index("mt_cp_async<") > waited) == late
+    assert (loop[waited:].split(";")[1].strip(" \n}") == "__syncthreads()") == late
 
 
 @mytriton.jit

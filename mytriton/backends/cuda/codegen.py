@@ -855,7 +855,7 @@ class CudaEmitter:
             if wgmma:
                 self.emit("mt_fence_proxy_async();")       # (wgmma reads them through the async proxy)
             self.emit("__syncthreads();")
-        self.region(body)
+        self.loop_body(body)
         # yields take effect together: staged when one lane yields another lane's argument
         self.assign(op.results, body.ops[-1].operands, staged=True)
         if ring is not None:
@@ -868,6 +868,24 @@ class CudaEmitter:
             self.emit("mt_cp_async_wait<0>();")
             self.emit("__syncthreads();")
             self.rings_live = False
+
+    def loop_body(self, body: Region):
+        """A loop's ops in order, except the copies into rings whose copies go after the loop's
+        wgmma dots (``Ring.late``): those follow the last such dot and a barrier (after its wait,
+        the buffers they overwrite are no warpgroup's operands any more)."""
+        late = [o for o in body.ops if o.results and o.result in self.rings and self.rings[o.result].late]
+        if not late:
+            return self.region(body)
+        dots = [o for o in body.ops if o.name == "dot" and any(self.rings.get(x) and self.rings[x].late
+                                                              for x in o.operands[:2])]
+        for o in body.ops:
+            if o in late:
+                continue
+            self.op(o)
+            if o is dots[-1]:
+                self.emit("__syncthreads();   // (every warpgroup's last wgmma group is done: its buffers are free)")
+                for x in late:
+                    self.op(x)
 
     def op_if(self, op: Op):
         """Result registers declared before; each branch assigns what it yields."""

@@ -140,7 +140,10 @@ class Ring:
     C variable holding the buffer of iteration i + S - 1; ``depth``: how many iterations ahead its
     loads are issued (S - 1); ``waits``: the commit groups that may stay in flight at the top of an
     iteration once its tiles landed (those of the next S - 2 iterations); ``wgmma``: the loop's
-    dot reads it with wgmma, ``carried``: leaving its group in flight into the next iteration."""
+    dot reads it with wgmma, ``carried``: leaving its group in flight into the next iteration;
+    ``late``: without the buffer more, the copies of iteration i + S - 1 are issued after that dot
+    (once the last iteration's group is waited for and a barrier ended every warpgroup's reads of
+    the buffer they overwrite, as Triton's pipeliner orders them)."""
     staging: _Staging
     c_type: str
     stages: int
@@ -150,6 +153,7 @@ class Ring:
     waits: int
     wgmma: bool = False
     carried: bool = False
+    late: bool = False
 
     @property
     def size(self) -> int:
@@ -213,10 +217,11 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
             if swizzle:
                 offset = -(-offset // 1024) * 1024          # (the swizzle pattern is of absolute addresses)
             # (a wgmma group left in flight may still read the last iteration's buffer when the
-            # loads for iteration i + S - 1 are issued: one buffer more)
-            buffers = c.stages + (1 if c.dot in in_flight else 0)
+            # loads for iteration i + S - 1 are issued: one buffer more, or those loads after the dot)
+            carried, late = c.dot in in_flight, in_flight.get(c.dot, False)
+            buffers = c.stages + (1 if carried and not late else 0)
             ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * len(chains), swizzle,
-                        c.dot in in_flight)
+                        carried, late)
             if c.view is not None:   # the tile as the dot sees it, stored in the load's coordinates
                 rings[c.view.result] = replace(ring, staging=seen)
             offset += buffers * ring.size
@@ -224,12 +229,13 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
     return rings, offset
 
 
-def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> set:
-    """The wgmma dots that leave their group in flight into the next iteration: those whose result
-    only goes to the next iteration's accumulator (``acc = tl.dot(a, b, acc)``), where the buffer
-    more their rings then need does not cost a thread block per SM. Blocks per SM: the fewer of what the loop's rings
-    leave of ``SHARED_LIMIT`` and of what the registers allow (estimated: the accumulators plus 64
-    registers a thread, of 64K)."""
+def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> dict[Op, bool]:
+    """The wgmma dots that leave their group in flight into the next iteration — those whose result
+    only goes to the next iteration's accumulator (``acc = tl.dot(a, b, acc)``) — each with whether
+    its rings' copies go after it (``Ring.late``): where the buffer more they would otherwise need
+    costs a thread block per SM. Blocks per SM: the fewer of what the loop's rings leave of
+    ``SHARED_LIMIT`` and of what the registers allow (estimated: the accumulators plus 64 registers
+    a thread, of 64K)."""
     threads = 32 * em.fn.num_warps
 
     def blocks(extra: int, dot) -> int:
@@ -239,7 +245,7 @@ def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> set:
             total += (c.stages + (extra if c.dot in wgmma else 0)) * -(-size // 1024) * 1024
         regs = min(255, dot.result.type.numel // threads + 64)
         return min(SHARED_LIMIT // max(1, total), 65536 // (regs * threads))
-    found = set()
+    found = {}
     for dot in wgmma:
         # the accumulator cycle: the dot's result is only yielded, as the loop argument that is
         # only the dot's accumulator (PTX: touching a wgmma's accumulator registers before a wait
@@ -248,8 +254,8 @@ def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> set:
         if not (len(uses) == 1 and uses[0][0] is body.ops[-1]):
             continue
         arg = body.args[1 + uses[0][1]]
-        if dot.operands[2] is arg and users.get(arg, []) == [(dot, 2)] and blocks(1, dot) == blocks(0, dot):
-            found.add(dot)
+        if dot.operands[2] is arg and users.get(arg, []) == [(dot, 2)]:
+            found[dot] = blocks(1, dot) < blocks(0, dot)
     return found
 
 
