@@ -157,8 +157,8 @@ def test_the_kernels_num_stages_option_sets_the_depth_where_the_loop_asks_for_no
                                           ("int8_matmul_kernel", "i8")])
 def test_nvrtc_compiles_the_dot_kernels_for_every_target(kernel, dtype, target):
     """The PTX holds the intended instructions: mma.sync of the dtype's shape, ldmatrix (transposed
-    for B where it is 16-bit) — on sm_90a wgmma for fp16/bf16 — and cp.async with its commit
-    groups and waits."""
+    for B where it is 16-bit) and cp.async with its commit
+    groups and waits; on sm_90a wgmma for every type (k16 fp16/bf16, k8 tf32, k32 s8)."""
     fn = getattr(gemm, kernel)
     if kernel == "matmul_kernel":
         sig, ones = gemm_signature(dtype, True)
@@ -170,8 +170,10 @@ def test_nvrtc_compiles_the_dot_kernels_for_every_target(kernel, dtype, target):
     ck = mytriton.compile(fn, sig, ce, target=target)
     ptx = ck.asm["ptx"]
     assert isinstance(ck.asm["cubin"], bytes) and f".target {target}" in ptx
-    if target == "sm_90a" and dtype in ("fp16", "bf16"):       # Hopper's warpgroup MMA, from swizzled tiles
-        assert f"wgmma.mma_async.sync.aligned.m64n64k16.f32.{dtype.replace('fp', 'f')}" in ptx
+    if target == "sm_90a":       # Hopper's warpgroup MMA, from swizzled tiles
+        shape = {"fp16": "k16.f32.f16.f16", "bf16": "k16.f32.bf16.bf16", "fp32": "k8.f32.tf32.tf32",
+                 "i8": "k32.s32.s8.s8"}[dtype]
+        assert f"wgmma.mma_async.sync.aligned.m64n64{shape}" in ptx
         assert "wgmma.fence.sync.aligned" in ptx and "wgmma.commit_group.sync.aligned" in ptx
         assert "fence.proxy.async.shared::cta" in ptx and "ldmatrix" not in ptx and "mma.sync" not in ptx
     else:
@@ -193,6 +195,8 @@ def test_nvrtc_compiles_the_dot_kernels_for_every_target(kernel, dtype, target):
     # B along K (x @ W.T): its tiles are laid out along their first dimension, copied as 16-byte
     # runs down the columns, and read by wgmma along K (no transpose)
     ("fp16", 64, 64, 96, 64, 64, 64, 4, True, True),
+    ("fp32", 72, 40, 72, 64, 32, 32, 4, False, True),        # tf32 (k8), 128-byte rows
+    ("fp32", 130, 64, 40, 128, 64, 16, 8, False, True),      # tf32, 64-byte rows, two warpgroups
 ])
 def test_emulated_wgmma_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm, bn, bk, warps, b_transposed, wgmma):
     """sm_90a: the dot on wgmma, its operands' rings swizzled (read back through the matrix
@@ -200,9 +204,36 @@ def test_emulated_wgmma_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm, bn,
     cu, got, want = run_gemm(dtype, m, n, k, bm, bn, bk, warps, True, "sm_90a", b_transposed)
     body = cu[cu.index("__global__"):]
     assert ("wgmma.mma_async.sync.aligned.m64n" in body) == wgmma and ("mt_fence_proxy_async();" in body) == wgmma
-    assert (f", p, 1, 1, 0, {0 if b_transposed else 1};" in body) == wgmma
-    assert body.count("mt_cp_async<") == 6                 # (both operands: 2 loads in front, 1 in the loop)
+    if dtype == "fp32":              # tf32 reads B along K only: B (along N) goes through registers
+        assert ".f32.tf32.tf32" in body and body.count("mt_cp_async<") == 3
+    else:
+        assert (f", p, 1, 1, 0, {0 if b_transposed else 1};" in body) == wgmma
+        assert body.count("mt_cp_async<") == 6             # (both operands: 2 loads in front, 1 in the loop)
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("m,n,k,bm,bn,bk,warps", [(72, 40, 208, 64, 32, 64, 4), (130, 64, 96, 128, 64, 32, 8)])
+def test_emulated_int8_wgmma_gemm_is_exact(m, n, k, bm, bn, bk, warps):
+    """int8 on wgmma (k32, int32 sums): B (along N) goes through registers into its K-major ring;
+    the result equals numpy's int32 product exactly (tails in M, N and K; rows of B and C padded
+    to 16-byte multiples)."""
+    ld = -(-n // 16) * 16
+    a = RNG.integers(-128, 128, (m, k), dtype=np.int8)
+    b = np.zeros((k, ld), np.int8)
+    b[:, :n] = RNG.integers(-128, 128, (k, n), dtype=np.int8)
+    sig = {"a_ptr": "*i8:16", "b_ptr": "*i8:16", "c_ptr": "*i32:16", "M": "i32", "N": "i32", "K": "i32:16",
+           "stride_am": "i32:16", "stride_bk": "i32:16", "stride_cm": "i32:16"}
+    ce = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 2}
+    ck = mytriton.compile(gemm.int8_matmul_kernel, sig, ce, num_warps=warps, target="sm_90a")
+    body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
+    assert "wgmma.mma_async.sync.aligned.m64n" in body and ".s32.s8.s8" in body
+    c = np.zeros((m, ld), np.int32)
+    cuda_emulator.run(ck.asm["cu"], [a, b, c, m, n, k, k, ld, ld], (mytriton.cdiv(m, bm) * mytriton.cdiv(n, bn),))
+    assert not c[:, n:].any()
+    c = c[:, :n]
+    b = b[:, :n]
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
 
 
 @pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")

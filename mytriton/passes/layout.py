@@ -65,14 +65,27 @@ def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
     return widths
 
 
+def wgmma_kind(op: Op) -> str | None:
+    """wgmma's operand type for the dot ``op`` — fp16/bf16 into fp32 ("f16", "bf16"), fp32 as tf32
+    into fp32 ("tf32"), int8 into int32 ("s8") — or None where wgmma does not compute it (tf32x3,
+    ieee, fp16 accumulators...)."""
+    src, out = op.operands[0].type.scalar, op.result.type.scalar
+    if src in (F16, BF16) and out == F32:
+        return "bf16" if src == BF16 else "f16"
+    if src == F32 and out == F32 and op.attrs.get("input_precision") == "tf32":
+        return "tf32"
+    return "s8" if src == I8 and out == I32 else None
+
+
 def wgmma_candidate(op: Op, num_warps: int, target: str) -> bool:
     """Whether the CUDA backend may compute ``op`` with Hopper's ``wgmma`` (``backends/cuda/dot.py``
-    decides, once it sees how the operands lie in shared memory): the sm_90a target, fp16 or bf16
-    operands both read from shared-memory rings, whole warpgroups each 64 rows of the result, N up
-    to 256, K steps of 16 to 64 elements."""
+    decides, once it sees how the operands lie in shared memory): the sm_90a target, a type wgmma
+    computes (``wgmma_kind``), operands both read from shared-memory rings, whole warpgroups each
+    64 rows of the result, N up to 256, K steps of 32 to 128 bytes."""
     a, b, res = op.operands[0], op.operands[1], op.result.type
-    return (target == "sm_90a" and a.type.scalar in (F16, BF16) and num_warps % 4 == 0
-            and res.shape[0] % (16 * num_warps) == 0 and 8 <= res.shape[1] <= 256 and 16 <= a.type.shape[1] <= 64
+    k_bytes = a.type.shape[1] * a.type.scalar.bits // 8
+    return (target == "sm_90a" and wgmma_kind(op) is not None and num_warps % 4 == 0
+            and res.shape[0] % (16 * num_warps) == 0 and 8 <= res.shape[1] <= 256 and 32 <= k_bytes <= 128
             and _in_ring(a) and _in_ring(b))
 
 

@@ -146,48 +146,63 @@ static inline void mt_emulated_cp_async_wait(unsigned n) {
 // descriptors (address, LBO, SBO in 16-byte units at bits 0, 16, 32; swizzle mode at bit 62:
 // 1/2/3 = 128/64/32-byte rows whose 16-byte chunks are XORed with address bits 7..), each thread
 // adds its accumulators' products: warp w of the group holds rows 16 (w % 4) + l/4 (+ 8) and
-// columns 8 j + 2 (l % 4) (+ 1) of the m64nN tile, as registers 4 j + 0..3.
+// columns 8 j + 2 (l % 4) (+ 1) of the m64nN tile, as registers 4 j + 0..3. kind: the operand
+// type, 0 fp16, 1 bf16, 2 tf32 (fp32 read with its low 13 mantissa bits dropped), 3 s8 (int32
+// sums that wrap); K per instruction: 32 bytes of each operand row.
 static inline size_t __cvta_generic_to_shared(const void* p) { return (const unsigned char*)p - mt_smem; }
 static unsigned mt_wgmma_a[1024][4];
-static inline void mt_emulated_wgmma(float* const* d, unsigned n, unsigned long long da, unsigned long long db,
-                                     bool bf16, bool trans_b, bool a_regs = false) {
+static inline float mt_wgmma_elem(const unsigned char* at, int kind) {
+  if (kind == 3) return (float)(signed char)*at;
+  if (kind == 2) { unsigned w; memcpy(&w, at, 4); w &= 0xffffe000u; float f; memcpy(&f, &w, 4); return f; }
+  unsigned short h;
+  memcpy(&h, at, 2);
+  return mt_half_bits(h, kind == 1);
+}
+template <typename Acc>
+static inline void mt_emulated_wgmma(Acc* const* d, unsigned n, unsigned long long da, unsigned long long db,
+                                     int kind, bool trans_b, bool a_regs = false) {
   auto field = [](unsigned long long desc, int at) { return (unsigned)((desc >> at) & 0x3FFF) << 4; };
   auto width = [](unsigned long long desc) { unsigned m = desc >> 62; return m == 1 ? 128u : m == 2 ? 64u : 32u; };
+  const unsigned eb = kind == 2 ? 4 : kind == 3 ? 1 : 2, kk = 32 / eb;
   auto at = [&](unsigned long long desc, unsigned addr) {
     const unsigned w = width(desc), phys = addr ^ (((addr >> 7) & (w / 16 - 1)) << 4);
-    unsigned short h;
-    memcpy(&h, mt_smem + phys, 2);
-    return mt_half_bits(h, bf16);
+    return mt_wgmma_elem(mt_smem + phys, kind);
   };
   const unsigned wa = width(da), wb = width(db);
   auto A = [&](unsigned r, unsigned k) {
     if (a_regs) {   // A from registers: the fragment words of the warp's lanes (mma.sync's m16k16 A)
       const unsigned word = mt_wgmma_a[(threadIdx.x & ~31u) + (r % 8) * 4 + (k % 8) / 2][(r % 16 >= 8) + 2 * (k >= 8)];
-      return mt_half_bits(k % 2 ? word >> 16 : word & 0xffff, bf16);
+      return mt_half_bits(k % 2 ? word >> 16 : word & 0xffff, kind == 1);
     }
-    return at(da, field(da, 0) + r / 8 * field(da, 32) + r % 8 * wa + 2 * k);
+    return at(da, field(da, 0) + r / 8 * field(da, 32) + r % 8 * wa + eb * k);
   };
   auto B = [&](unsigned k, unsigned c) {
     if (trans_b)
       return at(db, field(db, 0) + c % (wb / 2) * 2 + c / (wb / 2) * field(db, 16) + k % 8 * wb + k / 8 * field(db, 32));
-    return at(db, field(db, 0) + c / 8 * field(db, 32) + c % 8 * wb + 2 * k);
+    return at(db, field(db, 0) + c / 8 * field(db, 32) + c % 8 * wb + eb * k);
   };
   const unsigned lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
   for (unsigned j = 0; j < n / 8; ++j)
     for (unsigned c = 0; c < 4; ++c) {
       const unsigned row = 16 * w + lane / 4 + 8 * (c / 2), col = 8 * j + 2 * (lane % 4) + c % 2;
-      float s = *d[4 * j + c];
-      for (unsigned k = 0; k < 16; ++k) s += A(row, k) * B(k, col);
-      *d[4 * j + c] = s;
+      if (kind == 3) {
+        unsigned s = (unsigned)*d[4 * j + c];
+        for (unsigned k = 0; k < kk; ++k) s += (unsigned)((int)A(row, k) * (int)B(k, col));
+        *d[4 * j + c] = (Acc)(int)s;
+      } else {
+        float s = (float)*d[4 * j + c];
+        for (unsigned k = 0; k < kk; ++k) s += A(row, k) * B(k, col);
+        *d[4 * j + c] = (Acc)s;
+      }
     }
 }
 // wgmma with A in registers: every thread posts its four words (rows l/4 and +8 of its warp's 16,
-// K pairs 2 (l%4) and +8), then reads its warp's.
+// K pairs 2 (l%4) and +8), then reads its warp's (fp16 / bf16 only).
 static inline void mt_emulated_wgmma_ra(float* const* d, unsigned n, const unsigned (&a)[4], unsigned long long db,
-                                        bool bf16, bool trans_b) {
+                                        int kind, bool trans_b) {
   memcpy(mt_wgmma_a[threadIdx.x], a, sizeof(a));
   mt_bar->arrive_and_wait();
-  mt_emulated_wgmma(d, n, 0, db, bf16, trans_b, true);
+  mt_emulated_wgmma(d, n, 0, db, kind, trans_b, true);
   mt_bar->arrive_and_wait();
 }
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {

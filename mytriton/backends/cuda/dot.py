@@ -42,6 +42,7 @@ from ...ir.layout import DotOperandLayout, MmaLayout
 from ...ir.linear import REGISTER
 from ...ir.ssa import Op, Value, walk
 from ...ir.types import F32, I32
+from ...passes.layout import wgmma_kind
 
 # The most shared memory a block can have on the GPUs mytriton targets (227 KiB on sm_90; the
 # runtime checks the device's own limit when it loads a kernel and opts in above 48 KiB).
@@ -297,15 +298,17 @@ def _wgmma_dots(em, chains: list[_Chain]) -> set[Op]:
         mine = {c.operand: c for c in chains if c.dot is dot}
         lay, nw = dot.result.layout, em.fn.num_warps
         a_in_regs = isinstance(dot.operands[0].layout, DotOperandLayout)
-        if set(mine) != ({1} if a_in_regs else {0, 1}):
+        half = dot.operands[0].type.scalar.bits == 16
+        if set(mine) != ({1} if a_in_regs and half else {0, 1}):
             continue
-        if not (dot.operands[0].type.scalar.bits == 16 and lay.warps_per_cta == (nw, 1) and nw % 4 == 0
+        if not (wgmma_kind(dot) and lay.warps_per_cta == (nw, 1) and nw % 4 == 0
                 and dot.result.type.shape[0] % (16 * nw) == 0 and dot.result.type.shape[1] <= 256):
             continue
         stagings = {i: _stagings(em, c, True) for i, c in mine.items()}
         if any(st is None for st in stagings.values()) or (0 in stagings and stagings[0][0].trans):
             continue
-        if all(_copies(em, ld, stagings[i][1]) for i, c in mine.items() for ld in c.loads):
+        # (tf32 and int8 B, held along N, goes through registers into its K-major ring)
+        if all(_copies(em, ld, stagings[i][1]) or (i == 1 and not half) for i, c in mine.items() for ld in c.loads):
             found.add(dot)
     return found
 
@@ -507,7 +510,8 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     nw = em.fn.num_warps
     groups = nw // 4
     blocks = m // (64 * groups)                      # 64-row blocks per warpgroup
-    t = "bf16" if a.type.scalar.name == "bf16" else "f16"
+    t = wgmma_kind(op)
+    k_step = 32 // (a.type.scalar.bits // 8)         # one wgmma per 32 bytes of K: k16, k8 (tf32), k32 (s8)
     ref = em.ref(res)
     half = n // 2                                    # accumulators per thread per block
     em.emit(em.declare(res) + ";")
@@ -521,35 +525,40 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     em.emit("mt_wgmma_fence();")
     regs = ", ".join(f"%{x}" for x in range(half))
     trans_b = 1 if sb.trans else 0
+    # scale-d (the predicate), then for floats imm-scale-a/b = 1 and, for 16-bit types, the
+    # transposes (A along K: 0; B: along N or K); tf32 and s8 read both operands along K only
+    shape = f"wgmma.mma_async.sync.aligned.m64n{n}k{k_step}.{'s32' if t == 's8' else 'f32'}.{t}.{t}"
+    tail = "p" if t == "s8" else "p, 1, 1" if t == "tf32" else None
     if sa is not None:               # A: a descriptor; B: a descriptor
-        ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{half + 2}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
-               f"{{{regs}}}, %{half}, %{half + 1}, p, 1, 1, 0, {trans_b}; }}")
+        ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{half + 2}, 0; {shape} "
+               f"{{{regs}}}, %{half}, %{half + 1}, {tail or f'p, 1, 1, 0, {trans_b}'}; }}")
     else:                            # A: four fragment words; B: a descriptor
-        ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{half + 5}, 0; wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} "
+        ptx = (f"{{ .reg .pred p; setp.ne.b32 p, %{half + 5}, 0; {shape} "
                f"{{{regs}}}, {{%{half}, %{half + 1}, %{half + 2}, %{half + 3}}}, %{half + 4}, p, 1, 1, {trans_b}; }}")
-    bf16, trans = ("true" if x else "false" for x in (t == "bf16", sb.trans))
+    kind, trans = {"f16": 0, "bf16": 1, "tf32": 2, "s8": 3}[t], "true" if sb.trans else "false"
+    out = '"+r"' if t == "s8" else '"+f"'
     for i in range(blocks):
-        outs = ", ".join(f'"+f"({ref}[{4 * (n // 8) * i + x}])' for x in range(half))
+        outs = ", ".join(f'{out}({ref}[{4 * (n // 8) * i + x}])' for x in range(half))
         ptrs = ", ".join(f"&{ref}[{4 * (n // 8) * i + x}]" for x in range(half))
-        for step in range(kk // 16):
+        for step in range(kk // k_step):
             db = _descriptor("sb", sb, step)
             em.emit("{")
             if sa is not None:
                 da = _descriptor("sa", sa, step, f"64 * wg + {64 * groups * i}")
                 em.emit(f"  const unsigned long long da = {da}, db = {db};")
-                ins, emulated = '"l"(da), "l"(db)', f"mt_emulated_wgmma(d, {n}, da, db, {bf16}, {trans})"
+                ins, emulated = '"l"(da), "l"(db)', f"mt_emulated_wgmma(d, {n}, da, db, {kind}, {trans})"
             else:                    # word w: registers 8 (step + steps * i) + 2 w, + 1 (DotOperandLayout)
-                base = 8 * (step + kk // 16 * i)
+                base = 8 * (step + kk // k_step * i)
                 words = ", ".join(f"mt_pack_word({em.ref(a)}[{base + 2 * w}], {em.ref(a)}[{base + 2 * w + 1}])"
                                   for w in range(4))
                 em.emit(f"  const unsigned fa[4] = {{{words}}};")
                 em.emit(f"  const unsigned long long db = {db};")
                 ins = '"r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "l"(db)'
-                emulated = f"mt_emulated_wgmma_ra(d, {n}, fa, db, {bf16}, {trans})"
+                emulated = f"mt_emulated_wgmma_ra(d, {n}, fa, db, {kind}, {trans})"
             em.emit("#ifdef __CUDA_ARCH__")
             em.emit(f'  asm volatile("{ptx}" : {outs} : {ins}, "r"(1));')
             em.emit("#else")
-            em.emit(f"  float* d[{half}] = {{{ptrs}}};")
+            em.emit(f"  {'int' if t == 's8' else 'float'}* d[{half}] = {{{ptrs}}};")
             em.emit(f"  {emulated};")
             em.emit("#endif")
             em.emit("}")
