@@ -143,6 +143,43 @@ def _in_ring(v: Value) -> bool:
     return False
 
 
+def _k_major_ring_loads(fn: Function, num_warps: int, target: str) -> set[Op]:
+    """The pipelined loads of B operands that wgmma reads along K only (tf32, int8: ``wgmma_kind``)
+    while memory holds them along N: every load of the ring chain (``passes/prefetch.py``: the
+    loads of iterations 0..S-2 in front of the loop, and iteration i + S - 1's in the body)."""
+    found = set()
+    for loop in walk(fn.body):
+        if loop.name != "for":
+            continue
+        body = loop.regions[0]
+        args, inits, yields = body.args[1:], loop.operands[3:], body.ops[-1].operands
+        for dot in body.ops:
+            if not (dot.name == "dot" and wgmma_kind(dot) in ("tf32", "s8") and dot.operands[1] in args
+                    and wgmma_candidate(dot, num_warps, target)):
+                continue
+            j = args.index(dot.operands[1])
+            first = inits[j].owner
+            if not (isinstance(first, Op) and first.name == "load" and first.attrs.get("ahead") == 0):
+                continue
+            depth = first.attrs["stages"] - 1
+            chain = [v.owner for v in inits[j:j + depth]] + [yields[j + depth - 1].owner]
+            if all(isinstance(ld, Op) and ld.name == "load" and len(ld.operands[0].type.shape) == 2 for ld in chain):
+                found.update(chain)
+    return found
+
+
+def k_run_layout(shape: tuple[int, ...], num_warps: int, elem_bytes: int) -> BlockedLayout:
+    """A K x N tile whose threads hold runs of 16 bytes along K (dimension 0) and whose lanes go
+    along N first: loads along N stay coalesced (one element a lane), and each run is one 16-byte
+    store into a K-major shared-memory tile (what wgmma reads for tf32 and int8)."""
+    k, n = shape
+    spt = min(max(1, 16 // elem_bytes), k)
+    lanes_n = min(32, n)
+    lanes_k = 32 // lanes_n
+    warps_k = min(num_warps, max(1, k // (spt * lanes_k)))
+    return BlockedLayout((spt, 1), (lanes_k, lanes_n), (warps_k, num_warps // warps_k), (0, 1))
+
+
 class LayoutAssignment:
     def __init__(self, fn: Function, target: str = "sm_90"):
         self.fn = fn
@@ -152,6 +189,7 @@ class LayoutAssignment:
         self.nat: dict[Value, Layout] = {}
         self.axis = None                     # the axis analysis, where a layout asks for it
         self.chained = chained_dots(fn)
+        self.k_runs = _k_major_ring_loads(fn, self.fn.num_warps, target)
         self.home: dict = {}                 # value or op -> the region it is defined in
         for r in [fn.body] + [r for op in walk(fn.body) for r in op.regions]:
             self.home.update((v, r) for v in r.args)
@@ -338,6 +376,8 @@ class LayoutAssignment:
                 lay = nat.get(src)
                 if isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"]:
                     nat[op.result] = lay.parent
+            elif op.name == "load" and op in self.k_runs:
+                nat[op.result] = k_run_layout(op.result.type.shape, self.fn.num_warps, _elem_bytes(op.result.type))
             elif op.name == "load" and "stages" in op.attrs and (lay := self.column_tile(op)) is not None:
                 nat[op.result] = lay
             elif op.name == "trans":       # the operand's layout permuted (no data moves)
