@@ -204,8 +204,10 @@ def test_emulated_wgmma_gemm_agrees_with_the_interpreter(dtype, m, n, k, bm, bn,
     cu, got, want = run_gemm(dtype, m, n, k, bm, bn, bk, warps, True, "sm_90a", b_transposed)
     body = cu[cu.index("__global__"):]
     assert ("wgmma.mma_async.sync.aligned.m64n" in body) == wgmma and ("mt_fence_proxy_async();" in body) == wgmma
-    if dtype == "fp32":              # tf32 reads B along K only: B (along N) goes through registers
+    if dtype == "fp32":              # tf32 reads B along K only: B (along N) goes through registers,
         assert ".f32.tf32.tf32" in body and body.count("mt_cp_async<") == 3
+        # each thread holding 4 elements along K: one 16-byte store per run into the K-major ring
+        assert "*reinterpret_cast<mt_vec<float, 4>*>(" in body
     else:
         assert (f", p, 1, 1, 0, {0 if b_transposed else 1};" in body) == wgmma
         assert body.count("mt_cp_async<") == 6             # (both operands: 2 loads in front, 1 in the loop)
@@ -228,6 +230,7 @@ def test_emulated_int8_wgmma_gemm_is_exact(m, n, k, bm, bn, bk, warps):
     ck = mytriton.compile(gemm.int8_matmul_kernel, sig, ce, num_warps=warps, target="sm_90a")
     body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
     assert "wgmma.mma_async.sync.aligned.m64n" in body and ".s32.s8.s8" in body
+    assert f"*reinterpret_cast<mt_vec<signed char, {min(16, bk)}>*>(" in body     # 16-byte runs along K
     c = np.zeros((m, ld), np.int32)
     cuda_emulator.run(ck.asm["cu"], [a, b, c, m, n, k, k, ld, ld], (mytriton.cdiv(m, bm) * mytriton.cdiv(n, bn),))
     assert not c[:, n:].any()

@@ -167,3 +167,19 @@ def test_cuda_operand_registers_of_broadcasts(shape, warps):
             for r in range(num_regs(lay, shape)):
                 want = tuple(0 if n == 1 else c for c, n in zip(element_coords(lay, shape, t, r), small))
                 assert element_coords(lay, small, t, _eval_c(index, r=r)) == want
+
+
+@pytest.mark.parametrize("shape,warps,eb,want", [
+    ((32, 128), 4, 4, ((4, 1), (1, 32), (4, 1))),     # tf32 B of a 128-wide tile: runs of 4 along K
+    ((64, 128), 4, 1, ((16, 1), (1, 32), (4, 1))),    # int8: runs of 16
+    ((16, 8), 4, 4, ((4, 1), (4, 8), (1, 4))),        # narrow N: lanes fill N, then K; warps left over repeat
+])
+def test_k_run_layout_holds_16_bytes_along_k_with_lanes_along_n(shape, warps, eb, want):
+    from mytriton.passes.layout import k_run_layout
+    lay = k_run_layout(shape, warps, eb)
+    assert (lay.size_per_thread, lay.threads_per_warp, lay.warps_per_cta, lay.order) == (*want, (0, 1))
+    lin = lay.to_linear(shape, warps)
+    # registers 0..3 (or 0..15) step along K; lanes cover N (32 of them where N allows)
+    lanes = lin.bases_of("lane")
+    assert lin.bases_of("register")[0] == (1, 0)
+    assert [b for b in lanes if b[1]] == [(0, 1 << i) for i in range(min(5, (shape[1] - 1).bit_length()))]

@@ -169,9 +169,10 @@ def _k_major_ring_loads(fn: Function, num_warps: int, target: str) -> set[Op]:
 
 
 def k_run_layout(shape: tuple[int, ...], num_warps: int, elem_bytes: int) -> BlockedLayout:
-    """A K x N tile whose threads hold runs of 16 bytes along K (dimension 0) and whose lanes go
-    along N first: loads along N stay coalesced (one element a lane), and each run is one 16-byte
-    store into a K-major shared-memory tile (what wgmma reads for tf32 and int8)."""
+    """A K x N tile whose threads hold runs of 16 bytes along K (dimension 0) and whose lanes cover
+    N (all 32 where N has room, the rest along K): loads along N stay coalesced (one element a
+    lane), and each run is one 16-byte store into a K-major shared-memory tile (what wgmma reads
+    for tf32 and int8)."""
     k, n = shape
     spt = min(max(1, 16 // elem_bytes), k)
     lanes_n = min(32, n)
