@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .ssa import Const
+from ..runtime.driver import ML_DTYPES
 from .types import (SCALARS, BlockType, F32, I1, I32, PointerType, ScalarType, Type, U32, broadcast_shapes,
                     make_type, promote, shape_of)
 
@@ -144,6 +145,17 @@ def _numeric(t: Type, what: str) -> ScalarType:
     s = t.scalar
     if isinstance(s, PointerType):
         raise OpTypeError(f"{what} is not defined on pointers ({t})")
+    if s.is_fp8:
+        raise OpTypeError(f"{what} is not defined on {s} (fp8 values are loaded, stored, converted and given to "
+                          f"tl.dot; convert with .to(tl.float32) to compute with them)")
+    return s
+
+
+def _value_compute(types, attrs):
+    """The operand's own type (any but a pointer): casts and bitcasts move fp8 values too."""
+    s = types[0].scalar
+    if isinstance(s, PointerType):
+        raise OpTypeError(f"this op is not defined on pointers ({types[0]})")
     return s
 
 
@@ -500,10 +512,15 @@ def _cast_rule(types, attrs):
         if isinstance(src, PointerType) or not (src.is_float and dst.is_float and dst.bits < src.bits):
             raise OpTypeError(f"fp_downcast_rounding applies only to a float converted to a narrower float, "
                               f"not {src} to {dst}")
+        if dst.is_fp8 and rounding != "rtne":
+            raise OpTypeError(f"a conversion to {dst} rounds to nearest even (saturating), not {rounding!r}")
+    if isinstance(src, ScalarType) and (src.is_fp8 or dst.is_fp8) and not (src.is_float and dst.is_float):
+        raise OpTypeError(f"{src} converts only to and from floating-point types, not {dst if src.is_fp8 else src}: "
+                          f"convert through tl.float32")
     return make_type(shape_of(types[0]), dst)
 
 
-define(OpDef("cast", (1, 1), _cast_rule, elementwise=True, keeps_layout=True, compute=_same_compute,
+define(OpDef("cast", (1, 1), _cast_rule, elementwise=True, keeps_layout=True, compute=_value_compute,
              np_fn=None, c_fn=None, doc="x.to(dtype[, fp_downcast_rounding]); the backends convert per element"))
 
 
@@ -518,11 +535,14 @@ def _bitcast_rule(types, attrs):
 
 
 define(OpDef("bitcast", (1, 1), _bitcast_rule, elementwise=True, keeps_layout=True,
-             compute=_same_compute,
+             compute=_value_compute,
              doc="x.to(dtype, bitcast=True): the same bits read as another type of the same width"))
 
 
 def _where_compute(types, attrs):
+    x, y = types[1].scalar, types[2].scalar
+    if isinstance(x, ScalarType) and x.is_fp8 and x == y:
+        return x                     # (a choice between two fp8 values of one type moves bits only)
     return promote(_numeric(types[1], "where"), _numeric(types[2], "where"))
 
 
@@ -929,12 +949,12 @@ define(OpDef("condition", (1, 1 << 30), lambda types, attrs: None, terminator=Tr
 
 @functools.cache
 def np_dtype(t: ScalarType):
-    """The numpy scalar type of ``t`` (the dtype table's ``numpy``); bf16 is ml_dtypes' bfloat16,
-    imported only when a bf16 value is computed."""
+    """The numpy scalar type of ``t`` (the dtype table's ``numpy``); bf16 and fp8 are ml_dtypes',
+    imported only when such a value is computed."""
     name = t.info.numpy
-    if name == "bfloat16":
+    if name in ML_DTYPES:
         import ml_dtypes
-        return ml_dtypes.bfloat16
+        return getattr(ml_dtypes, name)
     return np.dtype(name).type
 
 
@@ -951,7 +971,19 @@ def constant_value(value, t: ScalarType):
     with np.errstate(all="ignore"):
         if t.name == "bf16":
             return np.uint16(_bf16_bits(value)).view(np_dtype(t))
+        if t.is_fp8:                 # an fp32 constant converted (as Triton's), saturating
+            return _to_fp8(np.asarray(np.float32(value)), t)[()]
         return np_dtype(t)(value)
+
+
+def _to_fp8(x: np.ndarray, t: ScalarType) -> np.ndarray:
+    """fp32 values converted to the fp8 type ``t`` as ``cvt.rn.satfinite`` does: to nearest even,
+    magnitudes beyond the largest finite value (infinities included) to it, NaN to the positive
+    canonical NaN."""
+    import ml_dtypes
+    target = np_dtype(t)
+    top = float(ml_dtypes.finfo(target).max)
+    return np.where(np.isnan(x), np.float32(np.nan), np.clip(x, -top, top)).astype(target)
 
 
 def _bf16_bits(value) -> int:
@@ -996,18 +1028,21 @@ def _narrow(x: np.ndarray, src: ScalarType, dst: ScalarType, rounding: str | Non
 def convert(x, src: ScalarType, dst: ScalarType, rounding: str | None = None) -> np.ndarray:
     """The cast op on numpy values ``x`` of type ``src`` (the interpreter's and the folder's one
     rule; the backends emit the same): to bool is ``!= 0``; float to integer truncates; a float
-    narrowed rounds to nearest even (or toward zero, ``rounding="rtz"``); fp16 and bf16 convert to
-    anything but fp32 through fp32, and an integer becomes bf16 through fp32, as in Triton."""
+    narrowed rounds to nearest even (or toward zero, ``rounding="rtz"``); fp16, bf16 and fp8
+    convert to anything but fp32 through fp32, an integer becomes bf16 through fp32, and fp8 is
+    made from fp32 saturating (``_to_fp8``), as in Triton."""
     x = np.asarray(x)
     with np.errstate(all="ignore"):
         if src == dst:
             return x.astype(np_dtype(dst), copy=False)
         if dst.is_bool:
             return x != 0
-        if src.is_half:
+        if src.is_half or src.is_fp8:
             x, src = x.astype(np.float32), F32
             if dst == F32:
                 return x
+        if dst.is_fp8:               # through fp32 (fp64 rounded to it first), as Triton converts
+            return _to_fp8(x.astype(np.float32), dst)
         if src.is_float and dst.is_float and dst.bits < src.bits:
             return _narrow(x, src, dst, rounding)
         if dst.name == "bf16":                       # from an integer

@@ -38,6 +38,11 @@ class ScalarType:
         return self.kind == "float" and self.bits == 16
 
     @property
+    def is_fp8(self) -> bool:
+        """fp8e4nv or fp8e5: data for loads, stores, conversions and ``tl.dot``, no arithmetic."""
+        return self.kind == "float" and self.bits == 8
+
+    @property
     def is_int(self) -> bool:        # bool counts as an integer type, as in Triton
         return self.kind in ("int", "uint", "bool")
 
@@ -65,6 +70,7 @@ SCALARS = {name: ScalarType.of(d) for name, d in DTYPES.items()}
 I1, I8, I16, I32, I64 = (SCALARS[n] for n in ("i1", "i8", "i16", "i32", "i64"))
 U8, U16, U32, U64 = (SCALARS[n] for n in ("u8", "u16", "u32", "u64"))
 F16, BF16, F32, F64 = (SCALARS[n] for n in ("fp16", "bf16", "fp32", "fp64"))
+FP8E4NV, FP8E5 = SCALARS["fp8e4nv"], SCALARS["fp8e5"]
 BOOL = I1
 
 
@@ -180,6 +186,8 @@ def promote(a: ScalarType, b: ScalarType) -> ScalarType:
     (bf16 with an integer is fp32, with fp16 it is fp16)."""
     if a == b:
         return a
+    if a.is_fp8 and b.is_fp8:        # two different fp8 types meet in fp16 (Triton's rule)
+        return F16
     if a.is_float or b.is_float:
         for t in (F64, F32, F16):
             if t in (a, b):

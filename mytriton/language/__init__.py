@@ -4,16 +4,16 @@ from __future__ import annotations
 import builtins
 
 from ..ir.ops import ATOMIC_SCOPES, ATOMIC_SEMS, DOT_PRECISIONS, OpTypeError, check_atomic, check_block_shape
-from ..ir.types import BF16, F16, F32, F64, I8, I32, BlockType, PointerType, ScalarType
-from .core import (bfloat16, builtin, computation_operands, constexpr, current_builder, dtype, float16, float32,
-                   float64,
+from ..ir.types import BF16, F16, F32, F64, FP8E4NV, FP8E5, I8, I32, BlockType, PointerType, ScalarType
+from .core import (bfloat16, builtin, computation_operands, constexpr, current_builder, dtype, float8e4nv,
+                   float8e5, float16, float32, float64,
                    int1, int8, int16, int32, int64, is_block, make, tensor, to_tensor, uint8, uint16,
                    uint32, uint64)
 from .core import binary as _binary
 
 __all__ = [
     "constexpr", "tensor", "dtype", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "float16", "bfloat16", "float32", "float64", "program_id", "num_programs",
+    "uint32", "uint64", "float8e4nv", "float8e5", "float16", "bfloat16", "float32", "float64", "program_id", "num_programs",
     "arange", "load", "store", "zeros", "full", "empty", "zeros_like", "full_like", "where", "exp",
     "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "floor", "ceil", "sigmoid",
     "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",
@@ -334,28 +334,33 @@ def expand_dims(input, axis):
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=None):
     """``input`` (M, K) @ ``other`` (K, N) [+ ``acc``], with Triton 3.6's rules: both operands of one
-    dtype (fp16, bf16, fp32, fp64, int8), K >= 16 (32 for int8); fp32 inputs by ``input_precision``
-    ("tf32", the default, "tf32x3" or "ieee"); the result fp32 (int32 for int8, fp64 for fp64;
-    fp16 inputs may ask ``out_dtype=tl.float16``)."""
+    dtype (fp16, bf16, fp32, fp64, int8) or both fp8 (float8e4nv, float8e5, mixed), K >= 16 (32 for
+    int8 and fp8); fp32 inputs by ``input_precision`` ("tf32", the default, "tf32x3" or "ieee");
+    the result fp32 (int32 for int8, fp64 for fp64; fp16 and fp8 inputs may ask
+    ``out_dtype=tl.float16``). fp8 operands are converted to fp16 (exactly) and multiplied as such,
+    accumulating in full fp32 (``max_num_imprecise_acc`` is accepted and has nothing to limit)."""
     a, b = to_tensor(input), to_tensor(other)
     if not (is_block(a) and is_block(b)):
         raise TypeError("tl.dot needs two blocks")
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise TypeError(f"Both inputs must be 2D (3D batched dots are not supported by mytriton yet); "
                         f"(lhs: {list(a.shape)} vs rhs: {list(b.shape)})")
-    allowed = (I8, F16, BF16, F32, F64)
+    allowed = (I8, F16, BF16, F32, F64, FP8E4NV, FP8E5)
     for side, x in (("lhs", a), ("rhs", b)):
         if x.dtype not in allowed:
             raise TypeError(f"Unsupported {side} dtype {x.dtype}")
-    if a.dtype != b.dtype:
+    fp8 = a.dtype.is_fp8 and b.dtype.is_fp8          # (any two fp8 types, as in Triton)
+    if a.dtype != b.dtype and not fp8:
         raise TypeError(f"Both operands must be same dtype. Got {a.dtype} and {b.dtype}")
     if a.shape[1] != b.shape[0]:
         raise TypeError(f"First input shape ({list(a.shape)}) and second input shape {list(b.shape)} are not "
                         f"compatible for matmul (second index of first shape ({a.shape[1]}) must be equal to "
                         f"first index of second shape ({b.shape[0]})")
-    min_k = 32 if a.dtype == I8 else 16
+    min_k = 32 if a.dtype == I8 or fp8 else 16
     if a.shape[1] < min_k:
         raise TypeError(f"Input shapes should have M >= 1, N >= 1 and K >= {min_k}")
+    if fp8:    # every fp8 value is an fp16 one: the product of the fp16 operands is the same
+        a, b = (make("cast", x, dtype=F16, rounding=None) for x in (a, b))
     if allow_tf32 is not None:
         if input_precision is not None:
             raise TypeError("only one of input_precision and allow_tf32 can be given")

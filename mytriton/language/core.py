@@ -12,13 +12,14 @@ import contextvars
 import functools
 
 from ..ir.ops import check_same_signedness
-from ..ir.types import (BF16, BlockType, F16, F32, F64, I1, I8, I16, I32, I64, PointerType,
+from ..ir.types import (BF16, BlockType, F16, F32, F64, FP8E4NV, FP8E5, I1, I8, I16, I32, I64, PointerType,
                         ScalarType, U8, U16, U32, U64, promote, shape_of)
 
 # dtypes: the IR's scalar types are the language's dtype objects
 int1, int8, int16, int32, int64 = I1, I8, I16, I32, I64
 uint8, uint16, uint32, uint64 = U8, U16, U32, U64
 float16, bfloat16, float32, float64 = F16, BF16, F32, F64
+float8e4nv, float8e5 = FP8E4NV, FP8E5
 dtype = ScalarType
 
 

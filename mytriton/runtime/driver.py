@@ -70,7 +70,13 @@ DTYPES = {d.name: d for d in (
     DType("bf16", "float", 16, "bfloat16", "bf16", "__nv_bfloat16", "bf16", "bfloat16", "H", ""),
     DType("fp32", "float", 32, "float32", "f32", "float", "f32", "float32", "f", "f4", ("float",)),
     DType("fp64", "float", 64, "float64", "f64", "double", "f64", "float64", "d", "f8", ("double",)),
+    # fp8 (OCP e4m3 without infinities, e5m2): data for loads, stores, conversions and tl.dot; no
+    # scalar arguments (no struct code) and no array-interface typestr; numpy's are ml_dtypes'
+    DType("fp8e4nv", "float", 8, "float8e4nv", "f8E4M3FN", "mt_fp8e4nv", "f8E4M3FN", "float8_e4m3fn", "", ""),
+    DType("fp8e5", "float", 8, "float8e5", "f8E5M2", "mt_fp8e5", "f8E5M2", "float8_e5m2", "", ""),
 )}
+# dtypes whose numpy type is ml_dtypes' (imported only where one is used)
+ML_DTYPES = frozenset(d.numpy for d in DTYPES.values() if d.numpy in ("bfloat16", "float8_e4m3fn", "float8_e5m2"))
 
 
 def dtype_named(text) -> "str | None":
@@ -120,6 +126,9 @@ def parse_type(s: str) -> ParamType:
         raise ValueError(f"type {s!r}: alignment must be a power of two, got {align}")
     if align > 1 and not star and dtype not in _INT_DTYPES:
         raise ValueError(f"type {s!r}: ':{align}' applies only to pointers and integer scalars")
+    if not star and not DTYPES[dtype].struct:
+        raise ValueError(f"type {s!r}: {dtype} scalars cannot be kernel arguments (pass an fp32 scalar and "
+                         f"convert it with .to() in the kernel, or a pointer '*{dtype}')")
     return ParamType(star, dtype, align)
 
 
@@ -1416,16 +1425,16 @@ def _numpy():
 
 def _numpy_dtype(dtype):
     """numpy's dtype for one of our dtype names (``"fp32"``) or anything numpy accepts; bfloat16
-    is ml_dtypes' (imported only for it)."""
+    and the fp8 types are ml_dtypes' (imported only for them)."""
     np = _numpy()
     if isinstance(dtype, str) and dtype in DTYPES:
         dtype = DTYPES[dtype].numpy
-    if isinstance(dtype, str) and dtype == "bfloat16":
+    if isinstance(dtype, str) and dtype in ML_DTYPES:
         try:
             import ml_dtypes
         except ImportError as e:
-            raise ImportError("bfloat16 arrays need ml_dtypes (pip install ml_dtypes)") from e
-        return np.dtype(ml_dtypes.bfloat16)
+            raise ImportError(f"{dtype} arrays need ml_dtypes (pip install ml_dtypes)") from e
+        return np.dtype(getattr(ml_dtypes, dtype))
     return np.dtype(dtype)
 
 

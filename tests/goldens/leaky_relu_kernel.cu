@@ -225,6 +225,74 @@ __device__ __forceinline__ void mt_mma_m16n8k32_s8(int& d0, int& d1, int& d2, in
   mt_emulated_mma_s8(d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
 #endif
 }
+// fp8 (tl.float8e4nv: e4m3 without infinities, largest 448; tl.float8e5: e5m2, largest 57344): one
+// byte each, converted through fp32. Made from fp32 as cvt.rn.satfinite does: to nearest even,
+// magnitudes beyond the largest finite value (infinities too) to it, NaN to 0x7f; on sm_89 and later
+// by that instruction, elsewhere (and on the host) by the same arithmetic.
+struct mt_fp8e4nv { unsigned char x; };
+struct mt_fp8e5 { unsigned char x; };
+__device__ __forceinline__ float mt_fp8_to_float(unsigned char b, int mbits, int bias, bool inf) {
+  const int e = (b & 0x7f) >> mbits, m = b & ((1 << mbits) - 1), top = (1 << (7 - mbits)) - 1;
+  float mag;
+  if (inf && e == top)
+    mag = m ? __int_as_float(0x7fc00000) : __int_as_float(0x7f800000);
+  else if (!inf && e == top && m == (1 << mbits) - 1)
+    mag = __int_as_float(0x7fc00000);
+  else
+    mag = e ? ldexpf((float)(m | 1 << mbits), e - bias - mbits) : ldexpf((float)m, 1 - bias - mbits);
+  return (b & 0x80) ? -mag : mag;
+}
+__device__ __forceinline__ unsigned char mt_float_to_fp8(float f, int mbits, int bias, unsigned largest, unsigned char top) {
+  unsigned u = __float_as_uint(f);
+  const unsigned char sign = (u >> 24) & 0x80;
+  u &= 0x7fffffffu;
+  if (u > 0x7f800000u) return 0x7f;                        // NaN: the canonical one
+  if (u >= largest) return sign | top;                      // saturate (infinities too)
+  const float a = __uint_as_float(u);
+  if (a < ldexpf(1.0f, 1 - bias))                           // subnormal: multiples of 2^(1 - bias - mbits)
+    return sign | (unsigned char)rintf(ldexpf(a, bias - 1 + mbits));
+  const int shift = 23 - mbits;
+  const unsigned r = (u + (1u << (shift - 1)) - 1 + ((u >> shift) & 1)) >> shift;   // to nearest even
+  return sign | (unsigned char)((((int)(r >> mbits) - 127 + bias) << mbits) | (r & ((1u << mbits) - 1)));
+}
+__device__ __forceinline__ float mt_to_float(mt_fp8e4nv v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short h;
+  asm("{ .reg .b32 t; cvt.rn.f16x2.e4m3x2 t, %1; cvt.u16.u32 %0, t; }" : "=h"(h) : "h"((unsigned short)v.x));
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
+  return mt_fp8_to_float(v.x, 3, 7, false);
+#endif
+}
+__device__ __forceinline__ float mt_to_float(mt_fp8e5 v) {
+#ifdef __CUDA_ARCH__
+  float f;                                                  // (e5m2 is the top byte of an fp16)
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(v.x << 8)));
+  return f;
+#else
+  return mt_fp8_to_float(v.x, 2, 15, true);
+#endif
+}
+__device__ __forceinline__ mt_fp8e4nv mt_to_fp8e4nv(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short h;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(f));
+  return mt_fp8e4nv{(unsigned char)(h & 0xff)};
+#else
+  return mt_fp8e4nv{mt_float_to_fp8(f, 3, 7, 0x43e00000u, 0x7e)};
+#endif
+}
+__device__ __forceinline__ mt_fp8e5 mt_to_fp8e5(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short h;
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(f));
+  return mt_fp8e5{(unsigned char)(h & 0xff)};
+#else
+  return mt_fp8e5{mt_float_to_fp8(f, 2, 15, 0x47600000u, 0x7b)};
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(128)
 k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slope)

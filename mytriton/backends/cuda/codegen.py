@@ -99,7 +99,8 @@ def _unparen(e: str) -> str:
 
 _BITCAST = {"fp16": "__ushort_as_half((unsigned short){:#06x})",
             "bf16": "__ushort_as_bfloat16((unsigned short){:#06x})",
-            "fp32": "__int_as_float({:#010x})", "fp64": "__longlong_as_double({:#018x}LL)"}
+            "fp32": "__int_as_float({:#010x})", "fp64": "__longlong_as_double({:#018x}LL)",
+            "fp8e4nv": "mt_fp8e4nv{{(unsigned char){:#04x}}}", "fp8e5": "mt_fp8e5{{(unsigned char){:#04x}}}"}
 
 
 def c_literal(value, ty: ScalarType) -> str:
@@ -111,7 +112,7 @@ def c_literal(value, ty: ScalarType) -> str:
         return "true" if value else "false"
     if ty.is_float:
         v = float(constant_value(value, ty))
-        if not math.isfinite(v) or ty.name in ("fp16", "bf16"):
+        if not math.isfinite(v) or ty.bits < 32:
             return _BITCAST[ty.name].format(float_bits(value, ty))
         suffix = "f" if ty.name == "fp32" else ""
         decimal = exact_decimal(v)
@@ -139,17 +140,19 @@ _NARROW = {("fp16", "fp32", "rtne"): "__float2half_rn", ("fp16", "fp32", "rtz"):
 
 
 def c_convert(expr: str, src: ScalarType, dst: ScalarType, rounding: str | None = None) -> str:
-    """C++ for the cast op (the registry's ``ops.convert``): to bool is ``!= 0``; fp16/bf16 go
-    through fp32; a float narrowed rounds to nearest even or (``rounding="rtz"``) toward zero; an
+    """C++ for the cast op (the registry's ``ops.convert``): to bool is ``!= 0``; fp16/bf16/fp8 go
+    through fp32 (fp8 is made from fp32: ``mt_to_fp8e4nv``, saturating); a float narrowed rounds to nearest even or (``rounding="rtz"``) toward zero; an
     integer becomes fp16 in one rounding and bf16 through fp32 (as Triton's NVIDIA backend does)."""
     if src == dst:
         return expr
-    if src.is_half:
-        expr, src = f"{_TO_FLOAT[src.name]}({expr})", F32
+    if src.is_half or src.is_fp8:
+        expr, src = f"{_TO_FLOAT.get(src.name, 'mt_to_float')}({expr})", F32
         if dst == F32:
             return expr
     if dst.is_bool:
         return f"({expr} != 0)"
+    if dst.is_fp8:                                             # from fp32 (fp64 rounded to it first)
+        return f"mt_to_{dst.name}({expr if src == F32 else f'((float){expr})'})"
     if src.is_float and dst.is_float and dst.bits < src.bits:
         mode = rounding or "rtne"
         if dst == F32 and mode == "rtne":
@@ -873,7 +876,7 @@ class CudaEmitter:
         """A loop's ops in order, except the copies into rings whose copies go after the loop's
         wgmma dots (``Ring.late``): those follow the last such dot and a barrier (after its wait,
         the buffers they overwrite are no warpgroup's operands any more)."""
-        late = [o for o in body.ops if o.results and o.result in self.rings and self.rings[o.result].late]
+        late = [o for o in body.ops if o.name == "load" and o.result in self.rings and self.rings[o.result].late]
         if not late:
             return self.region(body)
         dots = [o for o in body.ops if o.name == "dot" and any(self.rings.get(x) and self.rings[x].late

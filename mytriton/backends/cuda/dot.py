@@ -286,10 +286,12 @@ def _stagings(em, c: _Chain, swizzle: bool) -> tuple[_Staging, _Staging] | None:
 
 
 def _wgmma_dots(em, chains: list[_Chain]) -> set[Op]:
-    """The dots of ``chains`` that Hopper's ``wgmma`` computes: the sm_90a target, fp16/bf16 into
-    fp32, all warpgroups along M (the accumulator layout the layout pass chose for such a dot),
-    B pipelined and A either pipelined too or in registers (``DotOperandLayout``), the tiles
-    ``cp.async`` copies (runs of 4 to 16 bytes), A along K (wgmma reads A transposed only from
+    """The dots of ``chains`` that Hopper's ``wgmma`` computes: the sm_90a target, a type it
+    computes (``passes/layout.wgmma_kind``: fp16/bf16 or tf32 into fp32, int8 into int32), all
+    warpgroups along M (the accumulator layout the layout pass chose for such a dot), B pipelined
+    and A either pipelined too or (16-bit) in registers (``DotOperandLayout``), A's tiles and
+    16-bit B's ones ``cp.async`` copies (runs of 4 to 16 bytes; tf32 and int8 B, which wgmma reads
+    along K only, may go through registers), A along K (wgmma reads A transposed only from
     registers), each tile swizzleable (``_Staging.swizzled``)."""
     if em.target != "sm_90a":
         return set()
@@ -476,7 +478,7 @@ def dot_mma(em, op: Op):
 
 def _descriptor(base: str, st: _Staging, step: int, row0: str = "0") -> str:
     """C++ for wgmma's 64-bit shared-memory matrix descriptor of the tile ``st`` at ``base`` (a
-    shared-window address), for K step ``step`` (16 elements) and, for a K-major tile, the rows
+    shared-window address), for K step ``step`` (32 bytes) and, for a K-major tile, the rows
     from ``row0``: the start address, the leading and stride byte offsets, the swizzle mode (as
     PTX's matrix-descriptor format: address, LBO and SBO in 16-byte units; mode 1/2/3 = 128/64/32
     bytes). K-major: rows ``swizzle`` bytes apart, 8-row groups 8 rows apart (SBO), a K step 32
@@ -496,7 +498,7 @@ def _descriptor(base: str, st: _Staging, step: int, row0: str = "0") -> str:
 def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     """``tl.dot`` on Hopper's warpgroup tensor cores: per warpgroup (4 warps, 64 rows of the
     result each, side by side along M) and per 64-row block of its rows, one ``wgmma.mma_async
-    .m64nNk16`` per 16 elements of K, B read from its ring's swizzled tile through a matrix
+    .m64nNkK`` per 32 bytes of K (k16 fp16/bf16, k8 tf32, k32 int8), B read from its ring's swizzled tile through a matrix
     descriptor (along K or, transposed, along N), A likewise (along K) or, with ``sa`` None, from
     its registers (``DotOperandLayout``: the fragments of mma.sync, warp by warp). The
     accumulator is the MMA layout with all warps along M: thread registers ``4 NT i`` .. are

@@ -30,6 +30,12 @@ _SMEM_SIZE = "\0SMEM\0"                # the buffer's size is known only once th
 IntExpr = int | str                    # an i32 that is a compile-time int or an SSA name
 
 
+def _fp8(t) -> ScalarType | None:
+    """The fp8 type ``t`` is or points to, else None."""
+    t = t.pointee if isinstance(t, PointerType) else t
+    return t if isinstance(t, ScalarType) and t.is_fp8 else None
+
+
 def unsupported(what: str, op: Op) -> CompilationError:
     return CompilationError(f"MLIR backend does not support {what}", op.loc)
 
@@ -286,6 +292,9 @@ class MLIREmitter:
                 continue                                   # emitted by the op that owns the region
             self.source_comment(op)
             special = getattr(self, "op_" + op.name, None)
+            fp8 = next((t for v in (*op.operands, *op.results) if (t := _fp8(v.type.scalar))), None)
+            if fp8 is not None:      # (LLVM's NVPTX target has no fp8 type; arith.truncf would not saturate)
+                raise unsupported(f"fp8 values ({fp8}); the CUDA backend does", op)
             if special is not None:
                 special(op)
             elif op.name in REDUCE_KINDS:
