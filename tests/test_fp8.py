@@ -26,8 +26,8 @@ def reference(x: np.ndarray, np_type) -> np.ndarray:
     top = values.max()
     out = np.empty(x.shape, np_type)
     for i, v in enumerate(x.astype(np.float64)):
-        if np.isnan(v):
-            out[i] = np.nan
+        if np.isnan(v):              # the canonical NaN cvt gives (e4m3's only one; for e5m2 one of several)
+            out[i:i + 1] = np.uint8(0x7F).reshape(1).view(np_type)
             continue
         v = min(max(v, -top), top)
         dist = np.abs(values - v)
@@ -56,8 +56,7 @@ def probe_values(np_type) -> np.ndarray:
 
 def check(x, q, back, np_type):
     want = reference(x, np_type)
-    np.testing.assert_array_equal(q.astype(np.float64), want.astype(np.float64))
-    assert (np.signbit(q.astype(np.float64)) == np.signbit(want.astype(np.float64))).all()
+    np.testing.assert_array_equal(q.view(np.uint8), want.view(np.uint8))
     np.testing.assert_array_equal(back, want.astype(np.float32))
 
 

@@ -978,12 +978,14 @@ def constant_value(value, t: ScalarType):
 
 def _to_fp8(x: np.ndarray, t: ScalarType) -> np.ndarray:
     """fp32 values converted to the fp8 type ``t`` as ``cvt.rn.satfinite`` does: to nearest even,
-    magnitudes beyond the largest finite value (infinities included) to it, NaN to the positive
-    canonical NaN."""
+    magnitudes beyond the largest finite value (infinities included) to it, NaN to the canonical
+    NaN 0x7F (bit for bit what the GPU gives)."""
     import ml_dtypes
     target = np_dtype(t)
     top = float(ml_dtypes.finfo(target).max)
-    return np.where(np.isnan(x), np.float32(np.nan), np.clip(x, -top, top)).astype(target)
+    out = np.asarray(np.clip(x, -top, top).astype(target))
+    out.view(np.uint8)[np.isnan(x)] = 0x7F                   # (ml_dtypes' e5m2 NaN is 0x7E)
+    return out
 
 
 def _bf16_bits(value) -> int:

@@ -1,9 +1,9 @@
 """fp8 kernels (tests/test_fp8.py; run through Triton too by tests/test_fp8_gpu.py)."""
-import mytriton
+import mytriton as triton
 import mytriton.language as tl
 
 
-@mytriton.jit
+@triton.jit
 def quantize(x_ptr, q_ptr, back_ptr, n, FP8: tl.constexpr, BLOCK: tl.constexpr):
     """q = x converted to the fp8 type FP8; back = q converted back to fp32."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -13,7 +13,7 @@ def quantize(x_ptr, q_ptr, back_ptr, n, FP8: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(back_ptr + offs, q.to(tl.float32), mask=mask)
 
 
-@mytriton.jit
+@triton.jit
 def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
     """One tile: c (fp32) = a @ b for fp8 a (M x K) and b (K x N), row-major."""
     rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
@@ -22,7 +22,7 @@ def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constex
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
 
 
-@mytriton.jit
+@triton.jit
 def fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """c (fp32, M x N) = a (fp8, M x K) @ b (fp8, K x N), tiles with masked tails."""
