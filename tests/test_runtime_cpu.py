@@ -340,6 +340,7 @@ def test_str_of_param_type():
     (np.uint16(1), "u16"), (np.int64(1), "i64"), (np.bool_(True), "i1"),
     (FakeCAI(0x1000, "<f4"), "*fp32"), (FakeTensor(0x1000, "bfloat16"), "*bf16"),
     (FakeTensor(0x1000, "int64"), "*i64"), (FakeTensor(0x1000, "bool"), "*i1"),
+    (FakeTensor(0x1000, "float8_e4m3fn"), "*fp8e4nv"), (FakeTensor(0x1000, "float8_e5m2"), "*fp8e5"),
 ])
 def test_infer_type(value, expected):
     assert rt.infer_type(value) == expected
@@ -349,7 +350,7 @@ def test_infer_type(value, expected):
     (2**64, "does not fit in 64 bits"), (-2**63 - 1, "does not fit in 64 bits"),
     (np.zeros(3, np.float32), "host \\(CPU\\) array"), ("x", "expected a device pointer.*got str"),
     (FakeCAI(0x1000, "<c8"), "cannot infer the element type of FakeCAI \\(dtype <c8\\)"),
-    (FakeTensor(0x1000, "float8_e4m3fn"), "dtype float8_e4m3fn"), (np.complex64(1), "unsupported numpy scalar"),
+    (FakeTensor(0x1000, "float8_e4m3fnuz"), "dtype float8_e4m3fnuz"), (np.complex64(1), "unsupported numpy scalar"),
     (FakeTensor(0x1000, "float32", is_cuda=False), "tensor on cpu"), (None, "got NoneType"),
 ])
 def test_infer_type_errors(value, message):
@@ -369,7 +370,8 @@ def test_pointer_info_cuda_array_interface(typestr, dtype):
 @pytest.mark.parametrize("name, dtype", [
     ("float32", "fp32"), ("float16", "fp16"), ("bfloat16", "bf16"), ("float64", "fp64"), ("int8", "i8"),
     ("int16", "i16"), ("int32", "i32"), ("int64", "i64"), ("uint8", "u8"), ("uint16", "u16"),
-    ("uint32", "u32"), ("uint64", "u64"), ("bool", "i1"), ("float8_e5m2", None), ("complex64", None),
+    ("uint32", "u32"), ("uint64", "u64"), ("bool", "i1"), ("float8_e5m2", "fp8e5"), ("float8_e4m3fn", "fp8e4nv"),
+    ("float8_e4m3fnuz", None), ("complex64", None),
 ])
 def test_pointer_info_torch_like(name, dtype):
     assert rt.pointer_info(FakeTensor(0x7000, name)) == (0x7000, dtype)
