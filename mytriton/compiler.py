@@ -67,6 +67,10 @@ def _params(fn: JITFunction, signature, constexprs: dict):
                                    f"parameters {', '.join(runtime)}", kernel=fn.__name__)
         signature = dict(zip(runtime, signature))
     signature = dict(signature or {})
+    for name, text in list(signature.items()):     # 'i32:1': the value 1, compiled in as the JIT does
+        if isinstance(text, str) and name not in constexprs and _promised_one(text):
+            constexprs[name] = 1
+            del signature[name]
     for name in fn.constexpr_names:
         if name not in constexprs and fn.signature.parameters[name].default is fn.signature.parameters[name].empty:
             raise CompilationError(f"missing value for constexpr parameter '{name}'", kernel=fn.__name__)
@@ -90,6 +94,14 @@ def _params(fn: JITFunction, signature, constexprs: dict):
         if name not in values:
             values[name] = fn.signature.parameters[name].default
     return params, values
+
+
+def _promised_one(text: str) -> bool:
+    from .runtime.driver import parse_type as parse_type_string
+    try:
+        return parse_type_string(text).one
+    except ValueError:
+        return False                 # (the error comes with the parameter's name below)
 
 
 def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4,

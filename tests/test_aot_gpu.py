@@ -179,8 +179,8 @@ def test_loader_errors_on_the_device(out):
 @pytest.mark.skipif(not HAVE_TORCH, reason="needs PyTorch")
 def test_gemm_package_loads_the_sm90a_image_and_matches_torch(tmp_path):
     """manifests/gemm.yaml built for sm_80, sm_90 and sm_90a: on a compute capability 9.0 device the
-    package launches the sm_90a cubins (wgmma), and its GEMM, linear layer and attention match
-    PyTorch."""
+    package launches the sm_90a cubins (wgmma), and its GEMM (unit strides built in), linear layer
+    and attention match PyTorch."""
     result = run_cli([str(REPO / "manifests" / "gemm.yaml"), "--out", "build", "-j", "8"], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     code = textwrap.dedent("""
@@ -200,6 +200,11 @@ def test_gemm_package_loads_the_sm90a_image_and_matches_torch(tmp_path):
             chosen = gemm.matmul_kernel.select(cx, spec["num_warps"])
             out[spec["id"]] = [float((c.float() - want).abs().max()),
                                gemm.matmul_kernel.kernel(chosen).loaded_images]
+        try:                               # (its unit strides are built in: "i32:1")
+            gemm.matmul_kernel[grid](a, b, c, m, n, k, k, 2, n, 1, n, 1, **cx, num_warps=spec["num_warps"])
+            out["stride 2"] = "launched"
+        except ValueError as e:
+            out["stride 2"] = str(e)
         x, w = torch.randn(300, 256, device="cuda", dtype=torch.bfloat16), torch.randn(256, 384, device="cuda", dtype=torch.bfloat16)
         bias, y = torch.randn(384, device="cuda", dtype=torch.bfloat16), torch.empty(300, 384, device="cuda", dtype=torch.bfloat16)
         gemm.linear_kernel[(gemm.cdiv(300, 128) * gemm.cdiv(384, 128),)](x, w, bias, y, 300, 384, 256, 256, 384, 384,
@@ -224,3 +229,5 @@ def test_gemm_package_loads_the_sm90a_image_and_matches_torch(tmp_path):
         if got["cc"] == [9, 0]:
             assert images == ["sm_90a"], (spec_id, images)
     assert got["linear"] < 1.0 and got["attention"] < 2e-2
+    assert got["stride 2"].startswith("parameter 'stride_ak' was built as i32:1 (the value 1 is compiled into the "
+                                      "kernel); got 2")

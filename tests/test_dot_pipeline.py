@@ -318,3 +318,16 @@ def test_emulated_gemm_of_a_transposed_b_copies_it_down_its_columns(dtype):
     body = cu[cu.index("__global__"):]
     assert body.count("mt_cp_async<") == 6 and "mt_ldmatrix_x4<false>(fb[j][0]" in body
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+
+
+def test_a_signature_promising_unit_strides_compiles_them_in():
+    """'i32:1' (Triton AOT's spelling) compiles the value 1 in, as the JIT does for arguments equal
+    to 1: the kernel is the one compiled with those strides given as constants, their parameters
+    gone from its signature — so a built package's GEMM copies 16-byte runs (cp.async)."""
+    sig, ones = gemm_signature("fp16", True)
+    ce = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "ACTIVATION": ""}
+    given = mytriton.compile(gemm.matmul_kernel, sig, {**ones, **ce}, target="sm_90a")
+    promised = mytriton.compile(gemm.matmul_kernel, {**sig, **{p: "i32:1" for p in ones}}, ce, target="sm_90a")
+    body = promised.asm["cu"][promised.asm["cu"].index("__global__"):]
+    assert body == given.asm["cu"][given.asm["cu"].index("__global__"):]
+    assert not set(ones) & set(promised.metadata["signature"]) and "mt_cp_async<16>" in body

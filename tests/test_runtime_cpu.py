@@ -10,6 +10,7 @@ import enum
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -331,6 +332,31 @@ def test_str_of_param_type():
     assert str(rt.parse_type("*fp32:16")) == "*fp32:16"
     assert str(rt.parse_type("*fp32:1")) == "*fp32"
     assert str(rt.parse_type("i64")) == "i64"
+
+
+@pytest.mark.parametrize("text, one", [("i32:1", True), ("u64:1", True), ("i32:01", True), ("i32", False),
+                                       ("i32:16", False), ("*fp32:1", False), ("fp32:1", False), ("i1:1", False)])
+def test_an_integer_promised_to_be_one(text, one):
+    """Triton AOT's 'i32:1': the value is 1 (on a pointer or a float ':1' promises nothing)."""
+    t = rt.parse_type(text)
+    assert t.one == one and t.align == (16 if text.endswith(":16") else 1)
+    assert str(t).endswith(":1") == one and rt.parse_type(str(t)) == t
+
+
+def test_a_launch_checks_an_argument_built_as_one_and_does_not_pass_it():
+    """i32:1 parameters are compiled in: the launcher packs only the others, and refuses any other
+    value (numpy's 1 included as 1) before it looks for a GPU."""
+    params = [("x", "*fp32:16"), ("stride", "i32:1"), ("n", "i32")]
+    k = rt.Kernel("k", params, 4, 0, {"sm_90": b"not a cubin"})
+    assert "if type(a1) is not int or a1 != 1: _not_one(_params, 1, a1)" in k.launcher_source
+    assert ", a0, a2):" in k.launcher_source                   # the native path gets x and n only
+    for bad in (2, 0, True, 1.0, "1", None):
+        with pytest.raises(ValueError, match=r"parameter 'stride' was built as i32:1 \(the value 1 is compiled "
+                                             r"into the kernel\); got " + re.escape(repr(bad))):
+            k.launch(1, [0x1000, bad, 8])
+    assert rt._not_one(k.params, 1, np.int64(1)) is None
+    assert k._spec[2] == b"P\x10i\x01"                          # (the native kinds: x and n)
+    assert len(k._new_slot()[2]) == 2                           # (two argument slots)
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import keyword
 import math
+import operator
 import os
 import re
 import struct
@@ -99,18 +100,23 @@ _MAX_ALIGN = 4096
 class ParamType:
     """A parsed parameter type.  ``align`` is the promised divisibility: address alignment
     in bytes for pointers (``*fp32:16``), divisor of the value for integer scalars
-    (Triton's ``i32:16``); 1 when nothing is promised."""
+    (Triton's ``i32:16``); 1 when nothing is promised.  ``one``: an integer scalar promised to
+    be 1 (Triton AOT's ``i32:1``): the kernel is compiled with the value in it (a unit stride
+    makes an access contiguous), and a launch checks the argument and does not pass it."""
 
     is_pointer: bool
     dtype: str
     align: int = 1
+    one: bool = False
 
     def __str__(self) -> str:
-        return ("*" if self.is_pointer else "") + self.dtype + (f":{self.align}" if self.align > 1 else "")
+        suffix = ":1" if self.one else f":{self.align}" if self.align > 1 else ""
+        return ("*" if self.is_pointer else "") + self.dtype + suffix
 
 
 def parse_type(s: str) -> ParamType:
-    """Parse a Triton AOT type string (``i32``, ``*fp16``, ``*fp32:16``); ValueError on junk."""
+    """Parse a Triton AOT type string (``i32``, ``*fp16``, ``*fp32:16``, ``i32:16``, ``i32:1``);
+    ValueError on junk."""
     m = _TYPE_RE.match(s.strip()) if isinstance(s, str) else None
     if not m or m.group(2) not in DTYPES:
         raise ValueError(f"unknown type {s!r}: expected one of {' '.join(DTYPES)}, optionally "
@@ -129,7 +135,9 @@ def parse_type(s: str) -> ParamType:
     if not star and not DTYPES[dtype].struct:
         raise ValueError(f"type {s!r}: {dtype} scalars cannot be kernel arguments (pass an fp32 scalar and "
                          f"convert it with .to() in the kernel, or a pointer '*{dtype}')")
-    return ParamType(star, dtype, align)
+    # (':1' on an integer: the value is 1, as Triton's AOT compiler reads it; on a pointer: no promise)
+    one = align == 1 and m.group(3) is not None and not star and dtype in _INT_DTYPES
+    return ParamType(star, dtype, align, one)
 
 
 # --------------------------------------------------------------------------- errors
@@ -626,17 +634,31 @@ def _make_converter(name: str, t: ParamType):
 
 
 def _misaligned(params, values) -> ValueError:
-    """The error for the first pointer among ``values`` that breaks its alignment promise."""
-    for (name, t), addr in zip(params, values):
+    """The error for the first pointer among ``values`` (the packed arguments) that breaks its
+    alignment promise."""
+    for (name, t), addr in zip([p for p in params if not p[1].one], values):
         if t.is_pointer and addr % t.align:
             return ValueError(f"parameter '{name}' is declared {t} but address {addr:#x} is not "
                               f"{t.align}-byte aligned")
     raise AssertionError("no misaligned pointer")  # pragma: no cover
 
 
+def _not_one(params, i: int, value) -> None:
+    """Check an argument of a parameter built as ``i32:1`` (its value compiled into the kernel)."""
+    name, t = params[i]
+    try:
+        if not isinstance(value, bool) and operator.index(value) == 1:
+            return
+    except TypeError:
+        pass
+    raise ValueError(f"parameter '{name}' was built as {t} (the value 1 is compiled into the kernel); "
+                     f"got {value!r}: build a specialization without ':1' for other values")
+
+
 def _explain_pack_error(params, args) -> Exception:
-    """Find the argument struct refused and say why, naming its parameter."""
-    for (name, t), v in zip(params, args):
+    """Find the argument struct refused and say why, naming its parameter (``args``: the packed
+    arguments)."""
+    for (name, t), v in zip([p for p in params if not p[1].one], args):
         try:
             struct.pack("<" + ("Q" if t.is_pointer else DTYPES[t.dtype].struct), v)
         except (struct.error, OverflowError, TypeError):
@@ -819,6 +841,7 @@ def _native_spec(params, block: int, shared: int) -> tuple:
     """What the native launcher needs of a kernel: (block, shared, kinds, pointer dtypes); see
     launcher.c.  Kinds it does not read (fp16, bf16, alignments over 255) take the Python path."""
     kinds = bytearray()
+    params = [p for p in params if not p[1].one]         # (compiled in: not passed)
     for _, t in params:
         if t.is_pointer:
             code = "P"
@@ -856,18 +879,21 @@ _POINTER_CODE = """\
             else: _p{i}, _d = _c{i}({a})
             if _d != _dev and _d >= 0: _dev = -3
 """
+# a parameter built as i32:1 (compiled in, not passed): its argument must be 1
+_ONE_CODE = "        if type({a}) is not int or {a} != 1: _not_one(_params, {i}, {a})\n"
 # one test for all pointers promising the same alignment
 _ALIGN_CODE = "        if ({pointers}) & {mask}: raise _misaligned(_params, [{names}])\n"
 _CONVERT_CODE = "        {a} = _c{i}({a})\n"
 _DIVISIBLE_CODE = "        if type({a}) is not int or {a} % {align}: {a} = _c{i}({a})\n"
 
 _LAUNCH_BODY = """\
+{checks}\
         try:
             _slot = _tls.slot
         except AttributeError:
             _slot = _tls.slot = _self._new_slot()
         if _native is not None and _slot[6] and not _native(
-                _spec, _slot[6], _gx, _gy, _gz, 0 if stream is None else _stream_handle(stream), {names}):
+                _spec, _slot[6], _gx, _gy, _gz, 0 if stream is None else _stream_handle(stream), {passed}):
             return
         _dev = _slot[7]
 {conversions}\
@@ -945,7 +971,7 @@ def _identifiers(*templates) -> frozenset:
     return frozenset(names)
 
 
-_FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIBLE_CODE, _LAUNCH_BODY,
+_FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIBLE_CODE, _ONE_CODE, _LAUNCH_BODY,
                              _FAMILY_LAUNCHER, *_GRID_CODE.values())
 
 
@@ -955,10 +981,12 @@ def _argument_code(params, names):
     keeping the arguments themselves for the slow path): each argument gets an 8-byte slot (no
     parameter type is wider; the driver copies each from its own address), so one Struct packs
     them all and range-checks the scalars."""
-    codes = ["Q" if t.is_pointer else DTYPES[t.dtype].struct for _, t in params]
+    codes = ["Q" if t.is_pointer else DTYPES[t.dtype].struct for _, t in params if not t.one]
     fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
     code, converters, aligned, packed = [], {}, {}, []
     for i, ((pname, t), a) in enumerate(zip(params, names)):
+        if t.one:                    # (checked before any launch path: _ONE_CODE)
+            continue
         if (conv := _make_converter(pname, t)) is not None:
             converters[f"_c{i}"] = conv
         packed.append(f"_p{i}" if t.is_pointer else a)
@@ -975,11 +1003,17 @@ def _argument_code(params, names):
     return "".join(code), converters, fmt, packed
 
 
+def _one_checks(params, names) -> str:
+    return "".join(_ONE_CODE.format(a=a, i=i) for i, ((_, t), a) in enumerate(zip(params, names)) if t.one)
+
+
 def _generate(template: str, label: str, params, names, block: str, shared: str, **fields):
     """Compile one launcher template; returns (its ``make`` function, source, converters, Struct)."""
     conversions, converters, fmt, packed = _argument_code(params, names)
-    body = _LAUNCH_BODY.format(names=", ".join(names), packed=", ".join(packed), conversions=conversions,
-                               block=block, shared=shared)
+    passed = [a for (_, t), a in zip(params, names) if not t.one]
+    body = _LAUNCH_BODY.format(names=", ".join(names), passed=", ".join(passed), packed=", ".join(packed),
+                               conversions=conversions, checks=_one_checks(params, names), block=block,
+                               shared=shared)
     source = template.format(converters=", ".join(["_"] + list(converters)), names=", ".join(names),
                              params="".join(f"{n}, " for n in names), body=body, **fields)
     namespace = {}
@@ -1244,10 +1278,11 @@ class Kernel:
         (int(CUfunction), device) for the native path or 0, device of the context or -2].  The
         arguments are packed into a bytearray (cheaper for pack_into than a ctypes buffer); the
         ctypes view pins it, so its address stays valid for argv."""
-        n = max(1, len(self.params))
+        passed = sum(not t.one for _, t in self.params)
+        n = max(1, passed)
         buf = bytearray(8 * n)
         view = (ctypes.c_char * len(buf)).from_buffer(buf)
-        argv = (ctypes.c_void_p * n)(*[ctypes.addressof(view) + 8 * i for i in range(len(self.params))])
+        argv = (ctypes.c_void_p * n)(*[ctypes.addressof(view) + 8 * i for i in range(passed)])
         return [None, None, argv, buf, ctypes.addressof(argv), view, 0, -2]
 
 
