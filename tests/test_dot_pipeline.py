@@ -283,6 +283,10 @@ def test_a_wgmma_group_stays_in_flight_over_a_buffer_more_or_before_the_copies(b
     assert ck.metadata["shared"] == max(buffers * (bm + bn) * bk * 2, bm * bn * 4)
     waited = loop.index("mt_wgmma_wait<1>();")
     assert (loop.index("mt_cp_async<") > waited) == late
+    # two blocks an SM where the rings and the accumulators allow them: ptxas is held to the
+    # registers that leaves (128x256: 128 accumulators a thread on 8 warps, one block)
+    two = (bm, bn) != (128, 256)
+    assert f"__launch_bounds__({32 * warps}{', 2' if two else ''})\n" in ck.asm["cu"]
     assert (loop[waited:].split(";")[1].strip(" \n}") == "__syncthreads()") == late
 
 

@@ -53,7 +53,7 @@ def available() -> bool:
 
 
 def _build(cu: str):
-    m = re.search(r'extern "C" __global__ void __launch_bounds__\((\d+)\)\s*\n(\w+)\((.*)\)\n', cu)
+    m = re.search(r'extern "C" __global__ void __launch_bounds__\((\d+)(?:, \d+)?\)\s*\n(\w+)\((.*)\)\n', cu)
     threads, symbol = int(m.group(1)), m.group(2)
     params = [p.strip() for p in m.group(3).split(",") if p.strip()]
     cu = re.sub(r"extern __shared__ .*mt_smem\[\];", "", cu)      # emu.h has the buffer

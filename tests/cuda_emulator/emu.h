@@ -32,7 +32,7 @@ static mt_dim3 gridDim, blockDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__
 #define __align__(n) alignas(n)
 alignas(16) static unsigned char mt_smem[1 << 18];

@@ -183,6 +183,7 @@ class CudaEmitter:
         self.fn = fn
         self.target = target
         self.num_threads = fn.num_warps * 32
+        self.min_blocks = 1          # thread blocks per SM the registers must allow (__launch_bounds__)
         self.lines: list[str] = []
         self.depth = 1
         self.names: dict[Value, str] = {}
@@ -1049,7 +1050,7 @@ class CudaEmitter:
         desc.append(f"num_warps: {self.fn.num_warps}")
         text = _jinja().get_template("kernel.cu.j2").render(
             version=__version__, name=self.fn.name, symbol=kernel_symbol(self.fn.name), source=f"{os.path.basename(src)}:{self.fn.loc.line if self.fn.loc else 0}",
-            description=desc, num_threads=self.num_threads, params=self.params(), body=body,
+            description=desc, num_threads=self.num_threads, min_blocks=self.min_blocks, params=self.params(), body=body,
             halves=uses_halves(self.fn))
         return text, self.smem_bytes
 
