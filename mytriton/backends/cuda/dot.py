@@ -257,10 +257,13 @@ def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> dict[Op, 
         arg = body.args[1 + uses[0][1]]
         if dot.operands[2] is arg and users.get(arg, []) == [(dot, 2)]:
             found[dot] = blocks(1, dot) < blocks(0, dot)
-            # ask ptxas for the blocks per SM the estimate allows: left alone it may take more
-            # registers than they leave (128x128x64 on 8 warps: 154 a thread, one block an SM,
-            # where 128 fit two without spills — Triton's kernel takes 110)
-            em.min_blocks = max(em.min_blocks, min(blocks(0, dot), 2))
+            # ask ptxas for two blocks per SM where the estimate allows them: left alone it may
+            # take more registers than that leaves (128x128x64 on 8 warps: 154 a thread, one block
+            # an SM, where 128 fit two without spills — Triton's kernel takes 110). (Under 256
+            # threads two blocks allow 255 registers, all there are: the bound would only move
+            # ptxas's scheduling.)
+            if threads >= 256:
+                em.min_blocks = max(em.min_blocks, min(blocks(0, dot), 2))
     return found
 
 
