@@ -13,7 +13,8 @@ from .core import binary as _binary
 
 __all__ = [
     "constexpr", "tensor", "dtype", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "float8e4nv", "float8e5", "float16", "bfloat16", "float32", "float64", "program_id", "num_programs",
+    "uint32", "uint64", "float8e4nv", "float8e5", "float16", "bfloat16", "float32", "float64", "program_id",
+    "num_programs",
     "arange", "load", "store", "zeros", "full", "empty", "zeros_like", "full_like", "where", "exp",
     "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "floor", "ceil", "sigmoid",
     "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",

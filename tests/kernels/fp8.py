@@ -36,4 +36,5 @@ def fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
         b = tl.load(b_ptr + kk[:, None] * stride_bk + offs_n[None, :], mask=(kk[:, None] < K) & (offs_n[None, :] < N),
                     other=0.0)
         acc = tl.dot(a, b, acc)
-    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc,
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))

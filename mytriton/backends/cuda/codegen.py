@@ -141,8 +141,9 @@ _NARROW = {("fp16", "fp32", "rtne"): "__float2half_rn", ("fp16", "fp32", "rtz"):
 
 def c_convert(expr: str, src: ScalarType, dst: ScalarType, rounding: str | None = None) -> str:
     """C++ for the cast op (the registry's ``ops.convert``): to bool is ``!= 0``; fp16/bf16/fp8 go
-    through fp32 (fp8 is made from fp32: ``mt_to_fp8e4nv``, saturating); a float narrowed rounds to nearest even or (``rounding="rtz"``) toward zero; an
-    integer becomes fp16 in one rounding and bf16 through fp32 (as Triton's NVIDIA backend does)."""
+    through fp32 (fp8 is made from fp32: ``mt_to_fp8e4nv``, saturating); a float narrowed rounds
+    to nearest even or (``rounding="rtz"``) toward zero; an integer becomes fp16 in one rounding
+    and bf16 through fp32 (as Triton's NVIDIA backend does)."""
     if src == dst:
         return expr
     if src.is_half or src.is_fp8:

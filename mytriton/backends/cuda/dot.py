@@ -505,13 +505,14 @@ def _descriptor(base: str, st: _Staging, step: int, row0: str = "0") -> str:
 def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     """``tl.dot`` on Hopper's warpgroup tensor cores: per warpgroup (4 warps, 64 rows of the
     result each, side by side along M) and per 64-row block of its rows, one ``wgmma.mma_async
-    .m64nNkK`` per 32 bytes of K (k16 fp16/bf16, k8 tf32, k32 int8), B read from its ring's swizzled tile through a matrix
-    descriptor (along K or, transposed, along N), A likewise (along K) or, with ``sa`` None, from
-    its registers (``DotOperandLayout``: the fragments of mma.sync, warp by warp). The
-    accumulator is the MMA layout with all warps along M: thread registers ``4 NT i`` .. are
-    wgmma's for block ``i``. Issued after a ``wgmma.fence`` and committed as one group; where the
-    result only feeds the loop's next iteration (a GEMM's accumulator), one group stays in flight
-    while the next iteration issues its copies (its rings have a buffer more for that; the
+    .m64nNkK`` per 32 bytes of K (k16 fp16/bf16, k8 tf32, k32 int8), B read from its ring's
+    swizzled tile through a matrix descriptor (along K or, 16-bit and transposed, along N), A
+    likewise (along K) or, with ``sa`` None, from its registers (``DotOperandLayout``: the
+    fragments of mma.sync, warp by warp). The accumulator is the MMA layout with all warps along
+    M: thread registers ``4 NT i`` .. are wgmma's for block ``i``. Issued after a ``wgmma.fence``
+    and committed as one group; where the result only feeds the loop's next iteration (a GEMM's
+    accumulator), one group stays in flight while the next iteration issues its copies (its
+    rings have a buffer more for that, or the copies follow the dot: ``Ring.late``; the
     accumulators chain in order), else the group is waited for at once."""
     a, b, acc = op.operands
     res = op.result
