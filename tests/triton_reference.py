@@ -14,7 +14,8 @@ def triton_version(kernel_file):
     if importlib.util.find_spec("triton") is None:
         return None
     src = Path(kernel_file).read_text().replace("import mytriton as triton", "import triton").replace(
-        "import mytriton.language as tl", "import triton.language as tl")
+        "import mytriton.language as tl", "import triton.language as tl").replace(
+        "from mytriton.language.extra import", "from triton.language.extra import")
     name = f"triton_{Path(kernel_file).stem}_kernels"
     path = Path(tempfile.mkdtemp()) / f"{name}.py"
     path.write_text(src)

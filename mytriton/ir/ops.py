@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .libdevice import FUNCTIONS as LIBDEVICE
 from .ssa import Const
 from ..runtime.driver import ML_DTYPES
 from .types import (SCALARS, BlockType, F32, I1, I32, PointerType, ScalarType, Type, U32, broadcast_shapes,
@@ -564,6 +565,43 @@ define(OpDef("where", (3, 3), _where_rule, elementwise=True, keeps_layout=True, 
              mlir_fn=_mlir_where))
 
 
+# --- CUDA's math library (libdevice): one op per function of ir/libdevice.FUNCTIONS ---------------
+
+def libdevice_signature(fn, types: list) -> tuple | None:
+    """The signature of libdevice function ``fn`` (a ``libdevice.Function``) that takes these
+    argument types exactly (the frontend promotes and converts the arguments first), or None."""
+    names = tuple(getattr(t.scalar, "name", None) for t in types)
+    return names if names in fn.signatures else None
+
+
+def _libdevice_op(fn):
+    def compute(types, attrs):
+        if libdevice_signature(fn, types) is None:
+            raise OpTypeError(f"libdevice.{fn.name} takes {_signatures_text(fn)}, got "
+                              f"({', '.join(str(t.scalar) for t in types)})")
+        return types[0].scalar
+    define(OpDef(f"libdevice.{fn.name}", (fn.arity, fn.arity), _libdevice_rule(fn, compute), elementwise=True,
+                 keeps_layout=True, compute=compute, np_fn=fn.np_fn,
+                 doc=f"libdevice's {fn.name} ({_signatures_text(fn)}); the CUDA backend calls "
+                     f"{', '.join(sorted({s for s, _ in fn.signatures.values()}))}"))
+
+
+def _libdevice_rule(fn, compute):
+    def rule(types, attrs):
+        shape = _broadcast(types, f"libdevice.{fn.name}")
+        compute(types, attrs)
+        return make_type(shape, SCALARS[fn.signatures[libdevice_signature(fn, types)][1]])
+    return rule
+
+
+def _signatures_text(fn) -> str:
+    return " or ".join("(" + ", ".join(sig) + ")" for sig in fn.signatures)
+
+
+for _fn in LIBDEVICE.values():
+    _libdevice_op(_fn)
+
+
 # --- pointers and memory -----------------------------------------------------------------------
 
 def _addptr_rule(types, attrs):
@@ -1085,6 +1123,8 @@ def eval_elementwise(name: str, operand_types: list[Type], args: list, attrs: di
         if name == "bitcast":
             x = np.ascontiguousarray(args[0], np_dtype(operand_types[0].scalar))
             return x.view(np_dtype(rt))
+        if name.startswith("libdevice."):   # (operands already of the signature's types)
+            return np.asarray(d.np_fn(*args)).astype(np_dtype(rt), copy=False)
         ct = d.compute(operand_types, attrs)
         first = 1 if name == "where" else 0
         conv = [np.asarray(a, dtype=np.bool_) for a in args[:first]]

@@ -462,3 +462,9 @@ def __getattr__(name):
     """A name this module lacks: Triton's language names get "not supported by mytriton yet"."""
     from .triton_names import missing_attribute
     raise missing_attribute(name)
+
+
+from . import extra, math  # noqa: E402 (they use the functions above)
+from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi  # noqa: E402
+
+__all__ += ["math", "extra", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv"]

@@ -258,3 +258,43 @@ static inline unsigned short mt_f16_add(unsigned short a, unsigned short b) {
   memcpy(&out, &r, 2);
   return out;
 }
+// libdevice's functions (the generated code declares and calls them under __CUDA_ARCH__ only):
+// the C library's, which compute the same functions (within an ulp or two of libdevice's).
+#define MT_NV1(name, expr)                                                       \
+  static inline float __nv_##name##f(float x) { return (float)(expr); }          \
+  static inline double __nv_##name(double x) { return (double)(expr); }
+#define MT_NV2(name, expr)                                                       \
+  static inline float __nv_##name##f(float x, float y) { return (float)(expr); } \
+  static inline double __nv_##name(double x, double y) { return (double)(expr); }
+MT_NV1(tanh, std::tanh(x)) MT_NV1(exp, std::exp(x)) MT_NV1(exp2, std::exp2(x)) MT_NV1(expm1, std::expm1(x))
+MT_NV1(log, std::log(x)) MT_NV1(log2, std::log2(x)) MT_NV1(log10, std::log10(x)) MT_NV1(log1p, std::log1p(x))
+MT_NV1(sin, std::sin(x)) MT_NV1(cos, std::cos(x)) MT_NV1(tan, std::tan(x)) MT_NV1(asin, std::asin(x))
+MT_NV1(acos, std::acos(x)) MT_NV1(atan, std::atan(x)) MT_NV1(sinh, std::sinh(x)) MT_NV1(cosh, std::cosh(x))
+MT_NV1(asinh, std::asinh(x)) MT_NV1(acosh, std::acosh(x)) MT_NV1(atanh, std::atanh(x)) MT_NV1(cbrt, std::cbrt(x))
+MT_NV1(sqrt, std::sqrt(x)) MT_NV1(rsqrt, 1 / std::sqrt(x)) MT_NV1(erf, std::erf(x)) MT_NV1(erfc, std::erfc(x))
+MT_NV1(exp10, std::pow(10.0, (double)x)) MT_NV1(trunc, std::trunc(x)) MT_NV1(round, std::round(x))
+MT_NV1(rint, std::rint(x)) MT_NV1(nearbyint, std::nearbyint(x)) MT_NV1(floor, std::floor(x)) MT_NV1(ceil, std::ceil(x))
+MT_NV1(fabs, std::fabs(x))
+MT_NV2(atan2, std::atan2(x, y)) MT_NV2(hypot, std::hypot(x, y)) MT_NV2(fmod, std::fmod(x, y))
+MT_NV2(copysign, std::copysign(x, y))
+MT_NV2(pow, std::pow(x, y))
+static inline float __nv_fmaf(float x, float y, float z) { return std::fma(x, y, z); }
+static inline double __nv_fma(double x, double y, double z) { return std::fma(x, y, z); }
+static inline float __nv_powif(float x, int n) { return (float)std::pow((double)x, n); }
+static inline double __nv_powi(double x, int n) { return std::pow(x, n); }
+static inline int __nv_isnanf(float x) { return std::isnan(x); }
+static inline int __nv_isnand(double x) { return std::isnan(x); }
+static inline int __nv_isinff(float x) { return std::isinf(x); }
+static inline int __nv_isinfd(double x) { return std::isinf(x); }
+static inline int __nv_signbitf(float x) { return std::signbit(x); }
+static inline int __nv_signbitd(double x) { return std::signbit(x); }
+static inline float __nv_fast_expf(float x) { return std::exp(x); }
+static inline float __nv_fast_logf(float x) { return std::log(x); }
+static inline float __nv_fsqrt_rn(float x) { return std::sqrt(x); }
+static inline float __nv_fdiv_rn(float x, float y) { return x / y; }
+static inline unsigned __nv_umulhi(unsigned x, unsigned y) { return (unsigned)(((unsigned long long)x * y) >> 32); }
+static inline int __nv_mulhi(int x, int y) { return (int)(((long long)x * y) >> 32); }
+static inline long long __nv_mul64hi(long long x, long long y) { return (long long)(((__int128)x * y) >> 64); }
+static inline unsigned long long __nv_umul64hi(unsigned long long x, unsigned long long y) {
+  return (unsigned long long)(((unsigned __int128)x * y) >> 64);
+}

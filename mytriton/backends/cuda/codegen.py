@@ -26,8 +26,11 @@ from .atomics import atomic_statement
 from .dot import dot_mma, dot_portable, plan_rings, staged_load
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
 from ...ir.layout import MmaLayout, permuted_registers, to_linear
+from ...ir.libdevice import FUNCTIONS as LIBDEVICE
+from ...ir.libdevice import declaration as libdevice_declaration
 from ...ir.linear import LANE, WARP, LinearLayout
-from ...ir.ops import OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits
+from ...ir.ops import (OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits,
+                       libdevice_signature)
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
@@ -185,6 +188,7 @@ class CudaEmitter:
         self.target = target
         self.num_threads = fn.num_warps * 32
         self.min_blocks = 1          # thread blocks per SM the registers must allow (__launch_bounds__)
+        self.externs: dict[str, str] = {}   # the libdevice functions called: symbol -> declaration
         self.lines: list[str] = []
         self.depth = 1
         self.names: dict[Value, str] = {}
@@ -366,6 +370,8 @@ class CudaEmitter:
             return special(op)
         if op.name in REDUCE_KINDS:
             return self.op_reduce(op)
+        if op.name.startswith("libdevice."):
+            return self.op_libdevice(op)
         d = OPS[op.name]
         assert d.elementwise and d.c_fn is not None, f"no CUDA emission for {op.name}"
         ct = d.compute([v.type for v in op.operands], op.attrs)
@@ -411,6 +417,15 @@ class CudaEmitter:
             self.per_element(res, f"{self.ref(res)}[r] = {expr};")
         else:
             self.emit(f"{self.declare(res)} = {expr};")
+
+    def op_libdevice(self, op: Op):
+        """A libdevice function: its symbol called (declared once per kernel; the operands have the
+        signature's types already)."""
+        fn = LIBDEVICE[op.name.split(".", 1)[1]]
+        sig = libdevice_signature(fn, [v.type for v in op.operands])
+        symbol, result = fn.signatures[sig]
+        self.externs.setdefault(symbol, libdevice_declaration(symbol, sig, result))
+        self.elementwise(op, lambda v: f"{symbol}({', '.join(v)})", None)
 
     def op_cast(self, op: Op):
         dst, rounding = op.result.type.scalar, op.attrs.get("rounding")
@@ -1052,6 +1067,7 @@ class CudaEmitter:
         text = _jinja().get_template("kernel.cu.j2").render(
             version=__version__, name=self.fn.name, symbol=kernel_symbol(self.fn.name), source=f"{os.path.basename(src)}:{self.fn.loc.line if self.fn.loc else 0}",
             description=desc, num_threads=self.num_threads, min_blocks=self.min_blocks, params=self.params(), body=body,
+            externs=[self.externs[k] for k in sorted(self.externs)],
             halves=uses_halves(self.fn))
         return text, self.smem_bytes
 
