@@ -87,8 +87,17 @@ def test_every_elementwise_op_is_spelled_in_the_registry_for_both_backends():
     spellings are all in its OpDef (no backend keeps a table of its own)."""
     from mytriton.backends.mlir import arith
     from mytriton.ir.ops import OPS
-    plain = [d for d in OPS.values() if d.elementwise and d.pure and d.name not in ("cast", "bitcast", "addptr")]
+    from mytriton.ir.libdevice import FUNCTIONS
+    libdevice = [d for d in OPS.values() if d.name.startswith("libdevice.")]
+    plain = [d for d in OPS.values() if d.elementwise and d.pure and d.name not in ("cast", "bitcast", "addptr")
+             and d not in libdevice]
     assert len(plain) >= 30
     for d in plain:
         assert d.np_fn is not None and d.c_fn is not None and d.mlir_fn is not None, d.name
     assert not hasattr(arith, "ELEMENTWISE")
+    # libdevice's functions: one row each of ir/libdevice.FUNCTIONS (its numpy meaning and, per
+    # signature, the symbol the CUDA backend calls); the MLIR backend refuses them
+    assert {d.name for d in libdevice} == {f"libdevice.{name}" for name in FUNCTIONS}
+    for d in libdevice:
+        row = FUNCTIONS[d.name.split(".", 1)[1]]
+        assert d.np_fn is row.np_fn and all(sym.startswith("__nv_") for sym, _ in row.signatures.values())
