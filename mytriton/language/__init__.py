@@ -464,7 +464,11 @@ def __getattr__(name):
     raise missing_attribute(name)
 
 
-from . import extra, math  # noqa: E402 (they use the functions above)
+from . import extra, math, random  # noqa: E402 (they use the functions above)
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi  # noqa: E402
+from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x,  # noqa: E402
+                     randn, randn4x, uint_to_uniform_float)
 
-__all__ += ["math", "extra", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv"]
+__all__ += ["math", "extra", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv", "philox", "philox_impl",
+            "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float",
+            "pair_uniform_to_normal"]
