@@ -893,6 +893,8 @@ def _reduce_rule(types, attrs):
     if not isinstance(t, BlockType):
         raise OpTypeError(f"reduction expects a block, got {t}")
     elem = _numeric(t, "reduction")
+    if attrs.get("kind") in ("xor_sum", "reduce_or") and not elem.is_int:
+        raise OpTypeError(f"tl.{attrs['kind']} takes integers, got {elem}")
     if attrs.get("kind") == "sum" and elem.is_int and elem.bits < 32:
         elem = I32 if elem.is_signed else U32   # Triton sums narrow integers in 32 bits (bool: unsigned)
     axis = attrs["axis"]
@@ -905,12 +907,13 @@ def _reduce_rule(types, attrs):
     return make_type(shape, elem)
 
 
-REDUCE_KINDS = ("sum", "max", "min")
+# each reduction combines with an elementwise op of the registry (its numpy ufunc, C and MLIR spellings)
+REDUCE_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum", "xor_sum": "xor", "reduce_or": "or"}
+REDUCE_KINDS = tuple(REDUCE_COMBINE)
 for _k in REDUCE_KINDS:
     define(OpDef(_k, (1, 1), lambda types, attrs, k=_k: _reduce_rule(types, dict(attrs, kind=k)),
-                 doc=f"tl.{_k}(x, axis): max/min ignore NaN like tl.maximum"))
-
-REDUCE_COMBINE = {"sum": "add", "max": "maximum", "min": "minimum"}
+                 doc=f"tl.{_k}(x, axis): by {REDUCE_COMBINE[_k]} (max/min ignore NaN like tl.maximum; xor_sum and "
+                     f"reduce_or take integers)"))
 
 
 # --- layout and control flow -----------------------------------------------------------------

@@ -20,7 +20,8 @@ __all__ = [
     "maximum", "minimum", "sum", "max", "min", "cdiv", "static_range", "range", "broadcast_to",
     "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
-    "atomic_cas", "debug_barrier", "cast", "trans", "permute", "dot",
+    "atomic_cas", "debug_barrier", "cast", "trans", "permute", "dot", "xor_sum", "reduce_or", "clamp", "swizzle2d",
+    "softmax",
 ]
 
 
@@ -310,7 +311,7 @@ def _reduce(kind):
             if kind != "sum":
                 raise TypeError(f"tl.{kind}: unsupported argument(s) dtype")
             input = input.to(dtype)          # Triton's tl.sum(x, dtype=): converts, then sums
-        elif kind != "sum" and input.dtype.bits < 32:
+        elif kind in ("max", "min") and input.dtype.bits < 32:
             # Triton's tl.max/min reduce narrow types in 32 bits (fp16/bf16 in fp32, integers and
             # bools in int32) and return that type
             input = input.to(float32 if input.dtype.is_float else int32)
@@ -324,6 +325,45 @@ def _reduce(kind):
 
 
 sum, max, min = _reduce("sum"), _reduce("max"), _reduce("min")
+xor_sum, reduce_or = _reduce("xor_sum"), _reduce("reduce_or")     # (integers; the input's own type)
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
+    """``x`` limited to [min, max] (floats; min > max undefined): ``tl.minimum(tl.maximum(x, min),
+    max)``, so a NaN ``x`` gives ``min`` unless NaN propagation is asked (not supported yet)."""
+    x = to_tensor(x)
+    if not getattr(x.dtype, "is_float", False):
+        raise ValueError(f"Unexpected dtype {x.dtype}. Only floating point values are supported.")
+    return minimum(maximum(x, min, propagate_nan), max, propagate_nan)
+
+
+@builtin
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Triton's grouped ordering: the index (i, j) of a size_i x size_j grid renumbered so that
+    groups of ``size_g`` rows are walked column by column."""
+    ij = i * size_j + j
+    size_gj = size_g * size_j
+    group_id = ij // size_gj
+    off_i = group_id * size_g
+    size_g = minimum(size_i - off_i, size_g)
+    ij = ij % size_gj
+    return off_i + ij % size_g, ij // size_g
+
+
+@builtin
+def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+    """exp(x - max) / sum along ``dim`` (0 when None), as Triton's ``tl.softmax``."""
+    from .math import fdiv
+
+    def leading(v):                  # (Triton broadcasts a lower-rank block by leading axes)
+        while is_block(v) and len(v.shape) < len(x.shape):
+            v = expand_dims(v, 0)
+        return v
+    dim = 0 if dim is None else dim
+    z = x - leading(max(x, dim, keep_dims=keep_dims))
+    num = exp(z)
+    return fdiv(num, leading(sum(num, dim, keep_dims=keep_dims)), ieee_rounding)
 
 
 @builtin

@@ -270,7 +270,7 @@ STRUCTURAL: dict[str, Callable] = {
     "program_id": _program_id, "num_programs": _num_programs, "arange": _arange,
     "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans, "dot": _dot,
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
-    "sum": _reduce, "max": _reduce, "min": _reduce,
+    **{kind: _reduce for kind in REDUCE_COMBINE},
     "addptr": _addptr, "load": _load, "store": _store,
     "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier,
     "convert_layout": _identity,

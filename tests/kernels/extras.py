@@ -1,0 +1,41 @@
+"""Kernels of tests/test_extras.py: bitwise reductions, clamp, swizzle2d, softmax."""
+import mytriton as triton
+import mytriton.language as tl
+
+
+@triton.jit
+def bit_reduce(x_ptr, out_ptr, KIND: tl.constexpr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """Per row (axis 1), per column (axis 0) and whole: xor_sum or reduce_or by KIND."""
+    r, c = tl.arange(0, ROWS), tl.arange(0, COLS)
+    x = tl.load(x_ptr + r[:, None] * COLS + c[None, :])
+    if KIND == "xor":
+        rows, cols, whole = tl.xor_sum(x, 1), tl.xor_sum(x, 0), tl.xor_sum(x)
+    else:
+        rows, cols, whole = tl.reduce_or(x, 1), tl.reduce_or(x, 0), tl.reduce_or(x)
+    tl.store(out_ptr + r, rows)
+    tl.store(out_ptr + ROWS + c, cols)
+    tl.store(out_ptr + ROWS + COLS, whole)
+
+
+@triton.jit
+def clamp_kernel(x_ptr, out_ptr, lo, hi, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.clamp(tl.load(x_ptr + offs, mask=mask), lo, hi), mask=mask)
+
+
+@triton.jit
+def swizzle_kernel(out_ptr, size_i, size_j, SIZE_G: tl.constexpr, BLOCK: tl.constexpr):
+    """Each (i, j) of the grid, flattened: its swizzled i and j."""
+    k = tl.arange(0, BLOCK)
+    mask = k < size_i * size_j
+    i, j = tl.swizzle2d(k // size_j, k % size_j, size_i, size_j, SIZE_G)
+    tl.store(out_ptr + k, i, mask=mask)
+    tl.store(out_ptr + BLOCK + k, j, mask=mask)
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, DIM: tl.constexpr, KEEP: tl.constexpr, M: tl.constexpr, N: tl.constexpr):
+    r, c = tl.arange(0, M), tl.arange(0, N)
+    x = tl.load(x_ptr + r[:, None] * N + c[None, :])
+    tl.store(out_ptr + r[:, None] * N + c[None, :], tl.softmax(x, DIM, KEEP))

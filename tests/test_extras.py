@@ -1,0 +1,96 @@
+"""Triton's tl.xor_sum, tl.reduce_or, tl.clamp, tl.swizzle2d and tl.softmax: the interpreter against
+numpy, the generated CUDA (CPU emulator) against the interpreter, and their type errors."""
+import numpy as np
+import pytest
+
+import mytriton
+from tests import cuda_emulator
+from tests.kernels import extras as E
+
+RNG = np.random.default_rng(12)
+EMULATOR = pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+
+
+def bit_reference(x, kind):
+    f = np.bitwise_xor if kind == "xor" else np.bitwise_or
+    return np.concatenate([f.reduce(x, 1), f.reduce(x, 0), [f.reduce(x.ravel())]]).astype(x.dtype)
+
+
+@pytest.mark.parametrize("kind", ["xor", "or"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64])
+def test_bitwise_reductions_keep_the_type(kind, dtype):
+    x = RNG.integers(0, np.iinfo(dtype).max, (16, 32), dtype=np.int64).astype(dtype)
+    out = np.zeros(16 + 32 + 1, dtype)
+    E.bit_reduce[(1,)](x, out, KIND=kind, ROWS=16, COLS=32)
+    np.testing.assert_array_equal(out, bit_reference(x, kind))
+
+
+@EMULATOR
+@pytest.mark.parametrize("kind", ["xor", "or"])
+def test_emulated_bitwise_reductions(kind):
+    x = RNG.integers(-2**31, 2**31, (16, 32), dtype=np.int64).astype(np.int32)
+    ck = mytriton.compile(E.bit_reduce, {"x_ptr": "*i32", "out_ptr": "*i32"},
+                          {"KIND": kind, "ROWS": 16, "COLS": 32}, num_warps=2)
+    out = np.zeros(49, np.int32)
+    cuda_emulator.run(ck.asm["cu"], [x, out], (1,))
+    np.testing.assert_array_equal(out, bit_reference(x, kind))
+
+
+def test_bitwise_reductions_of_floats_are_an_error():
+    with pytest.raises(mytriton.CompilationError, match="tl.xor_sum takes integers, got f32"):
+        mytriton.compile(E.bit_reduce, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"KIND": "xor", "ROWS": 16, "COLS": 32})
+
+
+def test_clamp_limits_and_sends_nan_to_the_lower_bound():
+    x = np.array([-5, -1.5, 0, 0.5, 2, 9, np.nan, np.inf, -np.inf] * 20, np.float32)
+    out = np.zeros_like(x)
+    E.clamp_kernel[(2,)](x, out, -1.0, 2.0, x.size, BLOCK=128)
+    want = np.where(np.isnan(x), -1.0, np.clip(x, -1, 2)).astype(np.float32)
+    np.testing.assert_array_equal(out, want)
+    if cuda_emulator.available():
+        ck = mytriton.compile(E.clamp_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "lo": "fp32", "hi": "fp32",
+                                               "n": "i32"}, {"BLOCK": 128})
+        got = np.zeros_like(x)
+        cuda_emulator.run(ck.asm["cu"], [x, got, -1.0, 2.0, x.size], (2,))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_clamp_of_integers_is_an_error():
+    with pytest.raises(mytriton.CompilationError, match="Unexpected dtype i32. Only floating point values are supported"):
+        mytriton.compile(E.clamp_kernel, {"x_ptr": "*i32", "out_ptr": "*i32", "lo": "i32", "hi": "i32", "n": "i32"},
+                         {"BLOCK": 128})
+
+
+def swizzle_reference(i, j, size_i, size_j, size_g):
+    ij = i * size_j + j
+    group = ij // (size_g * size_j)
+    off_i = group * size_g
+    g = min(size_i - off_i, size_g)
+    ij %= size_g * size_j
+    return off_i + ij % g, ij // g
+
+
+@pytest.mark.parametrize("size_i,size_j,size_g", [(8, 8, 4), (7, 5, 3), (10, 3, 4)])
+def test_swizzle2d_renumbers_the_grid_by_groups_of_rows(size_i, size_j, size_g):
+    out = np.zeros(2 * 128, np.int32)
+    E.swizzle_kernel[(1,)](out, size_i, size_j, SIZE_G=size_g, BLOCK=128)
+    n = size_i * size_j
+    want = [swizzle_reference(k // size_j, k % size_j, size_i, size_j, size_g) for k in range(n)]
+    np.testing.assert_array_equal(out[:n], [w[0] for w in want])
+    np.testing.assert_array_equal(out[128:128 + n], [w[1] for w in want])
+    assert sorted(zip(out[:n], out[128:128 + n])) == sorted((a, b) for a in range(size_i) for b in range(size_j))
+
+
+@pytest.mark.parametrize("dim,keep", [(0, False), (0, True), (1, True)])
+def test_softmax_along_a_dimension(dim, keep):
+    x = RNG.standard_normal((16, 16)).astype(np.float32) * 3
+    out = np.zeros_like(x)
+    E.softmax_kernel[(1,)](x, out, DIM=dim, KEEP=keep, M=16, N=16)
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=dim, keepdims=True), rtol=1e-5, atol=1e-7)
+    if cuda_emulator.available():
+        ck = mytriton.compile(E.softmax_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"},
+                              {"DIM": dim, "KEEP": keep, "M": 16, "N": 16})
+        got = np.zeros_like(x)
+        cuda_emulator.run(ck.asm["cu"], [x, got], (1,))
+        np.testing.assert_allclose(got, out, rtol=2e-6, atol=1e-7)
