@@ -94,3 +94,32 @@ def test_softmax_along_a_dimension(dim, keep):
         got = np.zeros_like(x)
         cuda_emulator.run(ck.asm["cu"], [x, got], (1,))
         np.testing.assert_allclose(got, out, rtol=2e-6, atol=1e-7)
+
+
+def test_a_lower_rank_block_broadcasts_by_leading_axes():
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    v = RNG.standard_normal(8).astype(np.float32)
+    out = np.zeros_like(x)
+    E.rank_broadcast[(1,)](x, v, out, M=4, N=8)
+    np.testing.assert_array_equal(out, np.where(x > v, x - v, v * 2))
+    if cuda_emulator.available():
+        ck = mytriton.compile(E.rank_broadcast, {"x_ptr": "*fp32", "v_ptr": "*fp32", "out_ptr": "*fp32"},
+                              {"M": 4, "N": 8}, num_warps=1)
+        got = np.zeros_like(x)
+        cuda_emulator.run(ck.asm["cu"], [x, v, got], (1,))
+        np.testing.assert_array_equal(got, out)
+
+
+def test_a_lower_rank_block_that_does_not_fit_is_an_error_at_its_line(tmp_path):
+    src = tmp_path / "rank_kernel.py"
+    src.write_text("import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(out_ptr):\n"
+                   "    r, c = tl.arange(0, 4), tl.arange(0, 8)\n"
+                   "    tl.store(out_ptr + r[:, None] * 8 + c[None, :], r[:, None] + c[None, :] + r)\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("rank_kernel", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(mytriton.CompilationError) as e:
+        mytriton.compile(module.k, {"out_ptr": "*i32"}, {})
+    assert ("incompatible shapes (4, 8), (1, 4) (Triton broadcasting: a lower-rank value gains leading axes, then "
+            "each dim must be equal or 1)") in str(e.value) and "rank_kernel.py:8" in str(e.value)

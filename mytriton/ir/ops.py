@@ -137,7 +137,8 @@ def _broadcast(types: list[Type], what: str) -> tuple[int, ...]:
         out = broadcast_shapes(shape, shape_of(t))
         if out is None:
             raise OpTypeError(f"{what}: incompatible shapes {', '.join(str(shape_of(x) or 'scalar') for x in types)}"
-                              " (Triton broadcasting needs equal ranks and dims that are equal or 1)")
+                              " (Triton broadcasting: a lower-rank value gains leading axes, then each dim must "
+                              "be equal or 1)")
         shape = out
     return shape
 

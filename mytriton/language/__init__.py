@@ -355,15 +355,10 @@ def swizzle2d(i, j, size_i, size_j, size_g):
 def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
     """exp(x - max) / sum along ``dim`` (0 when None), as Triton's ``tl.softmax``."""
     from .math import fdiv
-
-    def leading(v):                  # (Triton broadcasts a lower-rank block by leading axes)
-        while is_block(v) and len(v.shape) < len(x.shape):
-            v = expand_dims(v, 0)
-        return v
     dim = 0 if dim is None else dim
-    z = x - leading(max(x, dim, keep_dims=keep_dims))
+    z = x - max(x, dim, keep_dims=keep_dims)     # (keep_dims=False: broadcast by leading axes)
     num = exp(z)
-    return fdiv(num, leading(sum(num, dim, keep_dims=keep_dims)), ieee_rounding)
+    return fdiv(num, sum(num, dim, keep_dims=keep_dims), ieee_rounding)
 
 
 @builtin

@@ -8,10 +8,11 @@ tensor's type, a float meeting an int tensor becomes fp32.
 """
 from __future__ import annotations
 
+import builtins
 import contextvars
 import functools
 
-from ..ir.ops import check_same_signedness
+from ..ir.ops import OPS, check_same_signedness
 from ..ir.types import (BF16, BlockType, F16, F32, F64, FP8E4NV, FP8E5, I1, I8, I16, I32, I64, PointerType,
                         ScalarType, U8, U16, U32, U64, promote, shape_of)
 
@@ -205,8 +206,15 @@ def to_tensor(v, dtype: ScalarType | None = None) -> tensor:
 
 
 def make(op: str, *operands, **attrs) -> tensor:
-    nodes = [to_tensor(o).node for o in operands]
-    return tensor(current_builder().make(op, nodes, attrs))
+    xs = [to_tensor(o) for o in operands]
+    d = OPS[op]
+    if d.elementwise and d.pure:     # Triton broadcasts a lower-rank block by leading axes first
+        rank = builtins.max((len(x.shape) for x in xs if is_block(x)), default=0)
+        for i, x in enumerate(xs):
+            while is_block(x) and len(x.shape) < rank:
+                x = tensor(current_builder().make("expand_dims", [x.node], {"axis": 0}))
+            xs[i] = x
+    return tensor(current_builder().make(op, [x.node for x in xs], attrs))
 
 
 _KIND = {"bool": 0, "uint": 1, "int": 2, "float": 3}

@@ -39,3 +39,12 @@ def softmax_kernel(x_ptr, out_ptr, DIM: tl.constexpr, KEEP: tl.constexpr, M: tl.
     r, c = tl.arange(0, M), tl.arange(0, N)
     x = tl.load(x_ptr + r[:, None] * N + c[None, :])
     tl.store(out_ptr + r[:, None] * N + c[None, :], tl.softmax(x, DIM, KEEP))
+
+
+@triton.jit
+def rank_broadcast(x_ptr, v_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    """(M, N) with (N,): the lower-rank block gains a leading axis, as in Triton."""
+    r, c = tl.arange(0, M), tl.arange(0, N)
+    x = tl.load(x_ptr + r[:, None] * N + c[None, :])
+    v = tl.load(v_ptr + c)
+    tl.store(out_ptr + r[:, None] * N + c[None, :], tl.where(x > v, x - v, v * 2.0))
