@@ -123,3 +123,32 @@ def test_a_lower_rank_block_that_does_not_fit_is_an_error_at_its_line(tmp_path):
         mytriton.compile(module.k, {"out_ptr": "*i32"}, {})
     assert ("incompatible shapes (4, 8), (1, 4) (Triton broadcasting: a lower-rank value gains leading axes, then "
             "each dim must be equal or 1)") in str(e.value) and "rank_kernel.py:8" in str(e.value)
+
+
+@pytest.mark.parametrize("hex_", [False, True])
+def test_device_print_prints_a_line_per_element_and_program(hex_, capfd):
+    """The interpreter and the generated CUDA (printf, on the CPU emulator) print the same lines;
+    the prefix reaches the CUDA source only octal-escaped (a '%s' in it is text, not a format)."""
+    x = np.array([1, -2, 300, 4], np.int32)
+    E.print_kernel[(2,)](x, 3, HEX=hex_, BLOCK=4)
+    interp = capfd.readouterr().out.splitlines()
+    first = "pid (0, 0, 0) idx (1) x: %s " + ("0xfffffffe" if hex_ else "-2")
+    assert len(interp) == 2 * (4 + 4 + 1) and first in interp
+    assert "pid (1, 0, 0) idx () two (operand 1) 1" in interp and "pid (0, 0, 0) idx (3) x: %s 0" + (
+        "x0" if hex_ else "") in interp
+    if cuda_emulator.available():
+        ck = mytriton.compile(E.print_kernel, {"x_ptr": "*i32", "n": "i32"}, {"HEX": hex_, "BLOCK": 4}, num_warps=1)
+        assert '"x\\072 \\045s "' in ck.asm["cu"]
+        cuda_emulator.run(ck.asm["cu"], [x, 3], (2,))
+        assert sorted(capfd.readouterr().out.splitlines()) == sorted(interp)
+
+
+def test_device_print_of_floats_and_the_mlir_backend(capfd):
+    x = np.array([1.5, -0.25, 3, 4], np.float32)
+    E.print_kernel[(1,)](x, 4, HEX=False, BLOCK=4)
+    assert "pid (0, 0, 0) idx (0) x: %s 1.500000" in capfd.readouterr().out
+    for dtype, hex_ in (("fp32", False), ("fp16", True), ("i64", False)):     # NVRTC: printf (vprintf)
+        ck = mytriton.compile(E.print_kernel, {"x_ptr": f"*{dtype}", "n": "i32"}, {"HEX": hex_, "BLOCK": 128})
+        assert "vprintf" in ck.asm["ptx"] and ck.asm["cubin"]
+    with pytest.raises(mytriton.CompilationError, match="MLIR backend does not support the 'device_print' op"):
+        mytriton.compile(E.print_kernel, {"x_ptr": "*fp32", "n": "i32"}, {"HEX": False, "BLOCK": 4}, backend="mlir")

@@ -771,6 +771,33 @@ define(OpDef("debug_barrier", (0, 0), lambda types, attrs: None, reads_memory=Tr
              doc="tl.debug_barrier(): a block-wide barrier; no memory access moves across it"))
 
 
+def _print_rule(types, attrs):
+    if not isinstance(attrs.get("prefix"), str) or not isinstance(attrs.get("hex"), bool):
+        raise OpTypeError("device_print needs a str prefix and a bool hex")
+    return None
+
+
+def print_format(t, hex_: bool) -> tuple[str, str, int]:
+    """How device_print shows a value of type ``t``: (printf conversion, the C type the value is
+    passed as, the bits it shows in hexadecimal or 0); the interpreter formats with the same
+    conversion (Python's ``%``, ``l``/``ll`` dropped), so both print the same text."""
+    if isinstance(t, PointerType):
+        return "0x%llx", "unsigned long long", 64
+    if hex_:
+        return "0x%llx", "unsigned long long", t.bits
+    if t.is_float:
+        return "%f", "double", 0
+    if t.is_bool:
+        return "%d", "int", 0
+    return ("%lld", "long long", 0) if t.is_signed else ("%llu", "unsigned long long", 0)
+
+
+# (a side effect: kept, and kept in order, as a memory write)
+define(OpDef("device_print", (1, 1), _print_rule, reads_memory=True, writes_memory=True, elementwise=True,
+             keeps_layout=True, doc="tl.device_print(prefix, x): a line per element of x and program: "
+                                    "'pid (x, y, z) idx (i, ...) <prefix><value>'"))
+
+
 # --- indices, shapes, factories ------------------------------------------------------------------
 
 def _axis_rule(types, attrs):

@@ -21,7 +21,7 @@ __all__ = [
     "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
     "atomic_cas", "debug_barrier", "cast", "trans", "permute", "dot", "xor_sum", "reduce_or", "clamp", "swizzle2d",
-    "softmax",
+    "softmax", "device_print",
 ]
 
 
@@ -487,6 +487,21 @@ def static_assert(cond, msg=""):
 
 
 @builtin
+def device_print(prefix, *args, hex=False):
+    """Print at run time, as Triton's ``tl.device_print``: for each argument, a line per element and
+    program, ``pid (x, y, z) idx (i, ...) <prefix><value>`` (`` (operand k)`` after the prefix when
+    there are several arguments); ``hex=True`` prints integers' bits in hexadecimal. On the GPU
+    (printf) the lines of different programs and threads interleave in no fixed order."""
+    if not isinstance(prefix, str):
+        raise TypeError(f"device_print: the prefix must be a str, got {type(prefix).__name__}")
+    if prefix and not prefix.endswith((" ", ":")) and args:
+        prefix += " "
+    for k, x in enumerate(args):
+        label = f"{prefix.rstrip()} (operand {k}) " if len(args) > 1 else prefix
+        make("device_print", x, prefix=label, hex=bool(hex))
+
+
+@builtin
 def static_print(*values, sep=" ", end="\n", flush=False):
     """Print at compile time (once per compile), as Triton's ``tl.static_print``; run-time values
     print as their type."""
@@ -499,7 +514,7 @@ def __getattr__(name):
     raise missing_attribute(name)
 
 
-from . import extra, math, random  # noqa: E402 (they use the functions above)
+from . import extra, math  # noqa: E402 (they use the functions above)
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi  # noqa: E402
 from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x,  # noqa: E402
                      randn, randn4x, uint_to_uniform_float)

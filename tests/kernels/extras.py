@@ -48,3 +48,11 @@ def rank_broadcast(x_ptr, v_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
     x = tl.load(x_ptr + r[:, None] * N + c[None, :])
     v = tl.load(v_ptr + c)
     tl.store(out_ptr + r[:, None] * N + c[None, :], tl.where(x > v, x - v, v * 2.0))
+
+
+@triton.jit
+def print_kernel(x_ptr, n, HEX: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.device_print("x: %s", x, hex=HEX)
+    tl.device_print("two", offs, tl.program_id(0))

@@ -30,7 +30,7 @@ from ...ir.libdevice import FUNCTIONS as LIBDEVICE
 from ...ir.libdevice import declaration as libdevice_declaration
 from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import (OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits,
-                       libdevice_signature)
+                       libdevice_signature, print_format)
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
@@ -417,6 +417,32 @@ class CudaEmitter:
             self.per_element(res, f"{self.ref(res)}[r] = {expr};")
         else:
             self.emit(f"{self.declare(res)} = {expr};")
+
+    def op_device_print(self, op: Op):
+        """printf per element, from the thread that owns it (as stores): pid, the element's
+        coordinates, the prefix (passed as a %s argument, octal-escaped: user text never becomes
+        code or format) and the value."""
+        x = op.operands[0]
+        t = x.type.scalar
+        conv, c_type, bits = print_format(t, op.attrs["hex"])
+        block = isinstance(x.type, BlockType)
+        v = self.elem(x, x) if block else self.ref(x)
+        if bits and not isinstance(t, PointerType):      # the bits, zero-extended
+            v = f"mt_bitcast<{_UNSIGNED[bits]}>({v})"
+        elif t.is_float:
+            v = self.cast_to(v, t, F32) if t.bits < 32 else v
+        idx = self.coords(x, "r") if block else []
+        fmt = "pid (%d, %d, %d) idx (" + ", ".join(["%d"] * len(idx)) + ") %s" + conv + "\\n"
+        args = ["(int)blockIdx.x", "(int)blockIdx.y", "(int)blockIdx.z", *(f"(int)({i})" for i in idx),
+                c_string(op.attrs["prefix"]), f"({c_type})({v})"]
+        stmt = f'printf("{fmt}", {", ".join(args)});'
+        own = self.store_owner(x)
+        if own:
+            stmt = f"if ({own}) {stmt}"
+        if block:
+            self.per_element(x, stmt)
+        else:
+            self.emit(stmt)
 
     def op_libdevice(self, op: Op):
         """A libdevice function: its symbol called (declared once per kernel; the operands have the
@@ -1070,6 +1096,16 @@ class CudaEmitter:
             externs=[self.externs[k] for k in sorted(self.externs)],
             halves=uses_halves(self.fn))
         return text, self.smem_bytes
+
+
+_UNSIGNED = {1: "unsigned char", 8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
+
+
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (UTF-8) with every byte but letters, digits and spaces as a
+    three-digit octal escape: no quote, backslash, trigraph or format character survives."""
+    return '"' + "".join(chr(b) if chr(b).isalnum() and b < 128 or b == 32 else f"\\{b:03o}"
+                         for b in text.encode()) + '"'
 
 
 def _zero_bits(v: Value) -> bool:

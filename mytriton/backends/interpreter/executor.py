@@ -24,11 +24,13 @@ programs.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import numpy as np
 
-from ...ir.ops import ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, convert, eval_elementwise, np_dtype
+from ...ir.ops import (ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, convert, eval_elementwise, np_dtype,
+                       print_format)
 from ...ir.regions import control_operands, is_target, lanes
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
 from ...ir.types import BlockType, PointerType, shape_of
@@ -262,6 +264,30 @@ def _barrier(ex, op, args):
     """Programs of a batch advance in lock step: every op is already a barrier."""
 
 
+def _device_print(ex, op, args):
+    """The lines the GPU prints (print_format's conversions), program by program of the batch,
+    element by element in row-major order."""
+    x = op.operands[0]
+    t = x.type.scalar
+    conv, _, bits = print_format(t, op.attrs["hex"])
+    conv = conv.replace("ll", "")
+    rank = _rank(x)
+    n = len(ex.program_ids[0])
+    values = np.broadcast_to(_to_rank(args[0], rank), (n,) + (shape_of(x.type) or ()))
+    if bits and not isinstance(t, PointerType):
+        values = np.ascontiguousarray(values).view(f"uint{max(8, bits)}")
+    elif not isinstance(t, PointerType) and t.is_float:
+        values = values.astype(np.float64)
+    lines = []
+    for b in range(n):
+        pid = ", ".join(map(str, ex.program_id_of(b)))
+        for idx in np.ndindex(*values.shape[1:]):
+            v = values[(b, *idx)]
+            v = int(v) if conv != "%f" else float(v)
+            lines.append(f"pid ({pid}) idx ({', '.join(map(str, idx))}) {op.attrs['prefix']}{conv % v}\n")
+    sys.stdout.write("".join(lines))
+
+
 def _identity(ex, op, args):
     return args[0]
 
@@ -272,7 +298,7 @@ STRUCTURAL: dict[str, Callable] = {
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     **{kind: _reduce for kind in REDUCE_COMBINE},
     "addptr": _addptr, "load": _load, "store": _store,
-    "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier,
+    "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier, "device_print": _device_print,
     "convert_layout": _identity,
 }
 # The ops that own regions (and the terminators that end them) are run by REGION_RUNNERS below.
