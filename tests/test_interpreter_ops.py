@@ -436,6 +436,7 @@ def test_registry_ops_are_all_covered():
     covered = ({op for op, _ in BINARY_CASES} | set(UNARY_FLOAT) | {"invert", "where", "cast", "bitcast", "addptr",
                                                                       "load", "store"}
                | {"atomic_rmw", "atomic_cas"}                      # tests/test_atomics.py
+               | {"device_print"}                                  # tests/test_extras.py
                | {name for name in OPS if name.startswith("libdevice.")})   # tests/test_libdevice.py
     elementwise = {name for name, d in OPS.items() if d.elementwise}
     assert elementwise <= covered, f"untested elementwise ops: {sorted(elementwise - covered)}"
