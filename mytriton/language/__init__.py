@@ -490,11 +490,12 @@ def static_assert(cond, msg=""):
 def device_print(prefix, *args, hex=False):
     """Print at run time, as Triton's ``tl.device_print``: for each argument, a line per element and
     program, ``pid (x, y, z) idx (i, ...) <prefix><value>`` (`` (operand k)`` after the prefix when
-    there are several arguments); ``hex=True`` prints integers' bits in hexadecimal. On the GPU
-    (printf) the lines of different programs and threads interleave in no fixed order."""
+    there are several arguments; a space after the prefix); ``hex=True`` prints the values' bits in
+    hexadecimal. On the GPU (printf) the lines of different programs and threads interleave in no
+    fixed order."""
     if not isinstance(prefix, str):
         raise TypeError(f"device_print: the prefix must be a str, got {type(prefix).__name__}")
-    if prefix and not prefix.endswith((" ", ":")) and args:
+    if prefix and not prefix.endswith(" "):
         prefix += " "
     for k, x in enumerate(args):
         label = f"{prefix.rstrip()} (operand {k}) " if len(args) > 1 else prefix
