@@ -152,3 +152,22 @@ def test_device_print_of_floats_and_the_mlir_backend(capfd):
         assert "vprintf" in ck.asm["ptx"] and ck.asm["cubin"]
     with pytest.raises(mytriton.CompilationError, match="MLIR backend does not support the 'device_print' op"):
         mytriton.compile(E.print_kernel, {"x_ptr": "*fp32", "n": "i32"}, {"HEX": False, "BLOCK": 4}, backend="mlir")
+
+
+def test_hints_compile_and_change_nothing(tmp_path):
+    src = tmp_path / "hint_kernel.py"
+    src.write_text("import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(x_ptr, n):\n"
+                   "    tl.assume(n > 0)\n    offs = tl.max_constancy(tl.arange(0, 16), 4)\n"
+                   "    tl.store(x_ptr + offs, offs, mask=offs < n)\n\n\n@mytriton.jit\ndef bad(x_ptr, n):\n"
+                   "    tl.assume(n)\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("hint_kernel", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.zeros(16, np.int32)
+    module.k[(1,)](x, 10)
+    np.testing.assert_array_equal(x, np.where(np.arange(16) < 10, np.arange(16), 0))
+    assert mytriton.compile(module.k, {"x_ptr": "*i32", "n": "i32"}, {}).asm["cubin"]
+    with pytest.raises(mytriton.CompilationError, match="tl.assume takes a boolean condition, got i32") as e:
+        mytriton.compile(module.bad, {"x_ptr": "*i32", "n": "i32"}, {})
+    assert "hint_kernel.py:14" in str(e.value)

@@ -21,7 +21,7 @@ __all__ = [
     "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
     "atomic_cas", "debug_barrier", "cast", "trans", "permute", "dot", "xor_sum", "reduce_or", "clamp", "swizzle2d",
-    "softmax", "device_print",
+    "softmax", "device_print", "max_constancy", "assume",
 ]
 
 
@@ -476,6 +476,20 @@ def multiple_of(input, values):
 @builtin
 def max_contiguous(input, values):
     return input
+
+
+@builtin
+def max_constancy(input, values):
+    """A hint (Triton's): ``input`` unchanged."""
+    return input
+
+
+@builtin
+def assume(cond):
+    """A hint (Triton's ``tl.assume``): the condition is true; checked to be a boolean, then unused."""
+    c = to_tensor(cond)
+    if not getattr(c.dtype, "is_bool", False):
+        raise TypeError(f"tl.assume takes a boolean condition, got {c.dtype}")
 
 
 @builtin
