@@ -14,6 +14,9 @@ User text reaches the backends' output in two ways, and neither may change the g
   (``\\x5c``, ``\\n``, ``\\u00e9``), so a comment can neither end early (a newline would let the rest
   be compiled) nor swallow the next generated line (C++ joins a line that ends in a backslash with
   the next one).
+- **strings** (``tl.device_print``'s prefix): ``c_string`` writes every byte but ASCII letters,
+  digits and spaces as a three-digit octal escape, so no quote, backslash, trigraph or ``%``
+  (a printf conversion) survives, and an escape never runs into the next character.
 """
 from __future__ import annotations
 
@@ -56,4 +59,10 @@ def comment_text(text) -> str:
     return "".join(out)
 
 
-__all__ = ["c_identifier", "kernel_symbol", "comment_text", "PARAM", "KERNEL"]
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (UTF-8 bytes; see the module docstring)."""
+    return '"' + "".join(chr(b) if chr(b).isalnum() and b < 128 or b == 32 else f"\\{b:03o}"
+                         for b in text.encode()) + '"'
+
+
+__all__ = ["c_identifier", "kernel_symbol", "comment_text", "c_string", "PARAM", "KERNEL"]

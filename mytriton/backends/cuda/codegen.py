@@ -21,7 +21,7 @@ import jinja2
 
 from ... import __version__
 from ..._paths import templates_dir
-from ..names import PARAM, c_identifier, comment_text, kernel_symbol
+from ..names import PARAM, c_identifier, c_string, comment_text, kernel_symbol
 from .atomics import atomic_statement
 from .dot import dot_mma, dot_portable, plan_rings, staged_load
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
@@ -1099,13 +1099,6 @@ class CudaEmitter:
 
 
 _UNSIGNED = {1: "unsigned char", 8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
-
-
-def c_string(text: str) -> str:
-    """A C string literal of ``text`` (UTF-8) with every byte but letters, digits and spaces as a
-    three-digit octal escape: no quote, backslash, trigraph or format character survives."""
-    return '"' + "".join(chr(b) if chr(b).isalnum() and b < 128 or b == 32 else f"\\{b:03o}"
-                         for b in text.encode()) + '"'
 
 
 def _zero_bits(v: Value) -> bool:
