@@ -33,6 +33,11 @@ class Function:
     def arity(self) -> int:
         return len(next(iter(self.signatures)))
 
+    @property
+    def signatures_text(self) -> str:
+        """``(fp32) or (fp64)``: the argument types it takes, for messages."""
+        return " or ".join("(" + ", ".join(sig) + ")" for sig in self.signatures)
+
 
 FUNCTIONS: dict[str, Function] = {}
 
@@ -79,11 +84,10 @@ _float("atan2", _wide(np.arctan2), arity=2)
 _float("hypot", _wide(np.hypot), arity=2)
 _float("fmod", _wide(np.fmod), arity=2)
 _float("copysign", np.copysign, arity=2)
-_float("fma", lambda x, y, z: (np.asarray(x, np.float64) * y + z).astype(np.asarray(x).dtype), arity=3,
+_float("fma", _wide(lambda x, y, z: x * y + z), arity=3,
        doc="x * y + z rounded once (the interpreter: through float64, exact for fp32)")
 _add("pow", {("fp32", "fp32"): ("__nv_powf", "fp32"), ("fp64", "fp64"): ("__nv_pow", "fp64"),
-             ("fp32", "i32"): ("__nv_powif", "fp32"), ("fp64", "i32"): ("__nv_powi", "fp64")},
-     lambda x, y: np.asarray(np.power(np.asarray(x, np.float64), np.asarray(y, np.float64))).astype(np.asarray(x).dtype))
+             ("fp32", "i32"): ("__nv_powif", "fp32"), ("fp64", "i32"): ("__nv_powi", "fp64")}, _wide(np.power))
 _add("isnan", {("fp32",): ("__nv_isnanf", "i1"), ("fp64",): ("__nv_isnand", "i1")}, np.isnan)
 _add("isinf", {("fp32",): ("__nv_isinff", "i1"), ("fp64",): ("__nv_isinfd", "i1")}, np.isinf)
 _add("signbit", {("fp32",): ("__nv_signbitf", "i32"), ("fp64",): ("__nv_signbitd", "i32")},

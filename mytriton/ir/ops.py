@@ -578,12 +578,12 @@ def libdevice_signature(fn, types: list) -> tuple | None:
 def _libdevice_op(fn):
     def compute(types, attrs):
         if libdevice_signature(fn, types) is None:
-            raise OpTypeError(f"libdevice.{fn.name} takes {_signatures_text(fn)}, got "
+            raise OpTypeError(f"libdevice.{fn.name} takes {fn.signatures_text}, got "
                               f"({', '.join(str(t.scalar) for t in types)})")
         return types[0].scalar
     define(OpDef(f"libdevice.{fn.name}", (fn.arity, fn.arity), _libdevice_rule(fn, compute), elementwise=True,
                  keeps_layout=True, compute=compute, np_fn=fn.np_fn,
-                 doc=f"libdevice's {fn.name} ({_signatures_text(fn)}); the CUDA backend calls "
+                 doc=f"libdevice's {fn.name} ({fn.signatures_text}); the CUDA backend calls "
                      f"{', '.join(sorted({s for s, _ in fn.signatures.values()}))}"))
 
 
@@ -593,10 +593,6 @@ def _libdevice_rule(fn, compute):
         compute(types, attrs)
         return make_type(shape, SCALARS[fn.signatures[libdevice_signature(fn, types)][1]])
     return rule
-
-
-def _signatures_text(fn) -> str:
-    return " or ".join("(" + ", ".join(sig) + ")" for sig in fn.signatures)
 
 
 for _fn in LIBDEVICE.values():

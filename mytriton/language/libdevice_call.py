@@ -20,9 +20,8 @@ def call(name: str, *args) -> tensor:
             common = promote(common, x.dtype)
         types = (common.name,) * len(xs)
         if types not in fn.signatures:
-            wanted = " or ".join("(" + ", ".join(sig) + ")" for sig in fn.signatures)
             got = ", ".join(str(x.dtype) for x in xs)
-            raise TypeError(f"libdevice.{name} takes {wanted}, got ({got}); convert with .to()")
+            raise TypeError(f"libdevice.{name} takes {fn.signatures_text}, got ({got}); convert with .to()")
         xs = [x if x.dtype == common else x.to(common) for x in xs]
     return make(f"libdevice.{name}", *xs)
 
