@@ -29,10 +29,9 @@
  * get_device(), .dtype and data_ptr(): the C functions behind them are looked up once per tensor
  * class (each method's PyCFunction and calling convention, the dtype descriptor's getter) and
  * called directly, which saves the attribute lookups and most of Python's call dispatch; where
- * they are not plain C methods it calls them the ordinary way.  The dtype test remembers the last
- * (torch dtype, dtype string) pair that matched, so a repeated pair skips the table.  Measured on
- * an H200 host, torch's three accessors cost ~40 + 40 + 50 ns a tensor when called this way: the
- * floor of this path's cost over a bare cuLaunchKernel.
+ * they are not plain C methods it calls them the ordinary way.  Measured on an H200 host, torch's
+ * three accessors cost ~40 + 40 + 50 ns a tensor when called this way: the floor of this path's
+ * cost over a bare cuLaunchKernel.
  */
 #define Py_LIMITED_API 0x030A0000
 #define PY_SSIZE_T_CLEAN
@@ -65,7 +64,6 @@ static PyObject *described_type = NULL;                 /* the tensor class the 
 static method get_device_method, data_ptr_method;
 static PyObject *dtype_descriptor = NULL;               /* the class's .dtype data descriptor */
 static descrgetfunc dtype_get = NULL;                   /* and its getter */
-static PyObject *last_match[2] = {NULL, NULL};          /* the last (torch dtype, dtype string) that matched */
 
 static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -87,8 +85,6 @@ static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nar
     tensor_info = args[2];
     Py_XDECREF(old_type);
     Py_XDECREF(old_info);
-    Py_CLEAR(last_match[0]);
-    Py_CLEAR(last_match[1]);
     Py_RETURN_NONE;
 }
 
@@ -175,22 +171,12 @@ static int read_pointer(PyObject *v, PyObject *want, long device, uint64_t *out)
         PyObject *dev = call_method(v, &get_device_method);
         if (is_device(dev, device)) {
             PyObject *torch_dtype = dtype_get ? dtype_get(dtype_descriptor, v, type) : PyObject_GetAttr(v, s_dtype);
-            int match = 0;
-            if (torch_dtype != NULL && torch_dtype == last_match[0] && want == last_match[1])
-                match = 1;                   /* (dtypes are singletons: the pair the last match found) */
-            else if (torch_dtype != NULL) {
-                PyObject *ours = PyDict_GetItemWithError(PyList_GetItem(tensor_info, 1), torch_dtype);  /* borrowed */
-                if (ours != NULL && same_string(ours, want)) {
-                    match = 1;
-                    Py_INCREF(torch_dtype);
-                    Py_INCREF(want);
-                    Py_XDECREF(last_match[0]);
-                    Py_XDECREF(last_match[1]);
-                    last_match[0] = torch_dtype, last_match[1] = want;
-                }
+            PyObject *ours = NULL;
+            if (torch_dtype != NULL) {
+                ours = PyDict_GetItemWithError(PyList_GetItem(tensor_info, 1), torch_dtype);   /* borrowed */
+                Py_DECREF(torch_dtype);
             }
-            Py_XDECREF(torch_dtype);
-            if (match) {
+            if (ours != NULL && same_string(ours, want)) {
                 PyObject *ptr = call_method(v, &data_ptr_method);
                 ok = ptr != NULL && exact_u64(ptr, out);
                 Py_XDECREF(ptr);
