@@ -633,10 +633,15 @@ def _make_converter(name: str, t: ParamType):
     return None
 
 
+def _passed(params) -> list:
+    """The parameters a launch passes to the kernel: all but those built as ``i32:1``."""
+    return [p for p in params if not p[1].one]
+
+
 def _misaligned(params, values) -> ValueError:
     """The error for the first pointer among ``values`` (the packed arguments) that breaks its
     alignment promise."""
-    for (name, t), addr in zip([p for p in params if not p[1].one], values):
+    for (name, t), addr in zip(_passed(params), values):
         if t.is_pointer and addr % t.align:
             return ValueError(f"parameter '{name}' is declared {t} but address {addr:#x} is not "
                               f"{t.align}-byte aligned")
@@ -658,7 +663,7 @@ def _not_one(params, i: int, value) -> None:
 def _explain_pack_error(params, args) -> Exception:
     """Find the argument struct refused and say why, naming its parameter (``args``: the packed
     arguments)."""
-    for (name, t), v in zip([p for p in params if not p[1].one], args):
+    for (name, t), v in zip(_passed(params), args):
         try:
             struct.pack("<" + ("Q" if t.is_pointer else DTYPES[t.dtype].struct), v)
         except (struct.error, OverflowError, TypeError):
@@ -840,8 +845,7 @@ def _load_native() -> None:
 def _native_spec(params, block: int, shared: int) -> tuple:
     """What the native launcher needs of a kernel: (block, shared, kinds, pointer dtypes); see
     launcher.c.  Kinds it does not read (fp16, bf16, alignments over 255) take the Python path."""
-    kinds = bytearray()
-    params = [p for p in params if not p[1].one]         # (compiled in: not passed)
+    kinds, params = bytearray(), _passed(params)
     for _, t in params:
         if t.is_pointer:
             code = "P"
@@ -981,7 +985,7 @@ def _argument_code(params, names):
     keeping the arguments themselves for the slow path): each argument gets an 8-byte slot (no
     parameter type is wider; the driver copies each from its own address), so one Struct packs
     them all and range-checks the scalars."""
-    codes = ["Q" if t.is_pointer else DTYPES[t.dtype].struct for _, t in params if not t.one]
+    codes = ["Q" if t.is_pointer else DTYPES[t.dtype].struct for _, t in _passed(params)]
     fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
     code, converters, aligned, packed = [], {}, {}, []
     for i, ((pname, t), a) in enumerate(zip(params, names)):
@@ -1278,7 +1282,7 @@ class Kernel:
         (int(CUfunction), device) for the native path or 0, device of the context or -2].  The
         arguments are packed into a bytearray (cheaper for pack_into than a ctypes buffer); the
         ctypes view pins it, so its address stays valid for argv."""
-        passed = sum(not t.one for _, t in self.params)
+        passed = len(_passed(self.params))
         n = max(1, passed)
         buf = bytearray(8 * n)
         view = (ctypes.c_char * len(buf)).from_buffer(buf)
