@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..ir.types import I32, I64, U32, U64
 from . import cos, full, log, maximum, sin, sqrt, where
-from .core import builtin, constexpr, tensor, to_tensor
+from .core import builtin, constexpr, to_tensor
 
 N_ROUNDS_DEFAULT = 10
 # (round multipliers A, B; key increments A, B) per counter width
@@ -57,7 +57,7 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=N_ROUNDS_DEFAULT):
 def philox(seed, c0, c1, c2, c3, n_rounds=N_ROUNDS_DEFAULT):
     """Philox of the counters (bits of 32- or 64-bit integers) keyed by ``seed`` (an integer)."""
     seed = to_tensor(seed)
-    if not (isinstance(seed, tensor) and getattr(seed.dtype, "is_int", False)):
+    if not getattr(seed.dtype, "is_int", False):
         raise TypeError(f"philox: the seed must be an integer, got {seed.dtype}")
     seed = seed.to(U64)
     cs = [to_tensor(c) for c in (c0, c1, c2, c3)]

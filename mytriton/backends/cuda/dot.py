@@ -209,6 +209,13 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
         wgmma = _wgmma_dots(em, chains)
         layouts = {id(c): _stagings(em, c, c.dot in wgmma) for c in chains}
         in_flight = _groups_in_flight(em, chains, layouts, wgmma, users, body)
+        if em.fn.num_warps >= 8:
+            # ask ptxas for two blocks per SM where the estimate allows them: left alone it may take
+            # more registers than that leaves (128x128x64 on 8 warps: 154 a thread, one block an SM,
+            # where 128 fit two without spills — Triton's kernel takes 110). (Under 256 threads two
+            # blocks allow 255 registers, all there are: the bound would only move ptxas's scheduling.)
+            for dot in in_flight:
+                em.min_blocks = max(em.min_blocks, min(_blocks_per_sm(em, chains, layouts, wgmma, dot, 0), 2))
         for c in chains:
             x = c.values[0]
             c_type = "float" if x.type.scalar == F32 else x.type.scalar.c_name
@@ -230,22 +237,24 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
     return rings, offset
 
 
+def _blocks_per_sm(em, chains, layouts, wgmma: set, dot, extra: int) -> int:
+    """Thread blocks per SM with ``extra`` buffers more in the wgmma dots' rings: the fewer of what
+    the loop's rings leave of ``SHARED_LIMIT`` and of what the registers allow (estimated: ``dot``'s
+    accumulators plus 64 registers a thread, of 64K)."""
+    threads = 32 * em.fn.num_warps
+    total = 0
+    for c in chains:
+        size = layouts[id(c)][1].nbytes
+        total += (c.stages + (extra if c.dot in wgmma else 0)) * -(-size // 1024) * 1024
+    regs = min(255, dot.result.type.numel // threads + 64)
+    return min(SHARED_LIMIT // max(1, total), 65536 // (regs * threads))
+
+
 def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> dict[Op, bool]:
     """The wgmma dots that leave their group in flight into the next iteration — those whose result
     only goes to the next iteration's accumulator (``acc = tl.dot(a, b, acc)``) — each with whether
     its rings' copies go after it (``Ring.late``): where the buffer more they would otherwise need
-    costs a thread block per SM. Blocks per SM: the fewer of what the loop's rings leave of
-    ``SHARED_LIMIT`` and of what the registers allow (estimated: the accumulators plus 64 registers
-    a thread, of 64K)."""
-    threads = 32 * em.fn.num_warps
-
-    def blocks(extra: int, dot) -> int:
-        total = 0
-        for c in chains:
-            size = layouts[id(c)][1].nbytes
-            total += (c.stages + (extra if c.dot in wgmma else 0)) * -(-size // 1024) * 1024
-        regs = min(255, dot.result.type.numel // threads + 64)
-        return min(SHARED_LIMIT // max(1, total), 65536 // (regs * threads))
+    costs a thread block per SM (``_blocks_per_sm``)."""
     found = {}
     for dot in wgmma:
         # the accumulator cycle: the dot's result is only yielded, as the loop argument that is
@@ -256,14 +265,8 @@ def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> dict[Op, 
             continue
         arg = body.args[1 + uses[0][1]]
         if dot.operands[2] is arg and users.get(arg, []) == [(dot, 2)]:
-            found[dot] = blocks(1, dot) < blocks(0, dot)
-            # ask ptxas for two blocks per SM where the estimate allows them: left alone it may
-            # take more registers than that leaves (128x128x64 on 8 warps: 154 a thread, one block
-            # an SM, where 128 fit two without spills — Triton's kernel takes 110). (Under 256
-            # threads two blocks allow 255 registers, all there are: the bound would only move
-            # ptxas's scheduling.)
-            if threads >= 256:
-                em.min_blocks = max(em.min_blocks, min(blocks(0, dot), 2))
+            found[dot] = (_blocks_per_sm(em, chains, layouts, wgmma, dot, 1)
+                          < _blocks_per_sm(em, chains, layouts, wgmma, dot, 0))
     return found
 
 
