@@ -5,6 +5,7 @@ import pytest
 
 import mytriton
 from tests import cuda_emulator
+from tests.kernel_files import kernel_from_source
 from tests.kernels import extras as E
 
 RNG = np.random.default_rng(12)
@@ -111,16 +112,12 @@ def test_a_lower_rank_block_broadcasts_by_leading_axes():
 
 
 def test_a_lower_rank_block_that_does_not_fit_is_an_error_at_its_line(tmp_path):
-    src = tmp_path / "rank_kernel.py"
-    src.write_text("import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(out_ptr):\n"
-                   "    r, c = tl.arange(0, 4), tl.arange(0, 8)\n"
-                   "    tl.store(out_ptr + r[:, None] * 8 + c[None, :], r[:, None] + c[None, :] + r)\n")
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("rank_kernel", src)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    k = kernel_from_source(tmp_path / "rank_kernel.py",
+                           "import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(out_ptr):\n"
+                           "    r, c = tl.arange(0, 4), tl.arange(0, 8)\n"
+                           "    tl.store(out_ptr + r[:, None] * 8 + c[None, :], r[:, None] + c[None, :] + r)\n")
     with pytest.raises(mytriton.CompilationError) as e:
-        mytriton.compile(module.k, {"out_ptr": "*i32"}, {})
+        mytriton.compile(k, {"out_ptr": "*i32"}, {})
     assert ("incompatible shapes (4, 8), (1, 4) (Triton broadcasting: a lower-rank value gains leading axes, then "
             "each dim must be equal or 1)") in str(e.value) and "rank_kernel.py:8" in str(e.value)
 
@@ -155,19 +152,15 @@ def test_device_print_of_floats_and_the_mlir_backend(capfd):
 
 
 def test_hints_compile_and_change_nothing(tmp_path):
-    src = tmp_path / "hint_kernel.py"
-    src.write_text("import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(x_ptr, n):\n"
-                   "    tl.assume(n > 0)\n    offs = tl.max_constancy(tl.arange(0, 16), 4)\n"
-                   "    tl.store(x_ptr + offs, offs, mask=offs < n)\n\n\n@mytriton.jit\ndef bad(x_ptr, n):\n"
-                   "    tl.assume(n)\n")
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("hint_kernel", src)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    k, bad = kernel_from_source(tmp_path / "hint_kernel.py",
+                           "import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(x_ptr, n):\n"
+                           "    tl.assume(n > 0)\n    offs = tl.max_constancy(tl.arange(0, 16), 4)\n"
+                           "    tl.store(x_ptr + offs, offs, mask=offs < n)\n\n\n@mytriton.jit\ndef bad(x_ptr, n):\n"
+                           "    tl.assume(n)\n", "k", "bad")
     x = np.zeros(16, np.int32)
-    module.k[(1,)](x, 10)
+    k[(1,)](x, 10)
     np.testing.assert_array_equal(x, np.where(np.arange(16) < 10, np.arange(16), 0))
-    assert mytriton.compile(module.k, {"x_ptr": "*i32", "n": "i32"}, {}).asm["cubin"]
+    assert mytriton.compile(k, {"x_ptr": "*i32", "n": "i32"}, {}).asm["cubin"]
     with pytest.raises(mytriton.CompilationError, match="tl.assume takes a boolean condition, got i32") as e:
-        mytriton.compile(module.bad, {"x_ptr": "*i32", "n": "i32"}, {})
+        mytriton.compile(bad, {"x_ptr": "*i32", "n": "i32"}, {})
     assert "hint_kernel.py:14" in str(e.value)

@@ -9,6 +9,7 @@ import pytest
 import mytriton
 import mytriton.language as tl
 from tests import cuda_emulator
+from tests.kernel_files import kernel_from_source
 from tests.kernels import fp8 as fp8k
 
 FP8 = {"fp8e4nv": (tl.float8e4nv, ml_dtypes.float8_e4m3fn), "fp8e5": (tl.float8e5, ml_dtypes.float8_e5m2)}
@@ -114,15 +115,11 @@ def test_fp8_dot_is_the_exact_products_summed_in_fp32(ta, tb):
 
 
 def _compile_body(body: str, sig: dict, tmp_path):
-    src = tmp_path / "fp8_kernel.py"
-    src.write_text("import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\n"
-                   "def k(x_ptr, y_ptr, n):\n    offs = tl.arange(0, 32)\n"
-                   "    x = tl.load(x_ptr + offs)\n" + body)
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("fp8_kernel", src)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return mytriton.compile(module.k, sig, {})
+    k = kernel_from_source(tmp_path / "fp8_kernel.py",
+                           "import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\n"
+                           "def k(x_ptr, y_ptr, n):\n    offs = tl.arange(0, 32)\n"
+                           "    x = tl.load(x_ptr + offs)\n" + body)
+    return mytriton.compile(k, sig, {})
 
 
 @pytest.mark.parametrize("body,message", [

@@ -12,6 +12,7 @@ import mytriton
 import mytriton.language as tl
 from mytriton.ir.libdevice import FUNCTIONS
 from tests import cuda_emulator
+from tests.kernel_files import kernel_from_source
 from tests.kernels import libdevice_kernels as K
 
 RNG = np.random.default_rng(5)
@@ -148,21 +149,17 @@ def test_nvrtc_compiles_every_function_for_sm_80_and_sm_90a():
     ("y = libdevice.isnan(x_ptr)", "libdevice.isnan takes numbers, not pointers"),
 ])
 def test_dispatch_and_its_errors_at_the_line(body, message, tmp_path):
-    src = tmp_path / "math_kernel.py"
-    src.write_text("import mytriton\nimport mytriton.language as tl\nfrom mytriton.language.extra import libdevice\n\n\n"
-                   "@mytriton.jit\ndef k(x_ptr, y_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 32))\n"
-                   f"    {body}\n    tl.store(y_ptr + tl.arange(0, 32), y)\n")
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("math_kernel", src)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    k = kernel_from_source(tmp_path / "math_kernel.py",
+                           "import mytriton\nimport mytriton.language as tl\nfrom mytriton.language.extra import libdevice\n"
+                           "\n\n@mytriton.jit\ndef k(x_ptr, y_ptr):\n    x = tl.load(x_ptr + tl.arange(0, 32))\n"
+                           f"    {body}\n    tl.store(y_ptr + tl.arange(0, 32), y)\n")
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
     if message is None:
-        cu = mytriton.compile(module.k, sig, {}).asm["cu"]
+        cu = mytriton.compile(k, sig, {}).asm["cu"]
         assert ("__nv_powif(" in cu) == ("pow" in body) and ("__nv_atan2f(" in cu) == ("atan2" in body)
         return
     with pytest.raises(mytriton.CompilationError) as e:
-        mytriton.compile(module.k, sig, {})
+        mytriton.compile(k, sig, {})
     assert message in str(e.value) and "math_kernel.py:9" in str(e.value)
 
 

@@ -9,6 +9,7 @@ import pytest
 
 import mytriton
 from tests import cuda_emulator
+from tests.kernel_files import kernel_from_source
 from tests.kernels import random_kernels as R
 
 M = {32: (0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85),
@@ -125,15 +126,11 @@ def test_philox_of_64_bit_counters():
 
 
 def test_a_float_seed_is_an_error_at_its_line(tmp_path):
-    src = tmp_path / "rng_kernel.py"
-    src.write_text("import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(out_ptr):\n"
-                   "    offs = tl.arange(0, 32)\n    tl.store(out_ptr + offs, tl.rand(1.5, offs))\n")
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("rng_kernel", src)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    k = kernel_from_source(tmp_path / "rng_kernel.py",
+                           "import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(out_ptr):\n"
+                           "    offs = tl.arange(0, 32)\n    tl.store(out_ptr + offs, tl.rand(1.5, offs))\n")
     with pytest.raises(mytriton.CompilationError) as e:
-        mytriton.compile(module.k, {"out_ptr": "*fp32"}, {})
+        mytriton.compile(k, {"out_ptr": "*fp32"}, {})
     assert "philox: the seed must be an integer, got f32" in str(e.value) and "rng_kernel.py:8" in str(e.value)
 
 

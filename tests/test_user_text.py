@@ -2,9 +2,7 @@
 (issue #11 §2): names are mangled, comments escaped, float constants bit-exact, `>>` and `/`
 follow Triton, stores happen once per element and program, const follows every pointer root.
 The GPU half is tests/test_user_text_gpu.py."""
-import importlib.util
 import re
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -19,6 +17,7 @@ from mytriton.ir.ops import OPS, constant_value, eval_elementwise, float_bits
 from mytriton.ir.ssa import walk
 from mytriton.ir.types import F16, F32, F64, SCALARS
 from tests.kernels import hostile as h
+from tests.kernel_files import load_kernel_from
 
 F = "*fp32"
 
@@ -130,13 +129,6 @@ def test_constexpr_string_is_escaped(backend):
     if backend == "cuda":
         assert "st.global" in ck.asm["ptx"]
 
-
-def load_kernel_from(path, name):
-    spec = importlib.util.spec_from_file_location(f"hostile_file_{abs(hash(str(path)))}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return getattr(module, name)
 
 
 @pytest.mark.parametrize("backend", ["cuda", "mlir"])
