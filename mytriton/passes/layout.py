@@ -20,6 +20,7 @@ from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
 from ..ir.types import BF16, F16, F32, I8, I32, BlockType, PointerType, broadcast_shapes, shape_of
+from .prefetch import staged_chain
 
 # The most elements of one block value a thread may hold in registers. Each thread's share is an
 # unrolled register array in the generated code; NVRTC's time grows faster than linearly with it
@@ -145,24 +146,21 @@ def _in_ring(v: Value) -> bool:
 
 def _k_major_ring_loads(fn: Function, num_warps: int, target: str) -> set[Op]:
     """The pipelined loads of B operands that wgmma reads along K only (tf32, int8: ``wgmma_kind``)
-    while memory holds them along N: every load of the ring chain (``passes/prefetch.py``: the
-    loads of iterations 0..S-2 in front of the loop, and iteration i + S - 1's in the body)."""
+    while memory holds them along N: every load of the ring chain (``prefetch.staged_chain``)."""
     found = set()
     for loop in walk(fn.body):
         if loop.name != "for":
             continue
         body = loop.regions[0]
-        args, inits, yields = body.args[1:], loop.operands[3:], body.ops[-1].operands
+        args = body.args[1:]
         for dot in body.ops:
             if not (dot.name == "dot" and wgmma_kind(dot) in ("tf32", "s8") and dot.operands[1] in args
                     and wgmma_candidate(dot, num_warps, target)):
                 continue
-            j = args.index(dot.operands[1])
-            first = inits[j].owner
-            if not (isinstance(first, Op) and first.name == "load" and first.attrs.get("ahead") == 0):
+            staged = staged_chain(loop, args.index(dot.operands[1]))
+            if staged is None:
                 continue
-            depth = first.attrs["stages"] - 1
-            chain = [v.owner for v in inits[j:j + depth]] + [yields[j + depth - 1].owner]
+            chain = staged[1]
             if all(isinstance(ld, Op) and ld.name == "load" and len(ld.operands[0].type.shape) == 2 for ld in chain):
                 found.update(chain)
     return found

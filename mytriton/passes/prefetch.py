@@ -268,6 +268,19 @@ def _visit(region: Region, num_warps: int, num_stages: int | None) -> None:
             _pipeline(op, region.ops, num_warps, num_stages)
 
 
+def staged_chain(loop: Op, j: int) -> tuple[int, list[Op]] | None:
+    """The chain of staged loads this pass made from loop argument ``j`` on (where the argument's
+    initial value is a load marked ``ahead=0``): its depth S - 1 and its loads — iterations
+    0..S-2's in front of the loop (arguments j..j+S-2) and iteration i + S - 1's in the body (what
+    the last of them is yielded). None where argument ``j`` starts no chain."""
+    inits, yields = loop.operands[3:], loop.regions[0].ops[-1].operands
+    first = inits[j].owner
+    if not (isinstance(first, Op) and first.name == "load" and first.attrs.get("ahead") == 0):
+        return None
+    depth = first.attrs["stages"] - 1
+    return depth, [v.owner for v in inits[j:j + depth]] + [yields[j + depth - 1].owner]
+
+
 def prefetch(fn: Function) -> Function:
     _visit(fn.body, fn.num_warps, fn.num_stages)
     return fn

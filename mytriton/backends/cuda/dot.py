@@ -43,6 +43,7 @@ from ...ir.linear import REGISTER
 from ...ir.ssa import Op, Value, walk
 from ...ir.types import F32, I32
 from ...passes.layout import wgmma_kind
+from ...passes.prefetch import staged_chain
 
 # The most shared memory a block can have on the GPUs mytriton targets (227 KiB on sm_90; the
 # runtime checks the device's own limit when it loads a kernel and opts in above 48 KiB).
@@ -182,14 +183,12 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
         body = loop.regions[0]
         inits, args, yields = loop.operands[3:], body.args[1:], body.ops[-1].operands
         chains = []
-        for j, init in enumerate(inits):
-            first = init.owner
-            if not (isinstance(first, Op) and first.name == "load" and first.attrs.get("ahead") == 0):
+        for j in range(len(inits)):
+            if (staged := staged_chain(loop, j)) is None:
                 continue
-            stages = first.attrs["stages"]
-            depth = stages - 1
+            depth, loads = staged
+            stages = depth + 1
             chain = slice(j, j + depth)
-            loads = [v.owner for v in inits[chain]] + [yields[j + depth - 1].owner]
             values = [*inits[chain], *args[chain], *loop.results[chain], yields[j + depth - 1]]
             use = users.get(args[j], [])
             view = None              # a transposed view the dot reads: (trans op, its dims)
