@@ -1,4 +1,4 @@
-"""Names of Triton's language that mytriton lacks: ``tl.cumsum`` on the host is an AttributeError
+"""Names of Triton's language that mytriton lacks: ``tl.topk`` on the host is an AttributeError
 subclass saying so, and in a kernel a CompilationError at the kernel's file:line:col."""
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def message(name: str) -> str:
 def test_the_list_is_triton_36s():
     assert len(TRITON_LANGUAGE_NAMES) == len(set(TRITON_LANGUAGE_NAMES)) == 140
     assert {"cumsum", "dot", "atomic_add", "math", "extra", "float8e5", "sum", "load"} <= set(TRITON_LANGUAGE_NAMES)
-    assert {"cumsum", "sort", "flip"} <= set(MISSING) and not {"dot", "math", "extra"} & set(MISSING)
+    assert {"sort", "flip", "topk"} <= set(MISSING)
+    assert not {"dot", "math", "extra", "cumsum", "reduce", "argmax"} & set(MISSING)
 
 
 @pytest.mark.parametrize("name", MISSING)
@@ -41,10 +42,10 @@ def test_names_mytriton_has_and_names_triton_lacks_are_untouched():
 
 
 @mytriton.jit
-def uses_cumsum(x, BLOCK: tl.constexpr):
+def uses_topk(x, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     values = tl.load(x + offs)
-    tl.store(x + offs, tl.cumsum(values, 0))  # ERR cumsum
+    tl.store(x + offs, tl.topk(values, 4))  # ERR topk
 
 
 @mytriton.jit
@@ -72,7 +73,7 @@ def marker(case: str) -> tuple[int, str]:
     return line, lines[line - 1]
 
 
-@pytest.mark.parametrize("kernel,case,name", [(uses_cumsum, "cumsum", "cumsum"), (uses_sort, "sort", "sort"),
+@pytest.mark.parametrize("kernel,case,name", [(uses_topk, "topk", "topk"), (uses_sort, "sort", "sort"),
                                               (calls_helper_using_flip, "flip", "flip")])
 @pytest.mark.parametrize("how", ["compile", "interpreter"])
 def test_kernel_use_is_a_located_compile_error(kernel, case, name, how):

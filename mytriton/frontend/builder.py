@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..ir.ops import OPS
 from ..ir.ssa import Loc
-from ..ir.tree import Node, Scope
+from ..ir.tree import Node, RegionStmt, Scope
 from ..ir.types import BlockType, ScalarType, Type
 from ..passes.typeinfer import type_node
 
@@ -64,3 +64,12 @@ class Builder:
         if not OPS[op].pure:
             self.scope.statements.append(node)
         return node
+
+    def multi(self, op: str, operands: list[Node], attrs: dict) -> tuple[Node, ...]:
+        """An op with several results (a reduce or scan of several blocks): recorded as a statement
+        whose results are leaves, typed by the op's rule (which returns one type per result)."""
+        types = OPS[op].type_rule([n.type for n in operands], attrs)
+        st = RegionStmt(op, tuple(operands), (), (), (), loc=self.loc, attrs=attrs)
+        st.results = tuple(self.leaf("region_result", t, self.scope, index=i) for i, t in enumerate(types))
+        self.scope.statements.append(st)
+        return st.results

@@ -27,7 +27,7 @@ from .. import language as tl
 from ..errors import CompilationError
 from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
-from ..ir.tree import RegionStmt, Scope
+from ..ir.tree import CombineTree, RegionStmt, Scope
 from ..ir.types import I1, I32, BlockType, PointerType, ScalarType
 from ..language.core import _current_builder, is_builtin, tensor, to_tensor
 from ..language.triton_names import UnsupportedTritonName
@@ -1027,6 +1027,48 @@ def _callable_kind(fn) -> str | None:
         if name in _MATH and getattr(math, name, None) is fn:
             return "python"
     return None
+
+
+def trace_combine(builder, combine_fn, arg_types: list, what: str) -> CombineTree:
+    """The combine function of ``tl.reduce`` / ``tl.associative_scan`` traced into a closed scope of its
+    own: a ``@jit`` function (or one of the language's own combine functions, plain Python on
+    ``tl`` builtins) called on 2N scalar arguments, returning N values of the operands' types."""
+    from .jit import JITFunction
+    internal = getattr(combine_fn, "__mytriton_combine__", False)
+    if not (isinstance(combine_fn, JITFunction) or internal):
+        raise TypeError(f"{what}: combine_fn must be a @jit function, got {type_name(combine_fn)}")
+    scope = Scope(None)
+    saved = builder.scope
+    builder.scope = scope
+    try:
+        args = tuple(builder.leaf("region_arg", t, scope, index=i) for i, t in enumerate(arg_types))
+        values = [tensor(a) for a in args]
+        if internal:
+            returned = combine_fn(*values)
+        else:
+            try:
+                bound = combine_fn.signature.bind(*values)
+            except TypeError as e:
+                raise TypeError(f"{what}: combine_fn {combine_fn.__name__}() is called with {len(values)} "
+                                f"arguments (the operands' values, then the other side's): {e}") from None
+            bound.apply_defaults()
+            gen = CodeGenerator(combine_fn, dict(bound.arguments), builder, 1)
+            returned = gen.run(combine_fn.parse())
+        results = list(returned) if isinstance(returned, tuple) else [returned]
+        n = len(arg_types) // 2
+        if len(results) != n:
+            raise TypeError(f"{what}: combine_fn must return {n} value(s), one per input, got {len(results)}")
+        nodes = []
+        for i, (r, t) in enumerate(zip(results, arg_types)):
+            if isinstance(r, (bool, int, float)):
+                r = to_tensor(r, t)
+            if not isinstance(r, tensor) or r.type != t:
+                got = r.type if isinstance(r, tensor) else type_name(r)
+                raise TypeError(f"{what}: combine_fn must return a scalar {t} for input {i}, got {got}")
+            nodes.append(r.node)
+    finally:
+        builder.scope = saved
+    return CombineTree(scope, args, tuple(nodes))
 
 
 def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, builder) -> Scope:

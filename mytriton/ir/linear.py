@@ -282,6 +282,12 @@ class LinearLayout:
                 out.append(b)
         return out
 
+    def separates(self, d: int) -> bool:
+        """Whether every input bit that moves along output dimension ``d`` moves it by a power of
+        two and moves nothing else: a scan along ``d`` then combines positions bit by bit."""
+        return not any(v[d] and (v[d] & (v[d] - 1) or any(c for i, c in enumerate(v) if i != d))
+                       for vs in self.bases for v in vs)
+
     def contiguous_registers(self, d: int) -> int:
         """How many consecutive registers from register 0 hold consecutive elements along output
         dimension ``d`` (and the same elsewhere): 2**k for the longest run of register bases

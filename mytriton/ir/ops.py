@@ -940,6 +940,50 @@ for _k in REDUCE_KINDS:
                      f"reduce_or take integers)"))
 
 
+def _combine_rule(types, attrs, scan: bool):
+    """``reduce`` / ``scan`` of N blocks of one shape along ``axis`` by the ``combine`` body (a
+    ``Combine``, its 2N arguments the operands' element types, twice): N results, each a block of the
+    operand's shape (scan) or of that shape without ``axis`` (reduce; a scalar from a 1-d block)."""
+    what = "tl.associative_scan" if scan else "tl.reduce"
+    if not types:
+        raise OpTypeError(f"{what} takes at least one block")
+    shape = shape_of(types[0])
+    for t in types:
+        if not isinstance(t, BlockType):
+            raise OpTypeError(f"{what} expects blocks, got {t}")
+        if t.shape != shape:
+            raise OpTypeError(f"{what}: all inputs must have the same shape, got {', '.join(map(str, types))}")
+        if isinstance(t.scalar, PointerType):
+            raise OpTypeError(f"{what} is not defined on pointers ({t})")
+    axis = attrs["axis"]
+    if type(axis) is not int or not 0 <= axis < len(shape):
+        raise OpTypeError(f"{what}: axis {axis!r} is out of range for a rank-{len(shape)} block")
+    combine = attrs.get("combine")
+    region = getattr(combine, "region", None)
+    elems = [t.scalar for t in types]
+    if region is not None:
+        got = [a.type for a in region.args]
+        if got != elems * 2:
+            raise OpTypeError(f"{what}: the combine function takes {', '.join(map(str, got))}; expected "
+                              f"{', '.join(map(str, elems * 2))}")
+        out = [v.type for v in region.ops[-1].operands] if region.ops and region.ops[-1].name == "yield" else None
+        if out != elems:
+            raise OpTypeError(f"{what}: the combine function must return {', '.join(map(str, elems))}")
+    if scan:
+        return tuple(types)
+    rest = shape[:axis] + shape[axis + 1:]
+    return tuple(make_type(rest, e) for e in elems)
+
+
+define(OpDef("reduce", (1, 1 << 30), lambda types, attrs: _combine_rule(types, attrs, scan=False),
+             doc="tl.reduce: N blocks of one shape reduced along `axis` by the `combine` body (a Combine: "
+                 "a closed region of 2N scalar arguments yielding N scalars; associative and commutative, "
+                 "as Triton assumes); N results"))
+define(OpDef("scan", (1, 1 << 30), lambda types, attrs: _combine_rule(types, attrs, scan=True),
+             doc="tl.associative_scan: the inclusive prefixes of N blocks along `axis` by the `combine` body "
+                 "(associative; operands in index order, from the end when `reverse`); N results"))
+
+
 # --- layout and control flow -----------------------------------------------------------------
 
 define(OpDef("convert_layout", (1, 1), lambda types, attrs: types[0],

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from .ssa import Const, Function, Op, Param, Region, Value
+from .ssa import Combine, Const, Function, Op, Param, Region, Value
 
 
 def format_constant(v) -> str:
@@ -56,7 +56,8 @@ class Printer:
 
     def number(self, region: Region):
         for op in region.ops:
-            for r in op.regions:                  # a region's arguments, then its ops
+            bodies = [c.region for c in op.attrs.values() if isinstance(c, Combine)]
+            for r in [*op.regions, *bodies]:      # a region's arguments, then its ops
                 for a in r.args:
                     self.names[a] = f"%{len(self.names)}"
                 self.number(r)
@@ -88,11 +89,28 @@ class Printer:
         text += self.attr_text(op)
         if op.results:
             text += " : " + self.type_suffix(op.results)
+        combine = op.attrs.get("combine")
+        if isinstance(combine, Combine):
+            first, *rest = self.combine_lines(combine)
+            return [f"{text} {first}", *rest]
         return [text]
+
+    def combine_lines(self, combine: Combine) -> list[str]:
+        """``combine(%7: f32, %8: f32) { ... yield %9 }``: the body of a reduce or scan."""
+        if combine.region.args[0] not in self.names:
+            for a in combine.region.args:
+                self.names[a] = f"%{len(self.names)}"
+            self.number(combine.region)
+        head = "combine(" + ", ".join(f"{self.ref(a)}: {a.type}" for a in combine.region.args) + ") {"
+        return [head, *self.body_lines(combine.region), "}"]
+
+    def combine_text(self, combine: Combine) -> str:
+        return "\n".join(self.combine_lines(combine))
 
     @staticmethod
     def attr_text(op: Op, skip=()) -> str:
-        attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_") and k not in skip}
+        attrs = {k: v for k, v in op.attrs.items()
+                 if not k.startswith("_") and k not in skip and not isinstance(v, Combine)}
         if not attrs:
             return ""
         return " {" + ", ".join(f"{k}={_format_attr(v)}" for k, v in attrs.items()) + "}"

@@ -97,6 +97,27 @@ class Op:
         return f"<Op {self.name}>"
 
 
+class Combine:
+    """A closed region that an op carries as its ``combine`` attribute (the combine function of
+    ``tl.reduce`` / ``tl.associative_scan``): its arguments are 2N scalars (the left operand's N
+    values, then the right operand's), it ends in ``yield`` of N scalars and reads nothing from
+    outside. Passes do not enter it (it is not one of the op's regions: no value flows between it
+    and the enclosing code); two bodies are equal when they print the same."""
+
+    def __init__(self, region: Region):
+        self.region = region
+
+    def __repr__(self) -> str:
+        from .printer import Printer
+        return Printer().combine_text(self)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Combine) and repr(self) == repr(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+
 @dataclass
 class Function:
     name: str
@@ -124,6 +145,11 @@ def walk(region: Region) -> Iterator[Op]:
         yield op
         for r in op.regions:
             yield from walk(r)
+
+
+def combine_bodies(op: Op) -> list[Region]:
+    """The regions of the op's Combine attributes (not among ``op.regions``: see Combine)."""
+    return [v.region for v in op.attrs.values() if isinstance(v, Combine)]
 
 
 def replace_uses(region: Region, mapping: dict[Value, Value]) -> None:

@@ -61,3 +61,13 @@ class RegionStmt:
     results: tuple[Node, ...] = ()
     loc: Loc | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class CombineTree:
+    """The combine function of a reduce or scan as traced (lowered to an ``ir.ssa.Combine``): a
+    closed scope of its own, the leaves ("region_arg") that stand for its 2N scalar arguments and
+    the N nodes it returns."""
+    scope: Scope
+    args: tuple[Node, ...]
+    results: tuple[Node, ...]

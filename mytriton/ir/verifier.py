@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .ops import OPS, OpTypeError
 from .regions import port
-from .ssa import Const, Function, Op, Param, Region, Value
+from .ssa import Combine, Const, Function, Op, Param, Region, Value
 
 
 class VerificationError(Exception):
@@ -94,12 +94,27 @@ class _Verifier:
                 except OpTypeError as e:
                     self.fail(str(e), op, where)
                 got = op.results[0].type if op.results else None
+                if isinstance(expected, tuple):                  # an op of several results
+                    got = tuple(r.type for r in op.results)
                 if expected != got:
                     self.fail(f"result type {got} does not match the type rule's {expected}", op, where)
+                for name, body in op.attrs.items():
+                    if isinstance(body, Combine):
+                        self.closed_body(body.region, op, f"the {name} body of {op.name} in {where}")
             for r in op.results:
                 self.define(r, scope, op, where)
         if terminator is not None and (not region.ops or region.ops[-1].name != terminator):
             self.fail(f"region does not end with {terminator}", region.parent, where)
+
+    def closed_body(self, region: Region, op: Op, where: str):
+        """A Combine's region: well formed on its own arguments, ending in ``yield``, reading no
+        value of the enclosing code."""
+        if region.parent is not None:
+            self.fail("a combine body must not belong to an op's regions", op, where)
+        scope: set = set()
+        for a in region.args:
+            self.define(a, scope, op, where)
+        self.region(region, scope, where, "yield")
 
     def region_op(self, op: Op, d, scope: set, where: str):
         """An op with regions, checked against its RegionFlow: the number of regions, control

@@ -297,9 +297,15 @@ def minimum(x, y, propagate_nan=PropagateNan.NONE):
 
 def _reduce(kind):
     @builtin
-    def fn(input, axis=None, keep_dims=False, dtype=None, **unsupported):
+    def fn(input, axis=None, keep_dims=False, dtype=None, return_indices=False, return_indices_tie_break_left=True,
+           **unsupported):
         if unsupported:
             raise TypeError(f"tl.{kind}: unsupported argument(s) {', '.join(unsupported)}")
+        if return_indices:
+            if kind not in ("max", "min"):
+                raise TypeError(f"tl.{kind}: unsupported argument(s) return_indices")
+            from .reduction import reduce_with_indices
+            return reduce_with_indices(input, axis, kind == "max", return_indices_tie_break_left, keep_dims)
         if not is_block(input):
             raise TypeError(f"tl.{kind} expects a block, got {input!r}")
         if axis is not None and type(axis) is not int:
@@ -534,6 +540,9 @@ from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi  # noqa: E402
 from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x,  # noqa: E402
                      randn, randn4x, uint_to_uniform_float)
 
+from .reduction import argmax, argmin, associative_scan, cumprod, cumsum, reduce  # noqa: E402
+
+__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin"]
 __all__ += ["math", "extra", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv", "philox", "philox_impl",
             "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float",
             "pair_uniform_to_normal"]

@@ -15,7 +15,7 @@ from math import prod
 
 from ..errors import CompilationError
 from ..ir.layout import (BlockedLayout, DotOperandLayout, Layout, MmaLayout, SliceLayout, default_layout,
-                         mma_layout, num_regs, permuted_operand_layout)
+                         mma_layout, num_regs, permuted_operand_layout, to_linear)
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
@@ -263,7 +263,9 @@ class LayoutAssignment:
 
     def choose(self, v: Value, op: Op | None) -> Layout:
         reqs = self.requests.get(v, [])
-        if op is not None and op.name in REDUCE_KINDS and op.attrs["axis"] is not None:
+        if op is not None and op.name == "scan":
+            return self.scan_layout(op)
+        if op is not None and (op.name in REDUCE_KINDS or op.name == "reduce") and op.attrs["axis"] is not None:
             axis = op.attrs["axis"]
             for lay, _, _ in reversed(reqs):
                 if isinstance(lay, SliceLayout) and lay.dim == axis:
@@ -282,6 +284,16 @@ class LayoutAssignment:
             if counts[lay] == best:
                 return lay
         raise AssertionError
+
+    def scan_layout(self, op: Op) -> Layout:
+        """A scan's operands and results share one layout in which every position bit that moves
+        along the scanned axis moves only along it (the backends' scan walks those bits): the
+        first operand's natural layout when it is such, else the default."""
+        src = op.operands[0]
+        lay = self.nat.get(src)
+        if lay is not None and to_linear(lay, src.type.shape, self.fn.num_warps).separates(op.attrs["axis"]):
+            return lay
+        return self.default(src.type)
 
     def settle(self, v: Value, layout: Layout, region: Region, def_op: Op | None):
         """Fix ``v``'s layout; route consumers that want another layout through a conversion."""
@@ -318,10 +330,14 @@ class LayoutAssignment:
                 # threads hold it: registers are only renumbered)
                 self.requests[a][-1] = (DotOperandLayout(layout, 32 // a.type.scalar.bits), op, 0)
             self.request(op.operands[2], layout, op, 2)
-        elif name in REDUCE_KINDS:
+        elif name in REDUCE_KINDS or name == "reduce":
             src = op.operands[0]
-            parent = layout.parent if isinstance(layout, SliceLayout) else self.default(src.type)
-            self.request(src, parent, op, 0)
+            parent = layout.parent if isinstance(layout, SliceLayout) else self.nat.get(src) or self.default(src.type)
+            for i, v in enumerate(op.operands):
+                self.request(v, parent, op, i)
+        elif name == "scan":
+            for i, v in enumerate(op.operands):
+                self.request(v, layout, op, i)
         else:
             for i, v in enumerate(op.operands):
                 self.request(v, layout, op, i)
@@ -334,9 +350,10 @@ class LayoutAssignment:
             if OPS[op.name].terminator:
                 continue                              # handled by the op that owns the region
             layout = None
-            if op.results and isinstance(op.result.type, BlockType):
-                layout = self.choose(op.result, op)
-                self.settle(op.result, layout, region, op)
+            if op.results and isinstance(op.results[0].type, BlockType):
+                layout = self.choose(op.results[0], op)
+                for r in op.results:            # (the results of a reduce or scan of several blocks share it)
+                    self.settle(r, layout, region, op)
             self.operand_requests(op, layout)
 
     def natural(self, region: Region) -> None:
@@ -363,12 +380,19 @@ class LayoutAssignment:
                     self.natural(r)
                 flow_into(op, RESULTS)
                 continue
-            if not op.results or not isinstance(op.result.type, BlockType):
+            if not op.results or not isinstance(op.results[0].type, BlockType):
                 continue
             src = op.operands[0] if op.operands else None
             if op.name in REDUCE_KINDS:
                 parent = nat.get(src) or self.default(src.type)
                 nat[op.result] = SliceLayout(op.attrs["axis"], parent)
+            elif op.name == "reduce":
+                parent = nat.get(src) or self.default(src.type)
+                for r in op.results:
+                    nat[r] = SliceLayout(op.attrs["axis"], parent)
+            elif op.name == "scan":
+                for r in op.results:
+                    nat[r] = self.scan_layout(op)
             elif op.name == "dot" and (mma := self.dot_layout(op)) is not None:
                 nat[op.result] = mma
             elif op.name == "expand_dims":
@@ -507,11 +531,22 @@ def verify_layouts(fn: Function) -> Function:
                 want = permuted_operand_layout(op.result.layout, tuple(op.attrs["dims"]))
                 if want is None or op.operands[0].layout != want:
                     raise VerificationError(f"trans operand has layout {op.operands[0].layout}, expected {want}", op)
-            elif op.name in REDUCE_KINDS and isinstance(op.result.type, BlockType):
-                lay = op.result.layout
-                if not (isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"] and lay.parent == op.operands[0].layout):
-                    raise VerificationError(f"reduction result layout {lay} is not a slice of its input's "
-                                            f"{op.operands[0].layout} along axis {op.attrs['axis']}", op)
+            elif op.name in (*REDUCE_KINDS, "reduce"):
+                for v in op.operands:
+                    same(v, op.operands[0], op, "reduction operand")
+                for r in op.results:
+                    lay = r.layout
+                    if isinstance(r.type, BlockType) and not (isinstance(lay, SliceLayout) and lay.dim == op.attrs["axis"]
+                                                              and lay.parent == op.operands[0].layout):
+                        raise VerificationError(f"reduction result layout {lay} is not a slice of its input's "
+                                                f"{op.operands[0].layout} along axis {op.attrs['axis']}", op)
+            elif op.name == "scan":
+                for v in (*op.operands, *op.results):
+                    same(v, op.operands[0], op, "scan operand or result")
+                if not to_linear(op.operands[0].layout, op.operands[0].type.shape, fn.num_warps).separates(
+                        op.attrs["axis"]):
+                    raise VerificationError(f"scan layout {op.operands[0].layout} moves other dimensions along with "
+                                            f"axis {op.attrs['axis']}", op)
             elif OPS[op.name].keeps_layout:
                 anchor = op.results[0] if op.results else op.operands[0]
                 for v in op.operands:

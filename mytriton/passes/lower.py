@@ -7,8 +7,8 @@ into the region of the scope that created it — so a value created before a loo
 from __future__ import annotations
 
 from ..ir.ops import OPS
-from ..ir.ssa import Const, Function, Op, Param, Region, Value
-from ..ir.tree import Node, RegionStmt, Scope
+from ..ir.ssa import Combine, Const, Function, Op, Param, Region, Value
+from ..ir.tree import CombineTree, Node, RegionStmt, Scope
 
 
 class Lowering:
@@ -80,11 +80,23 @@ class Lowering:
             term = [self.value(n) for n in exits]
             body.ops.append(Op(flow.terminators[i], term, [], loc=st.loc))
             regions.append(body)
-        op = Op(st.op, operands, [n.type for n in st.results], dict(st.attrs), regions=regions, loc=st.loc)
+        attrs = {k: self.lower_combine(v) if isinstance(v, CombineTree) else v for k, v in st.attrs.items()}
+        op = Op(st.op, operands, [n.type for n in st.results], attrs, regions=regions, loc=st.loc)
         region.ops.append(op)
         for n, r in zip(st.results, op.results):
             self.values[id(n)] = r
             self.keep.append(n)
+
+    def lower_combine(self, tree: CombineTree) -> Combine:
+        """A combine function's closed scope → a Combine whose region ends in ``yield``."""
+        values = [Value(n.type) for n in tree.args]
+        for n, v in zip(tree.args, values):
+            self.values[id(n)] = v
+        self.keep.extend(tree.args)
+        body = Region(values)
+        self.lower_scope(tree.scope, body)
+        body.ops.append(Op("yield", [self.value(n) for n in tree.results], []))
+        return Combine(body)
 
 
 def lower(root: Scope, name: str, params: list[Param], constexprs: dict, num_warps: int, loc=None) -> Function:

@@ -28,7 +28,7 @@ from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, regi
 from ...ir.layout import MmaLayout, permuted_registers, to_linear
 from ...ir.libdevice import FUNCTIONS as LIBDEVICE
 from ...ir.libdevice import declaration as libdevice_declaration
-from ...ir.linear import LANE, WARP, LinearLayout
+from ...ir.linear import LANE, REGISTER, WARP, LinearLayout, thread_bit
 from ...ir.ops import (OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits,
                        libdevice_signature, print_format)
 from ...ir.printer import Printer
@@ -985,23 +985,61 @@ class CudaEmitter:
             return self.cast_to(d.c_fn([self.cast_to(a, ty, F32), self.cast_to(b, ty, F32)], F32), F32, ty)
         return d.c_fn([a, b], ty)
 
+    def combine_lambda(self, op: Op) -> str:
+        """Emit the op's combine body (a Combine) as a C++ lambda that combines into its first N
+        arguments, taken by reference: ``f(a0, a1, b0, b1)`` makes (a0, a1) = combine(a, b).
+        Returns its name."""
+        body = op.attrs["combine"].region
+        n = len(body.args) // 2
+        name = f"{self.ref(op.results[0])}_combine"
+        params = ([f"{self.c_type(a.type)}& {self.ref(a)}" for a in body.args[:n]]
+                  + [f"const {self.c_type(a.type)} {self.ref(a)}" for a in body.args[n:]])
+        self.emit(f"auto {name} = [&]({', '.join(params)}) {{")
+        self.depth += 1
+        self.region(body)
+        outs = body.ops[-1].operands
+        for i, v in enumerate(outs):
+            self.emit(f"const {self.c_type(v.type)} out{i} = {self.ref(v)};")
+        self.emit(" ".join(f"{self.ref(a)} = out{i};" for i, a in enumerate(body.args[:n])))
+        self.depth -= 1
+        self.emit("};")
+        return name
+
     def op_reduce(self, op: Op):
         """Combine, in this order, the registers, the lanes and the warps whose bases move along the
         reduced dimensions (positions that differ only in replicating bits hold the same elements
-        and compute the same result, so they are left out and nothing is counted twice)."""
-        kind = op.name
-        src, res = op.operands[0], op.result
+        and compute the same result, so they are left out and nothing is counted twice). A
+        ``reduce`` of N blocks by a combine body keeps N accumulators and calls the body's lambda;
+        the fixed kinds (sum, max, ...) combine with their elementwise op."""
+        srcs, results = op.operands, op.results
         axis = op.attrs["axis"]
-        ty = res.type.scalar
-        ctype = ty.c_name
-        lay = self.layout_of(src)
+        if op.name == "reduce":
+            fn = self.combine_lambda(op)
+            tys = [r.type.scalar for r in results]
+
+            def merge(accs, others):
+                return f"{fn}({', '.join(accs)}, {', '.join(others)});"
+
+            def first_or_merge(accs, values):
+                return f"if (seen[q]) {merge(accs, values)} else {{ {' '.join(f'{a} = {v};' for a, v in zip(accs, values))} }}"
+        else:
+            tys = [results[0].type.scalar]
+
+            def merge(accs, others):
+                return f"{accs[0]} = {self.combine(op.name, accs[0], others[0], tys[0])};"
+
+            def first_or_merge(accs, values):
+                return f"{accs[0]} = seen[q] ? {self.combine(op.name, accs[0], values[0], tys[0])} : {values[0]};"
+        lay = self.layout_of(srcs[0])
         axes = list(range(lay.rank)) if axis is None else [axis]
         n_src = lay.num_regs
+        res = results[0]
         block = isinstance(res.type, BlockType)
         n_res = self.nregs(res) if block else 1
-        out = self.ref(res)
-        self.emit(f"{ctype} {out}[{n_res}];" if block else f"{ctype} {out};")
-        acc = f"{out}[q]" if block else out
+        outs = [self.ref(r) for r in results]
+        for out, ty in zip(outs, tys):
+            self.emit(f"{ty.c_name} {out}[{n_res}];" if block else f"{ty.c_name} {out};")
+        accs = [f"{out}[q]" if block else out for out in outs]
         self.emit("{")
         self.depth += 1
         # 1. within the thread: registers that differ only along the reduced axes
@@ -1010,14 +1048,14 @@ class CudaEmitter:
             regs = lay.register_map(self.layout_of(res), lambda c: c[:axis] + c[axis + 1:])
             q_of_s = self.index(register_expr(lay, regs), "s")
         copies = lay.free_masks()["register"]
-        value = self.cast_to(f"{self.ref(src)}[s]", src.type.scalar, ty)
+        values = [self.cast_to(f"{self.ref(src)}[s]", src.type.scalar, ty) for src, ty in zip(srcs, tys)]
         self.emit(f"bool seen[{n_res}] = {{}};")
         self.emit("#pragma unroll")
         self.emit(f"for (int s = 0; s < {n_src}; ++s) {{")
         if copies:
             self.emit(f"  if ((s & {copies}) != 0) continue;")
         self.emit(f"  const int q = {q_of_s};")
-        self.emit(f"  {acc} = seen[q] ? {self.combine(kind, acc, value, ty)} : {value};")
+        self.emit(f"  {first_or_merge(accs, values)}")
         self.emit("  seen[q] = true;")
         self.emit("}")
         # result registers that only copy another (a slice of the tensor cores' layout drops the
@@ -1026,37 +1064,122 @@ class CudaEmitter:
         res_copies = self.layout_of(res).free_masks()["register"] if block else 0
         if res_copies:
             self.emit("#pragma unroll")
-            self.emit(f"for (int q = 0; q < {n_res}; ++q) if (q & {res_copies}) {out}[q] = {out}[q & ~{res_copies}];")
+            for out in outs:
+                self.emit(f"for (int q = 0; q < {n_res}; ++q) if (q & {res_copies}) {out}[q] = {out}[q & ~{res_copies}];")
         # 2. across the lanes of a warp
         masks = [1 << b for b in lay.bits_along(LANE, axes)]
         if masks:
             self.emit("#pragma unroll")
             self.emit(f"for (int q = 0; q < {n_res}; ++q) {{")
             for mask in sorted(masks, reverse=True):
-                shfl = f"__shfl_xor_sync(0xffffffffu, {acc}, {mask})"
-                self.emit(f"  {acc} = {self.combine(kind, acc, shfl, ty)};")
+                shfls = [f"__shfl_xor_sync(0xffffffffu, {acc}, {mask})" for acc in accs]
+                if op.name == "reduce":
+                    self.emit("  { " + " ".join(f"const {ty.c_name} o{k} = {x};" for k, (ty, x) in enumerate(zip(tys, shfls)))
+                              + f" {merge(accs, [f'o{k}' for k in range(len(accs))])} }}")
+                else:
+                    self.emit(f"  {merge(accs, shfls)}")
             self.emit("}")
-        # 3. across warps, through shared memory
+        # 3. across warps, through shared memory (one buffer per accumulator)
         warp_bits = lay.bits_along(WARP, axes)
         if warp_bits:
             warps = 1 << len(warp_bits)
             q_count = res.type.numel if block else 1
-            self.smem(warps * q_count * max(4, ty.bits // 8))
             widx = self.index(thread_bits_expr(lay, [(WARP, b) for b in warp_bits]))
             lin = self.offset(res, "q") if block else "0"
-            self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({self.scratch});")
+            bufs, at = [], 0
+            for k, ty in enumerate(tys):
+                buf = "buf" if len(tys) == 1 else f"buf{k}"
+                self.emit(f"{ty.c_name}* {buf} = reinterpret_cast<{ty.c_name}*>({self.scratch}{f' + {at}' if at else ''});")
+                bufs.append(buf)
+                at += -(-warps * q_count * max(4, ty.bits // 8) // 8) * 8
+            self.smem(at if len(tys) > 1 else warps * q_count * max(4, tys[0].bits // 8))
             self.emit("#pragma unroll")
             slot = _paren(widx) if q_count == 1 else f"{_paren(widx)} * {q_count}"
             slot = slot if lin == "0" else f"{slot} + {lin}"
-            self.emit(f"for (int q = 0; q < {n_res}; ++q) buf[{slot}] = {acc};")
+            stores = " ".join(f"{b}[{slot}] = {a};" for b, a in zip(bufs, accs))
+            self.emit(f"for (int q = 0; q < {n_res}; ++q) " + (stores if len(bufs) == 1 else f"{{ {stores} }}"))
             self.emit("__syncthreads();")
             self.emit("#pragma unroll")
             self.emit(f"for (int q = 0; q < {n_res}; ++q) {{")
-            self.emit(f"  {acc} = buf[{lin}];")
+            self.emit("  " + " ".join(f"{a} = {b}[{lin}];" for a, b in zip(accs, bufs)))
             self.emit("  #pragma unroll")
-            self.emit(f"  for (int w = 1; w < {warps}; ++w) {acc} = {self.combine(kind, acc, f'buf[w * {q_count} + {lin}]', ty)};")
+            self.emit(f"  for (int w = 1; w < {warps}; ++w) {merge(accs, [f'{b}[w * {q_count} + {lin}]' for b in bufs])}")
             self.emit("}")
             self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
+    def op_scan(self, op: Op):
+        """The inclusive scan along ``axis``, walking the position bits that move along it from the
+        lowest (1) to the highest: for each such bit, the two halves of every aligned block of
+        twice its size meet -- the later half (the higher indices; the lower when reversed) takes
+        the earlier half's total in front of its prefixes, and both take the block's total. A
+        register bit pairs registers of the thread, a lane bit exchanges with a shuffle, a warp bit
+        through shared memory. The layout (passes/layout.py) moves nothing else along those bits."""
+        fn = self.combine_lambda(op)
+        srcs, results = op.operands, op.results
+        axis, reverse = op.attrs["axis"], op.attrs["reverse"]
+        lay = self.layout_of(srcs[0])
+        n = lay.num_regs
+        tys = [r.type.scalar for r in results]
+        incs = [self.ref(r) for r in results]
+        tots = [f"{i}_total" for i in incs]
+        for src, inc, tot, ty in zip(srcs, incs, tots, tys):
+            self.emit(f"{ty.c_name} {inc}[{n}], {tot}[{n}];")
+            self.emit("#pragma unroll")
+            self.emit(f"for (int s = 0; s < {n}; ++s) {inc}[s] = {tot}[s] = {self.ref(src)}[s];")
+        steps = sorted((v[axis], dim, b) for dim in (REGISTER, LANE, WARP)
+                       for b, v in enumerate(lay.bases_of(dim)) if v[axis])
+        later_bit = 0 if reverse else 1
+
+        def take(dst: list[str], earlier: list[str]) -> str:
+            """dst = combine(earlier, dst), through temporaries (the lambda combines into its left side)."""
+            temps = " ".join(f"{ty.c_name} t{k} = {e};" for k, (ty, e) in enumerate(zip(tys, earlier)))
+            back = " ".join(f"{d} = t{k};" for k, d in enumerate(dst))
+            return f"{{ {temps} {fn}({', '.join(f't{k}' for k in range(len(tys)))}, {', '.join(dst)}); {back} }}"
+
+        self.emit("{")
+        self.depth += 1
+        bufs = []
+        for _, dim, b in steps:
+            if dim == REGISTER:
+                bit = 1 << b
+                later, earlier = ("s | {bit}", "s") if not reverse else ("s", "s | {bit}")
+                later, earlier = later.format(bit=bit), earlier.format(bit=bit)
+                self.emit("#pragma unroll")
+                self.emit(f"for (int s = 0; s < {n}; ++s) if ((s & {bit}) == 0) {{")
+                self.emit("  " + take([f"{i}[{later}]" for i in incs], [f"{t}[{earlier}]" for t in tots]))
+                self.emit("  " + take([f"{t}[{later}]" for t in tots], [f"{t}[{earlier}]" for t in tots]))
+                self.emit("  " + " ".join(f"{t}[{earlier}] = {t}[{later}];" for t in tots))
+                self.emit("}")
+                continue
+            if dim == LANE:
+                partner = [f"__shfl_xor_sync(0xffffffffu, {t}[s], {1 << b})" for t in tots]
+            else:
+                if not bufs:
+                    at = 0
+                    for k, ty in enumerate(tys):
+                        bufs.append(f"scan_buf{k}")
+                        self.emit(f"{ty.c_name}* scan_buf{k} = reinterpret_cast<{ty.c_name}*>({self.scratch}"
+                                  f"{f' + {at}' if at else ''});")
+                        at += -(-self.fn.num_warps * 32 * n * max(4, ty.bits // 8) // 8) * 8
+                    self.smem(at)
+                self.emit("#pragma unroll")
+                self.emit(f"for (int s = 0; s < {n}; ++s) {{ " + " ".join(f"{buf}[tid * {n} + s] = {t}[s];"
+                                                                           for buf, t in zip(bufs, tots)) + " }")
+                self.emit("__syncthreads();")
+                partner = [f"{buf}[(tid ^ {1 << thread_bit(WARP, b)}) * {n} + s]" for buf in bufs]
+            tid_bit = thread_bit(dim, b)
+            self.emit("#pragma unroll")
+            self.emit(f"for (int s = 0; s < {n}; ++s) {{")
+            self.emit("  " + " ".join(f"const {ty.c_name} p{k} = {x};" for k, (ty, x) in enumerate(zip(tys, partner))))
+            ps = [f"p{k}" for k in range(len(tys))]
+            self.emit(f"  if (((tid >> {tid_bit}) & 1) == {later_bit}) {{ {take([f'{i}[s]' for i in incs], ps)} "
+                      f"{take([f'{t}[s]' for t in tots], ps)} }}")
+            self.emit(f"  else {fn}({', '.join(f'{t}[s]' for t in tots)}, {', '.join(ps)});")
+            self.emit("}")
+            if dim == WARP:
+                self.emit("__syncthreads();")
         self.depth -= 1
         self.emit("}")
 

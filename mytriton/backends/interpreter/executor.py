@@ -32,7 +32,7 @@ import numpy as np
 from ...ir.ops import (ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, convert, eval_elementwise, np_dtype,
                        print_format)
 from ...ir.regions import control_operands, is_target, lanes
-from ...ir.ssa import Const, Function, Op, Param, Region, Value, walk
+from ...ir.ssa import Const, Function, Op, Param, Region, Value, combine_bodies, walk
 from ...ir.types import BlockType, PointerType, shape_of
 from .memory import Memory, OutOfBounds, ReadOnly
 
@@ -47,7 +47,9 @@ class Program:
         self.fn = fn
         self.consts: dict[Value, np.ndarray] = {}
         max_numel = 1
-        for op in walk(fn.body):
+        ops = list(walk(fn.body))
+        ops += [inner for op in ops for body in combine_bodies(op) for inner in walk(body)]
+        for op in ops:
             for v in op.operands:
                 if isinstance(v, Const) and v not in self.consts:
                     self.consts[v] = np.asarray(constant_value(v.value, v.type), np_dtype(v.type))
@@ -218,6 +220,37 @@ def _reduce(ex, op, args):
         return combine.reduce(x, axis=axis + 1, dtype=out_dtype)
 
 
+def _along_last(op, args) -> list[np.ndarray]:
+    """A reduce's or scan's operands, of one shape, with the axis it works along moved last."""
+    xs = np.broadcast_arrays(*(_to_rank(a, _rank(v)) for a, v in zip(args, op.operands)))
+    return [np.moveaxis(x, op.attrs["axis"] + 1, -1) for x in xs]
+
+
+def _reduce_by(ex, op, args):
+    """Pairwise, in index order: (0 with 1), (2 with 3), ... then the pairs' results likewise."""
+    xs = _along_last(op, args)
+    while xs[0].shape[-1] > 1:
+        xs = ex.combine(op, [x[..., 0::2] for x in xs], [x[..., 1::2] for x in xs])
+    return [x[..., 0] for x in xs]
+
+
+def _scan(ex, op, args):
+    """Hillis and Steele's scan: at distance d = 1, 2, 4, ... each element i >= d becomes
+    combine(element i - d, element i) (from the end when reversed)."""
+    xs = _along_last(op, args)
+    reverse = op.attrs["reverse"]
+    if reverse:
+        xs = [np.flip(x, -1) for x in xs]
+    d, n = 1, xs[0].shape[-1]
+    while d < n:
+        later = ex.combine(op, [x[..., :-d] for x in xs], [x[..., d:] for x in xs])
+        xs = [np.concatenate([x[..., :d], y], axis=-1) for x, y in zip(xs, later)]
+        d *= 2
+    if reverse:
+        xs = [np.flip(x, -1) for x in xs]
+    return [np.ascontiguousarray(np.moveaxis(x, -1, op.attrs["axis"] + 1)) for x in xs]
+
+
 def _addptr(ex, op, args):
     rank = _rank(op.result)
     ptr, off = (_to_rank(a, rank) for a in args)
@@ -296,7 +329,7 @@ STRUCTURAL: dict[str, Callable] = {
     "program_id": _program_id, "num_programs": _num_programs, "arange": _arange,
     "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans, "dot": _dot,
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
-    **{kind: _reduce for kind in REDUCE_COMBINE},
+    **{kind: _reduce for kind in REDUCE_COMBINE}, "reduce": _reduce_by, "scan": _scan,
     "addptr": _addptr, "load": _load, "store": _store,
     "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier, "device_print": _device_print,
     "convert_layout": _identity,
@@ -339,7 +372,9 @@ class Executor:
             args = [env[v] for v in op.operands]
             rule = STRUCTURAL.get(op.name)
             out = rule(self, op, args) if rule is not None else self.elementwise(op, args)
-            if op.results:
+            if isinstance(out, list):               # an op of several results (reduce, scan)
+                env.update(zip(op.results, out))
+            elif op.results:
                 env[op.result] = out
 
     def elementwise(self, op: Op, args):
@@ -353,6 +388,23 @@ class Executor:
         else:
             out = eval_elementwise(op.name, [v.type for v in op.operands], args, op.attrs, op.result.type)
         return _to_rank(np.asarray(out), rank)
+
+    def combine(self, op: Op, left: list[np.ndarray], right: list[np.ndarray]) -> list[np.ndarray]:
+        """The op's combine body on arrays of one shape, element by element: each element runs as
+        a program of its own (scalar values have one program axis)."""
+        body = op.attrs["combine"].region
+        shape = left[0].shape
+        env = dict(self.program.consts)
+        for v, x in zip(body.args, [*left, *right]):
+            env[v] = np.ascontiguousarray(x).reshape(-1)
+        saved = self.program_ids
+        self.program_ids = [np.zeros(env[body.args[0]].shape[0], np.int32)] * 3
+        try:
+            self.run_ops(body.ops, env)
+        finally:
+            self.program_ids = saved
+        n = env[body.args[0]].shape[0]
+        return [np.broadcast_to(np.asarray(env[v]).reshape(-1), (n,)).reshape(shape) for v in body.ops[-1].operands]
 
     def run_for(self, op: Op, env: dict) -> list[np.ndarray]:
         start, stop, step = (_uniform_int(env[v], "a loop bound") for v in op.operands[:3])

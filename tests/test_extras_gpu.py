@@ -1,0 +1,70 @@
+"""tl.xor_sum, tl.reduce_or, tl.clamp, tl.swizzle2d, tl.softmax and tl.device_print on the GPU:
+tests/kernels/extras.py through mytriton's JIT and through Triton, same inputs, one process."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+from tests.kernels import extras as E  # noqa: E402
+from tests.triton_reference import triton_version  # noqa: E402
+
+TR = triton_version(E.__file__)
+needs_triton = pytest.mark.skipif(TR is None, reason="needs Triton")
+
+
+@needs_triton
+@pytest.mark.parametrize("kind", ["xor", "or"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.uint8, torch.int64])
+def test_bitwise_reductions_as_triton(kind, dtype):
+    info = torch.iinfo(dtype)
+    x = torch.randint(info.min, info.max, (16, 32), dtype=dtype, device="cuda")
+    out, tout = (torch.zeros(16 + 32 + 1, dtype=dtype, device="cuda") for _ in range(2))
+    E.bit_reduce[(1,)](x, out, KIND=kind, ROWS=16, COLS=32)
+    TR.bit_reduce[(1,)](x, tout, KIND=kind, ROWS=16, COLS=32)
+    torch.cuda.synchronize()
+    assert torch.equal(out, tout)
+
+
+@needs_triton
+def test_clamp_as_triton():
+    x = torch.tensor([-5, -1.5, 0, 0.5, 2, 9, float("nan"), float("inf"), float("-inf")] * 37, device="cuda")
+    out, tout = torch.zeros_like(x), torch.zeros_like(x)
+    E.clamp_kernel[(3,)](x, out, -1.0, 2.0, x.numel(), BLOCK=128)
+    TR.clamp_kernel[(3,)](x, tout, -1.0, 2.0, x.numel(), BLOCK=128)
+    torch.cuda.synchronize()
+    assert torch.equal(out.view(torch.int32), tout.view(torch.int32))
+
+
+@needs_triton
+@pytest.mark.parametrize("size_i,size_j,size_g", [(8, 8, 4), (7, 5, 3), (10, 3, 4)])
+def test_swizzle2d_as_triton(size_i, size_j, size_g):
+    out, tout = (torch.zeros(256, dtype=torch.int32, device="cuda") for _ in range(2))
+    E.swizzle_kernel[(1,)](out, size_i, size_j, SIZE_G=size_g, BLOCK=128)
+    TR.swizzle_kernel[(1,)](tout, size_i, size_j, SIZE_G=size_g, BLOCK=128)
+    torch.cuda.synchronize()
+    assert torch.equal(out, tout)
+
+
+@needs_triton
+@pytest.mark.parametrize("dim,keep", [(0, False), (1, True)])
+def test_softmax_as_triton(dim, keep):
+    x = torch.randn(32, 64, device="cuda") * 3
+    out, tout = torch.zeros_like(x), torch.zeros_like(x)
+    E.softmax_kernel[(1,)](x, out, DIM=dim, KEEP=keep, M=32, N=64)
+    TR.softmax_kernel[(1,)](x, tout, DIM=dim, KEEP=keep, M=32, N=64)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, tout, rtol=2e-6, atol=1e-7)
+    torch.testing.assert_close(out, torch.softmax(x, dim), rtol=1e-5, atol=1e-7)
+
+
+def test_device_print_prints_from_the_gpu(capfd):
+    """printf on the device: one line per element and program, with the prefix verbatim."""
+    x = torch.tensor([1, -2, 300, 4], dtype=torch.int32, device="cuda")
+    E.print_kernel[(2,)](x, 3, HEX=False, BLOCK=4)
+    torch.cuda.synchronize()
+    lines = capfd.readouterr().out.splitlines()
+    assert len(lines) == 2 * (4 + 4 + 1)
+    assert "pid (0, 0, 0) idx (1) x: %s -2" in lines and "pid (1, 0, 0) idx (3) x: %s 0" in lines
+    assert "pid (1, 0, 0) idx () two (operand 1) 1" in lines
