@@ -12,6 +12,8 @@ import mytriton
 import mytriton.language as tl
 from mytriton.backends.interpreter.executor import dot_products
 from tests import cuda_emulator
+from tests.kernel_files import kernel_from_source
+from tests.kernels import batched
 
 RNG = np.random.default_rng(13)
 
@@ -267,3 +269,42 @@ def test_a_dot_too_large_for_shared_memory_is_refused_at_its_line():
                          {"M": 256, "N": 256, "K": 256, "PREC": "ieee", "ACC": False, "OUT": tl.float32}, num_warps=8)
     assert "tl.dot of a 256x256 by a 256x256 tile stages 524288 bytes of operands in shared memory" in str(e.value)
     assert re.search(r"test_dot\.py:\d+:\d+: error", str(e.value))
+
+
+# --- batched (3-d) dots ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("b,m,n,k,warps", [(2, 32, 32, 32, 4), (4, 16, 16, 16, 1), (8, 32, 16, 32, 2)])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "i8"])
+def test_batched_dot_as_numpy(b, m, n, k, warps, dtype):
+    """Each batch's product, exact on small integers: the interpreter, and the generated CUDA on the
+    CPU emulator (the portable dot: a 3-d dot stays off the tensor cores)."""
+    k = max(k, 32) if dtype == "i8" else k
+    np_type = {"fp32": np.float32, "fp16": np.float16, "i8": np.int8}[dtype]
+    out_type, out_np = (tl.int32, np.int32) if dtype == "i8" else (tl.float32, np.float32)
+    q = np.random.default_rng(3).integers(-3, 4, (b, m, k)).astype(np_type)
+    kk = np.random.default_rng(4).integers(-3, 4, (b, k, n)).astype(np_type)
+    want = np.matmul(q.astype(np.int64), kk.astype(np.int64)).astype(out_np)
+    o = np.zeros((b, m, n), out_np)
+    args = dict(B=b, M=m, N=n, KK=k, PRECISION="ieee", OUT=out_type)
+    batched.dot3d[(1,)](q, kk, o, **args)
+    np.testing.assert_array_equal(o, want)
+    ck = mytriton.compile(batched.dot3d, {"Q": f"*{dtype}", "K": f"*{dtype}", "O": f"*{'i32' if dtype == 'i8' else 'fp32'}"},
+                          args, num_warps=warps, target="sm_90a")
+    assert "mma" not in ck.asm["ptx"] and ck.asm["cubin"]
+    if cuda_emulator.available() and (dtype, b) in (("fp32", 4), ("i8", 2)):       # (a few: g++ takes its time)
+        got = np.zeros_like(o)
+        cuda_emulator.run(ck.asm["cu"], [q, kk, got], (1,))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_batched_dot_shapes_must_agree(tmp_path):
+    k = kernel_from_source(tmp_path / "bad_batch.py",
+                           "import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(X):\n"
+                           "    a = tl.zeros((2, 16, 16), tl.float32)\n    b = tl.zeros((4, 16, 16), tl.float32)\n"
+                           "    c = tl.zeros((16, 16), tl.float32)\n"
+                           "    tl.store(X + tl.arange(0, 16), tl.sum(tl.sum(tl.dot(a, b), 0), 0))\n"
+                           "    tl.store(X + tl.arange(0, 16), tl.sum(tl.dot(a, c), 0))\n")
+    with pytest.raises(mytriton.CompilationError) as e:
+        mytriton.compile(k, {"X": "*fp32"}, {})
+    assert ("Batch dimension of both inputs must be the same: lhs [2, 16, 16], rhs [4, 16, 16]" in str(e.value)
+            and "bad_batch.py:10" in str(e.value))

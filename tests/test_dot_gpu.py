@@ -164,3 +164,33 @@ def test_gemm_on_the_second_device():
         assert torch.cuda.current_device() == 0
     torch.cuda.synchronize(1)
     torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=0.2)
+
+
+BATCHED = None
+
+
+@pytest.mark.parametrize("b,m,n,k,warps", [(2, 32, 32, 32, 4), (8, 32, 32, 64, 4), (4, 16, 32, 32, 1)])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "float64"])
+def test_batched_dot_as_triton(b, m, n, k, warps, dtype):
+    """A 3-d tl.dot on the CUDA cores: each batch's product as Triton gives it (fp32 inputs by
+    input_precision="ieee"; Triton's tensor cores accumulate in another order: close, not equal)."""
+    global BATCHED
+    from tests.kernels import batched
+    if BATCHED is None:
+        BATCHED = triton_version(batched.__file__)
+    if BATCHED is None:
+        pytest.skip("needs Triton")
+    import mytriton.language as mtl
+    import triton.language as ttl
+    t = getattr(torch, dtype)
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    q = torch.randint(-3, 4, (b, m, k), device="cuda", generator=gen).to(t)
+    kk = torch.randint(-3, 4, (b, k, n), device="cuda", generator=gen).to(t)
+    out_t = {"int8": torch.int32, "float64": torch.float64}.get(dtype, torch.float32)
+    o, to = (torch.zeros((b, m, n), dtype=out_t, device="cuda") for _ in range(2))
+    out = {"int8": "int32", "float64": "float64"}.get(dtype, "float32")
+    batched.dot3d[(1,)](q, kk, o, B=b, M=m, N=n, KK=k, PRECISION="ieee", OUT=getattr(mtl, out), num_warps=warps)
+    BATCHED.dot3d[(1,)](q, kk, to, B=b, M=m, N=n, KK=k, PRECISION="ieee", OUT=getattr(ttl, out), num_warps=warps)
+    torch.cuda.synchronize()
+    assert torch.equal(o, to)          # small integers: every order of the additions is exact
+    assert torch.equal(o, torch.bmm(q.to(torch.float64), kk.to(torch.float64)).to(out_t))

@@ -864,8 +864,10 @@ def _dot_rule(types, attrs):
     a, b, acc = types
     if not (isinstance(a, BlockType) and isinstance(b, BlockType) and isinstance(acc, BlockType)):
         raise OpTypeError(f"tl.dot needs blocks, got {a}, {b} and {acc}")
-    (m, k), (k2, n) = a.shape, b.shape
-    if k != k2 or acc.shape != (m, n) or a.scalar != b.scalar:
+    if not a.rank == b.rank == acc.rank or a.rank not in (2, 3) or a.shape[:-2] != b.shape[:-2]:
+        raise OpTypeError(f"tl.dot of {a} and {b} into {acc}: 2-d blocks, or 3-d ones of one batch size")
+    (*batch, m, k), (_, k2, n) = a.shape, b.shape[-3:] if b.rank == 3 else (None, *b.shape)
+    if k != k2 or acc.shape != (*batch, m, n) or a.scalar != b.scalar:
         raise OpTypeError(f"tl.dot of {a} and {b} into {acc}: the shapes or element types do not match")
     if attrs.get("input_precision") not in DOT_PRECISIONS:
         raise OpTypeError(f"input_precision must be one of {DOT_PRECISIONS}, got {attrs.get('input_precision')!r}")
@@ -873,7 +875,7 @@ def _dot_rule(types, attrs):
 
 
 define(OpDef("dot", (3, 3), _dot_rule,
-             doc="tl.dot: a (M, K) @ b (K, N) + acc (M, N); fp32 inputs as input_precision says (tf32: "
+             doc="tl.dot: a (M, K) @ b (K, N) + acc (M, N), or batched: (B, M, K) @ (B, K, N) + (B, M, N); fp32 inputs as input_precision says (tf32: "
                  "the low 13 mantissa bits dropped, as the tensor cores read them; tf32x3: three tf32 "
                  "products; ieee: exact), halves exact in fp32, int8 in int32"))
 define(OpDef("trans", (1, 1), _trans_rule,

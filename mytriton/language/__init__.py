@@ -384,9 +384,10 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     a, b = to_tensor(input), to_tensor(other)
     if not (is_block(a) and is_block(b)):
         raise TypeError("tl.dot needs two blocks")
-    if len(a.shape) != 2 or len(b.shape) != 2:
-        raise TypeError(f"Both inputs must be 2D (3D batched dots are not supported by mytriton yet); "
-                        f"(lhs: {list(a.shape)} vs rhs: {list(b.shape)})")
+    if len(a.shape) != len(b.shape) or len(a.shape) not in (2, 3):
+        raise TypeError(f"Both inputs must be either 2D or 3D; (lhs: {list(a.shape)} vs rhs: {list(b.shape)})")
+    if len(a.shape) == 3 and a.shape[0] != b.shape[0]:
+        raise TypeError(f"Batch dimension of both inputs must be the same: lhs {list(a.shape)}, rhs {list(b.shape)}")
     allowed = (I8, F16, BF16, F32, F64, FP8E4NV, FP8E5)
     for side, x in (("lhs", a), ("rhs", b)):
         if x.dtype not in allowed:
@@ -394,12 +395,12 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     fp8 = a.dtype.is_fp8 and b.dtype.is_fp8          # (any two fp8 types, as in Triton)
     if a.dtype != b.dtype and not fp8:
         raise TypeError(f"Both operands must be same dtype. Got {a.dtype} and {b.dtype}")
-    if a.shape[1] != b.shape[0]:
+    if a.shape[-1] != b.shape[-2]:
         raise TypeError(f"First input shape ({list(a.shape)}) and second input shape {list(b.shape)} are not "
-                        f"compatible for matmul (second index of first shape ({a.shape[1]}) must be equal to "
-                        f"first index of second shape ({b.shape[0]})")
+                        f"compatible for matmul (second index of first shape ({a.shape[-1]}) must be equal to "
+                        f"first index of second shape ({b.shape[-2]})")
     min_k = 32 if a.dtype == I8 or fp8 else 16
-    if a.shape[1] < min_k:
+    if a.shape[-1] < min_k:
         raise TypeError(f"Input shapes should have M >= 1, N >= 1 and K >= {min_k}")
     if fp8:    # every fp8 value is an fp16 one: the product of the fp16 operands is the same
         a, b = (make("cast", x, dtype=F16, rounding=None) for x in (a, b))
@@ -422,7 +423,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         result = F64
     else:
         result = out_dtype if out_dtype in (F16, F32) else F32
-    shape = (a.shape[0], b.shape[1])
+    shape = (*a.shape[:-1], b.shape[-1])
     if acc is None:
         acc = zeros(shape, result)
     else:

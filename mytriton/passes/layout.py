@@ -84,8 +84,8 @@ def wgmma_candidate(op: Op, num_warps: int, target: str) -> bool:
     computes (``wgmma_kind``), operands both read from shared-memory rings, whole warpgroups each
     64 rows of the result, N up to 256, K steps of 32 to 128 bytes."""
     a, b, res = op.operands[0], op.operands[1], op.result.type
-    k_bytes = a.type.shape[1] * a.type.scalar.bits // 8
-    return (target == "sm_90a" and wgmma_kind(op) is not None and num_warps % 4 == 0
+    k_bytes = a.type.shape[-1] * a.type.scalar.bits // 8
+    return (target == "sm_90a" and res.rank == 2 and wgmma_kind(op) is not None and num_warps % 4 == 0
             and res.shape[0] % (16 * num_warps) == 0 and 8 <= res.shape[1] <= 256 and 32 <= k_bytes <= 128
             and _in_ring(a) and _in_ring(b))
 
@@ -103,7 +103,8 @@ def dot_layout(op: Op, num_warps: int, chained: bool = False, wgmma: bool = Fals
     tensor_cores = (a.scalar in (F16, BF16) or (a.scalar == F32 and op.attrs["input_precision"] in ("tf32", "tf32x3"))
                     ) and res.scalar == F32 or a.scalar == I8 and res.scalar == I32
     # (an mma step reads 32 bytes of K: an int8 K of 16 stays on the CUDA cores)
-    if tensor_cores and res.shape[0] >= 16 and res.shape[1] >= 8 and a.shape[1] * a.scalar.bits >= 256:
+    # (a batched, 3-d dot runs on the CUDA cores: the portable dot)
+    if tensor_cores and res.rank == 2 and res.shape[0] >= 16 and res.shape[1] >= 8 and a.shape[1] * a.scalar.bits >= 256:
         if (chained or wgmma) and res.shape[0] >= 16 * num_warps:
             return MmaLayout((num_warps, 1))
         return mma_layout(res.shape, num_warps)

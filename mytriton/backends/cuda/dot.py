@@ -52,10 +52,10 @@ SHARED_LIMIT = 227 * 1024
 
 def dot_shared(em, op: Op, nbytes: int):
     """Reserve the shared memory a dot stages its operands in, or refuse a tile too large for it."""
-    (m, kk), (_, n) = op.operands[0].type.shape, op.operands[1].type.shape
+    a, b = ("x".join(map(str, x.type.shape)) for x in op.operands[:2])
     if nbytes > SHARED_LIMIT:
         raise CompilationError(
-            f"tl.dot of a {m}x{kk} by a {kk}x{n} tile stages {nbytes} bytes of operands in shared memory, "
+            f"tl.dot of a {a} by a {b} tile stages {nbytes} bytes of operands in shared memory, "
             f"more than a block has (at most {SHARED_LIMIT}); use smaller tiles", op.loc, em.fn.name)
     em.smem(nbytes)
 
@@ -583,13 +583,15 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
 def dot_portable(em, op: Op):
     """The portable ``tl.dot``: both operands to shared memory (row-major, in the compute type:
     fp32 for fp32/fp16/bf16, tf32-truncated for input_precision "tf32"; fp64; int32 for int8),
-    then each thread sums its result elements' rows and columns over K, onto the accumulator."""
+    then each thread sums its result elements' rows and columns over K, onto the accumulator. A
+    batched (3-d) dot does so in each batch: the operands' tiles lie batch after batch."""
     a, b, acc = op.operands
     res = op.result
-    (m, kk), (_, n) = a.type.shape, b.type.shape
+    (*batch, m, kk), n = a.type.shape, b.type.shape[-1]
+    nb = batch[0] if batch else 1
     src, out = a.type.scalar, res.type.scalar
     ct = "double" if src.name == "fp64" else "int" if src.name == "i8" else "float"
-    dot_shared(em, op, (m * kk + kk * n) * (8 if ct == "double" else 4))
+    dot_shared(em, op, nb * (m * kk + kk * n) * (8 if ct == "double" else 4))
     precision = op.attrs["input_precision"] if ct == "float" and src.name == "fp32" else "ieee"
     compute = {"double": src, "int": I32, "float": F32}[ct]
 
@@ -600,18 +602,23 @@ def dot_portable(em, op: Op):
     em.emit("{")
     em.depth += 1
     em.emit(f"{ct}* sa = reinterpret_cast<{ct}*>({em.scratch});")
-    em.emit(f"{ct}* sb = sa + {m * kk};")
+    em.emit(f"{ct}* sb = sa + {nb * m * kk};")
     em.per_element(a, f"sa[{em.offset(a, 'r')}] = {stored(a, 'r')};")
     em.per_element(b, f"sb[{em.offset(b, 'r')}] = {stored(b, 'r')};")
     em.emit("__syncthreads();")
-    row, col = em.coords(res, "r")
+    *bat, row, col = em.coords(res, "r")
     start = em.cast_to(f"{em.ref(acc)}[r]", acc.type.scalar, compute)
     x, y = f"sa[m_ * {kk} + k]", f"sb[k * {n} + n_]"
+    unroll = ""
+    if bat:                                # row m_ of batch b_ is row b_ * M + m_ of A's tiles; B's tile b_ follows
+        unroll = '_Pragma("unroll 4") '     # (the batches' elements are many: NVRTC would take seconds)
+        row = f"{bat[0]} * {m} + {row}"
+        y = f"sb[({bat[0]} * {kk} + k) * {n} + n_]"
     add = (f"s = s + mt_tf32x3_product({x}, {y});" if precision == "tf32x3" else
            f"s = mt_add(s, mt_mul({x}, {y}));" if ct == "int" else f"s = s + {x} * {y};")
     back = em.cast_to("s", compute, out)
     em.per_element(res, f"{{ const int m_ = {row}, n_ = {col}; {ct} s = {start}; "
-                        f"for (int k = 0; k < {kk}; ++k) {add} {em.ref(res)}[r] = {back}; }}")
+                        f"{unroll}for (int k = 0; k < {kk}; ++k) {add} {em.ref(res)}[r] = {back}; }}")
     em.emit("__syncthreads();")
     em.depth -= 1
     em.emit("}")

@@ -177,7 +177,7 @@ def dot_products(a, b, precision: str):
 
 
 def _dot(ex, op, args):
-    a, b, acc = (_to_rank(x, 2) for x in args)
+    a, b, acc = (_to_rank(x, _rank(op.result)) for x in args)      # (np.matmul batches the leading axes)
     out = np_dtype(op.result.type.scalar)
     with np.errstate(all="ignore"):
         total = dot_products(a, b, op.attrs["input_precision"])

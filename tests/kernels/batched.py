@@ -1,0 +1,13 @@
+"""Kernels of the batched (3-d) tl.dot tests, written as Triton's own test of it is."""
+import mytriton as triton
+import mytriton.language as tl
+
+
+@triton.jit
+def dot3d(Q, K, O, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, KK: tl.constexpr, PRECISION: tl.constexpr,
+          OUT: tl.constexpr):
+    ob, om, on, ok = tl.arange(0, B), tl.arange(0, M), tl.arange(0, N), tl.arange(0, KK)
+    q = tl.load(Q + ob[:, None, None] * M * KK + om[None, :, None] * KK + ok[None, None, :])
+    k = tl.load(K + ob[:, None, None] * KK * N + ok[None, :, None] * N + on[None, None, :])
+    o = tl.dot(q, k, input_precision=PRECISION, out_dtype=OUT)
+    tl.store(O + ob[:, None, None] * M * N + om[None, :, None] * N + on[None, None, :], o)
