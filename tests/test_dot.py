@@ -130,7 +130,7 @@ def _bad_dot(a_ptr, b_ptr, CASE: tl.constexpr):
     (2, r"input_precision must be one of \('tf32', 'tf32x3', 'ieee'\). Got bf16x9"),
     (3, "out_dtype=bfloat16 is unsupported"),
     (4, r"the accumulator must be a \[16, 16\] block of f32"),
-    (5, "Both inputs must be 2D"),
+    (5, "Both inputs must be either 2D or 3D"),
     (6, r"the accumulator's dtype tl.int32 must be the out_dtype \(tl.float32\): pass out_dtype=tl.int32"),
 ])
 def test_errors_name_the_line(case, message):

@@ -103,7 +103,7 @@ def test_unrolled_range_index_has_int32_semantics():
 
 @pytest.mark.parametrize("x,lit,op,rtype", [
     ("i8", 1, "add", "i8"),          # an int literal takes an int tensor's type
-    ("u8", 1, "add", "i32"),         # ... but outranks an unsigned one (int > uint): promoted
+    ("u8", 1, "add", "u8"),          # ... and an unsigned one's (Triton's kinds: bool < integer < float)
     ("fp32", 2, "add", "f32"),       # a lower kind never widens the tensor
     ("i32", 2.5, "add", "f32"),      # a higher kind does
     ("i8", -3, "where", "i8"),
@@ -118,7 +118,7 @@ def test_python_numbers_follow_triton_promotion(x, lit, op, rtype):
     ("i8", 300, "add", "the number 300 is out of range for i8"),
     ("i32", 2**31, "add", "the number 2147483648 is out of range for i32"),   # a u32 literal, lower kind
     ("u32", -1, "add", "cannot combine the negative number -1 with an unsigned u32 value"),
-    ("u8", 3, "floordiv", "Cannot use '//' with u8 and i32 because they have different signedness; cast one of them"),
+    ("u8", -3, "floordiv", "cannot combine the negative number -3 with an unsigned u8 value"),
 ])
 def test_python_numbers_are_checked_against_the_tensor_type(x, lit, op, message):
     with pytest.raises(mytriton.CompilationError) as e:

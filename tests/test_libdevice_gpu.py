@@ -17,15 +17,19 @@ TR = triton_version(K.__file__)
 
 # Triton links libdevice with flush-to-zero on (its enable_reflect_ftz) and so takes other code
 # paths inside these functions (ftz approximations, sqrt.approx); NVRTC may only set that for a
-# whole kernel, which would flush every fp32 operation's subnormals. Measured on the H200: at most
-# 2 ulp apart, on 7-34 % of the inputs; every other function gives Triton's bits.
-FTZ_PATHS = {"acos", "acosh", "asin", "asinh", "atan", "cbrt", "erf", "sqrt", "atan2", "pow", "hypot"}
+# whole kernel, which would flush every fp32 operation's subnormals. Both results are then within
+# the CUDA math library's error bound of the true value, so at most twice that bound apart: the
+# bound in ulp, from the CUDA C Programming Guide's table of single-precision functions (sqrt: the
+# approximate square root's 1 ulp). Measured on the H200: at most 3 ulp apart (asin), on 7-34 % of
+# the inputs; every other function gives Triton's bits.
+FTZ_PATHS = {"acos": 2, "acosh": 4, "asin": 2, "asinh": 3, "atan": 2, "cbrt": 1, "erf": 2, "sqrt": 1, "atan2": 3,
+             "pow": 4, "hypot": 3}
 
 
 def same_bits(a, b, fn):
     a, b = a.view(torch.int32).cpu().numpy().astype(np.int64), b.view(torch.int32).cpu().numpy().astype(np.int64)
     if fn in FTZ_PATHS:
-        assert np.abs(a - b).max() <= 2, fn
+        assert np.abs(a - b).max() <= 2 * FTZ_PATHS[fn], fn
     else:
         np.testing.assert_array_equal(a, b)
 

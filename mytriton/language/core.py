@@ -217,13 +217,14 @@ def make(op: str, *operands, **attrs) -> tensor:
     return tensor(current_builder().make(op, [x.node for x in xs], attrs))
 
 
-_KIND = {"bool": 0, "uint": 1, "int": 2, "float": 3}
+_KIND = {"bool": 0, "uint": 1, "int": 1, "float": 2}      # Triton's dtype.KIND: BOOLEAN < INTEGRAL < FLOATING
 
 
 def computation_operands(a, b, div_or_mod: bool = False, symbol: str | None = None) -> tuple[tensor, tensor]:
     """Triton's implicit typing of a binary op's operands (``binary_op_type_checking_impl``): a
-    Python number of a lower or equal kind than the tensor it meets (bool < uint < int < float)
-    takes the tensor's type, checked to fit; otherwise the usual promotion applies."""
+    Python number of a lower or equal kind than the tensor it meets (bool < integer < float: an int
+    meeting an unsigned tensor is of the same kind) takes the tensor's type, checked to fit;
+    otherwise the usual promotion applies."""
     a_num, b_num = not isinstance(a, tensor), not isinstance(b, tensor)
     ta = scalar_type(a) if a_num else a.dtype
     tb = scalar_type(b) if b_num else b.dtype

@@ -11,7 +11,7 @@ def bit_reduce(x_ptr, out_ptr, KIND: tl.constexpr, ROWS: tl.constexpr, COLS: tl.
     if KIND == "xor":
         rows, cols, whole = tl.xor_sum(x, 1), tl.xor_sum(x, 0), tl.xor_sum(x)
     else:
-        rows, cols, whole = tl.reduce_or(x, 1), tl.reduce_or(x, 0), tl.reduce_or(x)
+        rows, cols, whole = tl.reduce_or(x, 1), tl.reduce_or(x, 0), tl.reduce_or(x, None)
     tl.store(out_ptr + r, rows)
     tl.store(out_ptr + ROWS + c, cols)
     tl.store(out_ptr + ROWS + COLS, whole)
