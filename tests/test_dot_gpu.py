@@ -169,7 +169,7 @@ def test_gemm_on_the_second_device():
 BATCHED = None
 
 
-@pytest.mark.parametrize("b,m,n,k,warps", [(2, 32, 32, 32, 4), (8, 32, 32, 64, 4), (4, 16, 32, 32, 1)])
+@pytest.mark.parametrize("b,m,n,k,warps", [(2, 32, 32, 32, 4), (8, 32, 32, 32, 4), (4, 16, 32, 64, 1)])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "float64"])
 def test_batched_dot_as_triton(b, m, n, k, warps, dtype):
     """A 3-d tl.dot on the CUDA cores: each batch's product as Triton gives it (fp32 inputs by

@@ -855,6 +855,58 @@ def _trans_rule(types, attrs):
     return BlockType(tuple(shape[d] for d in dims), types[0].scalar)
 
 
+# --- shape ops: each result element is one operand element (through shared memory in CUDA) --------
+
+def _numel(shape) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def _reshape_rule(types, attrs):
+    shape, new = shape_of(types[0]), tuple(attrs["shape"])
+    check_block_shape(new)
+    if _numel(shape) != _numel(new):
+        raise OpTypeError(f"reshape: cannot reshape a block of {_numel(shape)} elements {list(shape)} into "
+                          f"{list(new)} ({_numel(new)} elements)")
+    return BlockType(new, types[0].scalar)
+
+
+def _join_rule(types, attrs):
+    a, b = types
+    if a != b:
+        raise OpTypeError(f"join: both inputs must have the same type, got {a} and {b}")
+    return BlockType(shape_of(a) + (2,), a.scalar)
+
+
+def _split_rule(types, attrs):
+    shape = shape_of(types[0])
+    if not shape or shape[-1] != 2:
+        raise OpTypeError(f"split: the last dimension must have size 2, got shape {list(shape)}")
+    return (make_type(shape[:-1], types[0].scalar),) * 2
+
+
+def _cat_rule(types, attrs):
+    a, b = types
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or a.scalar != b.scalar or len(sa) != len(sb) or sa[1:] != sb[1:]:
+        raise OpTypeError(f"cat: blocks of one element type and of equal dimensions after the first, got {a} and {b}")
+    return BlockType(check_block_shape((sa[0] + sb[0],) + sa[1:]), a.scalar)
+
+
+def _flip_rule(types, attrs):
+    shape = shape_of(types[0])
+    if not 0 <= attrs["dim"] < len(shape):
+        raise OpTypeError(f"flip: dim {attrs['dim']} is out of range for shape {list(shape)}")
+    return types[0]
+
+
+define(OpDef("reshape", (1, 1), _reshape_rule, doc="tl.reshape: the elements in row-major order, in a new shape"))
+define(OpDef("join", (2, 2), _join_rule, doc="tl.join: a new minor dimension of size 2 (a, then b)"))
+define(OpDef("split", (1, 1), _split_rule, doc="tl.split: the two halves of a minor dimension of size 2 (two results)"))
+define(OpDef("cat", (2, 2), _cat_rule, doc="tl.cat: a's elements, then b's, along the first dimension"))
+define(OpDef("flip", (1, 1), _flip_rule, doc="tl.flip: the elements along `dim` in reverse order"))
+SHAPE_OPS = ("reshape", "join", "split", "cat", "flip")
+
+
 DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")
 
 

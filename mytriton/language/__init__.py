@@ -67,7 +67,7 @@ def _axis(axis) -> int:
     if type(axis) is not int:
         raise TypeError(f"axis must be a constant int, got {axis!r}")
     if axis not in (0, 1, 2):
-        raise ValueError(f"axis must be 0, 1 or 2, got {axis}")
+        raise ValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
     return axis
 
 
@@ -375,7 +375,23 @@ def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
 
 @builtin
 def expand_dims(input, axis):
-    return make("expand_dims", input, axis=axis)
+    """``input`` with size-1 dimensions inserted at ``axis`` (an int or a sequence of them; negative
+    ones count from the end of the result's dimensions), as Triton's."""
+    x = to_tensor(input)
+    axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+    ndim = len(x.shape) + len(axes)
+    normalized = []
+    for a in axes:
+        if type(a) is not int:
+            raise TypeError(f"expand_dims: axis must be a constexpr int, got {a!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"invalid axis {a}. Expected {-ndim} <= axis < {ndim}")
+        normalized.append(a % ndim)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"expand_dims received duplicate axes, normalized axes = {normalized}")
+    for a in sorted(normalized):
+        x = make("expand_dims", x, axis=a)
+    return x
 
 
 @builtin
@@ -549,7 +565,18 @@ from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, 
 
 from .reduction import argmax, argmin, associative_scan, cumprod, cumsum, reduce  # noqa: E402
 
-__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin"]
+from .shape import broadcast, cat, flip, interleave, join, ravel, reshape, split, view  # noqa: E402
+
+__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel",
+            "join", "split", "interleave", "cat", "flip", "broadcast"]
+
+# Triton's tensor member functions (``x.sum(0)``, ``x.reshape(...)``): the language's functions, the
+# tensor first
+for _name in ("abs", "argmax", "argmin", "associative_scan", "broadcast_to", "cumprod", "cumsum", "exp", "exp2",
+              "expand_dims", "flip", "log", "log2", "max", "min", "ravel", "reduce", "reshape", "sigmoid", "softmax",
+              "split", "sqrt", "sum", "view", "xor_sum", "reduce_or", "cos", "sin", "rsqrt", "floor", "ceil"):
+    if not hasattr(tensor, _name):
+        setattr(tensor, _name, globals()[_name])
 __all__ += ["math", "extra", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv", "philox", "philox_impl",
             "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float",
             "pair_uniform_to_normal"]

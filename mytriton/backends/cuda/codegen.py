@@ -793,6 +793,52 @@ class CudaEmitter:
         self.depth -= 1
         self.emit("}")
 
+    def shape_op(self, op: Op):
+        """reshape, join, split, cat, flip: the operands go to shared memory, one after the other,
+        each in row-major order; each result register reads the element it is (an offset that
+        follows from its row-major offset, or its coordinates)."""
+        srcs, results = op.operands, op.results
+        elem = srcs[0].type.scalar
+        ctype = self.value_c_type(srcs[0])
+        numel = [s.type.numel if isinstance(s.type, BlockType) else 1 for s in srcs]
+        self.smem(sum(numel) * (8 if isinstance(elem, PointerType) else max(1, elem.bits // 8)))
+        for r in results:
+            self.emit(self.declare(r) + ";")
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({self.scratch});")
+        base = 0
+        for src, n in zip(srcs, numel):
+            at = f"{base} + " if base else ""
+            if isinstance(src.type, BlockType):
+                self.per_element(src, f"buf[{at}{self.offset(src, 'r')}] = {self.ref(src)}[r];")
+            else:
+                self.emit(f"buf[{base}] = {self.ref(src)};")
+            base += n
+        self.emit("__syncthreads();")
+        for j, res in enumerate(results):
+            if not isinstance(res.type, BlockType):                # split of a (2,) block: scalars
+                self.emit(f"{self.ref(res)} = buf[{j}];")
+                continue
+            flat = self.offset(res, "r")
+            if op.name == "join":                                   # (..., k): element k * numel + (... flat)
+                where = f"({flat} & 1) * {numel[0]} + ({flat} >> 1)"
+            elif op.name == "split":
+                where = f"{flat} * 2 + {j}"
+            elif op.name == "flip":
+                dim, shape = op.attrs["dim"], res.type.shape
+                stride = math.prod(shape[dim + 1:])
+                c = self.coords(res, "r")[dim]
+                where = f"{flat} + ({shape[dim] - 1} - 2 * {c}) * {stride}"
+            else:                                                   # reshape, cat: the same row-major offset
+                where = flat
+            self.per_element(res, f"{self.ref(res)}[r] = buf[{where}];")
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
+    op_reshape = op_join = op_split = op_cat = op_flip = shape_op
+
     def init_vars(self, targets: list[Value], inits: list[Value]):
         """Declare the variables of ``targets`` (set to ``inits`` where given)."""
         for i, res in enumerate(targets):

@@ -251,6 +251,31 @@ def _scan(ex, op, args):
     return [np.ascontiguousarray(np.moveaxis(x, -1, op.attrs["axis"] + 1)) for x in xs]
 
 
+def _reshape(ex, op, args):
+    x = _to_rank(args[0], _rank(op.operands[0]))
+    return x.reshape(x.shape[:1] + tuple(op.attrs["shape"]))
+
+
+def _join(ex, op, args):
+    a, b = np.broadcast_arrays(*(_to_rank(x, _rank(op.operands[0])) for x in args))
+    return np.stack([a, b], axis=-1)
+
+
+def _split(ex, op, args):
+    x = _to_rank(args[0], _rank(op.operands[0]))
+    return [np.ascontiguousarray(x[..., 0]), np.ascontiguousarray(x[..., 1])]
+
+
+def _cat(ex, op, args):
+    a, b = (_to_rank(x, _rank(op.result)) for x in args)
+    n = max(a.shape[0], b.shape[0])
+    return np.concatenate([np.broadcast_to(a, (n,) + a.shape[1:]), np.broadcast_to(b, (n,) + b.shape[1:])], axis=1)
+
+
+def _flip(ex, op, args):
+    return np.flip(_to_rank(args[0], _rank(op.result)), op.attrs["dim"] + 1)
+
+
 def _addptr(ex, op, args):
     rank = _rank(op.result)
     ptr, off = (_to_rank(a, rank) for a in args)
@@ -330,6 +355,7 @@ STRUCTURAL: dict[str, Callable] = {
     "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans, "dot": _dot,
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     **{kind: _reduce for kind in REDUCE_COMBINE}, "reduce": _reduce_by, "scan": _scan,
+    "reshape": _reshape, "join": _join, "split": _split, "cat": _cat, "flip": _flip,
     "addptr": _addptr, "load": _load, "store": _store,
     "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier, "device_print": _device_print,
     "convert_layout": _identity,

@@ -1,0 +1,45 @@
+"""Kernels of tests/test_shape_ops.py: Triton's shape ops, one kernel per op, row-major blocks."""
+import mytriton as triton
+import mytriton.language as tl
+
+
+@triton.jit
+def reshape_kernel(X, Z, M: tl.constexpr, N: tl.constexpr, P: tl.constexpr, Q: tl.constexpr):
+    """(M, N) -> (P, Q), and the same through x.reshape / tl.ravel / tl.view."""
+    x = tl.load(X + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    y = tl.reshape(x, (P, Q))
+    tl.store(Z + tl.arange(0, P)[:, None] * Q + tl.arange(0, Q)[None, :], y)
+    tl.store(Z + M * N + tl.arange(0, M * N), tl.ravel(x.reshape(P, Q)))
+    tl.store(Z + 2 * M * N + tl.arange(0, M * N), tl.view(y, [M * N]))
+
+
+@triton.jit
+def join_split_kernel(A, B, Z, N: tl.constexpr):
+    """join (N, 2), interleave (2N), and split of the join back into a and b."""
+    r = tl.arange(0, N)
+    a, b = tl.load(A + r), tl.load(B + r)
+    j = tl.join(a, b)
+    tl.store(Z + r[:, None] * 2 + tl.arange(0, 2)[None, :], j)
+    tl.store(Z + 2 * N + tl.arange(0, 2 * N), tl.interleave(a, b))
+    x, y = tl.split(j)
+    tl.store(Z + 4 * N + r, x)
+    tl.store(Z + 5 * N + r, y)
+
+
+@triton.jit
+def cat_flip_kernel(A, B, Z, M: tl.constexpr, N: tl.constexpr):
+    """cat of two (M, N) along dim 0; flip of a along dims 0 and 1."""
+    rm, rn = tl.arange(0, M), tl.arange(0, N)
+    a = tl.load(A + rm[:, None] * N + rn[None, :])
+    b = tl.load(B + rm[:, None] * N + rn[None, :])
+    c = tl.cat(a, b, can_reorder=True)
+    tl.store(Z + tl.arange(0, 2 * M)[:, None] * N + rn[None, :], c)
+    tl.store(Z + 2 * M * N + rm[:, None] * N + rn[None, :], tl.flip(a, 0))
+    tl.store(Z + 3 * M * N + rm[:, None] * N + rn[None, :], a.flip())
+
+
+@triton.jit
+def split_scalars_kernel(Z):
+    """A (2,) block splits into two scalars."""
+    a, b = tl.split(tl.arange(0, 2) + 5)
+    tl.store(Z, a * 10 + b)

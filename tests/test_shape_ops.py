@@ -1,0 +1,85 @@
+"""Triton's shape ops (tl.reshape / view / ravel and x.reshape, tl.join, tl.split, tl.interleave,
+tl.cat, tl.flip, tl.broadcast): the interpreter against numpy, the generated CUDA (CPU emulator)
+against the same answers, and the errors users get."""
+import numpy as np
+import pytest
+
+import mytriton
+from tests import cuda_emulator
+from tests.kernel_files import kernel_from_source
+from tests.kernels import shapes as K
+
+EMULATOR = cuda_emulator.available()
+
+
+def check(kernel, signature, constexprs, args, out_index, want, warps=4):
+    """The interpreter's answer, then the emulated CUDA's (same arguments, fresh output)."""
+    kernel[(1,)](*args, **constexprs)
+    np.testing.assert_array_equal(args[out_index], want)
+    if EMULATOR:
+        ck = mytriton.compile(kernel, signature, constexprs, num_warps=warps)
+        fresh = [np.zeros_like(a) if i == out_index else a for i, a in enumerate(args)]
+        cuda_emulator.run(ck.asm["cu"], fresh, (1,))
+        np.testing.assert_array_equal(fresh[out_index], want)
+
+
+@pytest.mark.parametrize("m,n,p,q,warps", [(8, 8, 4, 16, 4), (8, 8, 64, 1, 1), (16, 32, 512, 1, 4), (4, 64, 16, 16, 2)])
+def test_reshape_keeps_row_major_order(m, n, p, q, warps):
+    x = np.random.default_rng(1).standard_normal((m, n)).astype(np.float32)
+    z = np.zeros(3 * m * n, np.float32)
+    check(K.reshape_kernel, {"X": "*fp32", "Z": "*fp32"}, {"M": m, "N": n, "P": p, "Q": q}, [x, z], 1,
+          np.tile(x.ravel(), 3), warps)
+
+
+@pytest.mark.parametrize("n,warps", [(16, 4), (256, 2)])
+def test_join_interleave_and_split(n, warps):
+    a = np.arange(n, dtype=np.int32)
+    b = -a - 1
+    pairs = np.stack([a, b], 1).ravel()
+    z = np.zeros(6 * n, np.int32)
+    check(K.join_split_kernel, {"A": "*i32", "B": "*i32", "Z": "*i32"}, {"N": n}, [a, b, z], 2,
+          np.concatenate([pairs, pairs, a, b]), warps)
+
+
+@pytest.mark.parametrize("m,n", [(4, 8), (32, 16)])
+def test_cat_and_flip(m, n):
+    a = np.arange(m * n, dtype=np.int32).reshape(m, n)
+    b = a + 1000
+    z = np.zeros(4 * m * n, np.int32)
+    check(K.cat_flip_kernel, {"A": "*i32", "B": "*i32", "Z": "*i32"}, {"M": m, "N": n}, [a, b, z], 2,
+          np.concatenate([a.ravel(), b.ravel(), a[::-1].ravel(), a[:, ::-1].ravel()]))
+
+
+def test_split_of_two_elements_gives_scalars():
+    check(K.split_scalars_kernel, {"Z": "*i32"}, {}, [np.zeros(1, np.int32)], 0, [56])
+
+
+BAD = '''import mytriton
+import mytriton.language as tl
+
+
+@mytriton.jit
+def k(X, CASE: tl.constexpr):
+    x = tl.load(X + tl.arange(0, 16))
+    if CASE == 0:
+        y = tl.reshape(x, (4, 8))
+    elif CASE == 1:
+        y, z = tl.split(x)
+    elif CASE == 2:
+        y = tl.cat(x, tl.load(X + tl.arange(0, 8)))
+    else:
+        y = tl.flip(x, 1)
+    tl.store(X, tl.sum(y, None))
+'''
+
+
+@pytest.mark.parametrize("case,message,line", [
+    (0, "reshape: cannot reshape a block of 16 elements [16] into [4, 8] (32 elements)", 9),
+    (1, "split: the last dimension must have size 2, got shape [16]", 11),
+    (2, "block dimensions must be powers of 2, got (24,)", 13),
+    (3, "flip: dim 1 is out of range for a rank-1 block", 15)])
+def test_errors_name_the_line(tmp_path, case, message, line):
+    k = kernel_from_source(tmp_path / "bad_shape.py", BAD)
+    with pytest.raises(mytriton.CompilationError) as e:
+        mytriton.compile(k, {"X": "*fp32"}, {"CASE": case})
+    assert message in str(e.value) and f"bad_shape.py:{line}" in str(e.value)

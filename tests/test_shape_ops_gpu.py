@@ -1,0 +1,64 @@
+"""Shape ops on the GPU: tests/kernels/shapes.py through mytriton's JIT and through Triton, same
+inputs, one process (Triton may reorder what tl.view and tl.cat(can_reorder=True) return: those
+parts are compared as sorted values, and mytriton's against numpy's order)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+from tests.kernels import shapes as K  # noqa: E402
+from tests.triton_reference import triton_version  # noqa: E402
+
+TR = triton_version(K.__file__)
+needs_triton = pytest.mark.skipif(TR is None, reason="needs Triton")
+
+
+def both(name, args, out, **constexprs):
+    theirs = [a.clone() if a is out else a for a in args]
+    getattr(K, name)[(1,)](*args, **constexprs)
+    getattr(TR, name)[(1,)](*theirs, **constexprs)
+    torch.cuda.synchronize()
+    return out, theirs[args.index(out)]
+
+
+@needs_triton
+@pytest.mark.parametrize("m,n,p,q,warps", [(8, 8, 4, 16, 4), (16, 32, 512, 1, 4), (4, 64, 16, 16, 2)])
+def test_reshape_as_triton(m, n, p, q, warps):
+    x = torch.randn(m, n, device="cuda")
+    z = torch.zeros(3 * m * n, device="cuda")
+    ours, theirs = both("reshape_kernel", [x, z], z, M=m, N=n, P=p, Q=q, num_warps=warps)
+    assert torch.equal(ours[:2 * m * n], theirs[:2 * m * n])
+    assert torch.equal(ours[2 * m * n:].sort().values, theirs[2 * m * n:].sort().values)
+    assert torch.equal(ours, x.reshape(-1).repeat(3))
+
+
+@needs_triton
+@pytest.mark.parametrize("n,warps", [(16, 4), (256, 2)])
+def test_join_interleave_split_as_triton(n, warps):
+    a = torch.arange(n, dtype=torch.int32, device="cuda")
+    b = -a - 1
+    z = torch.zeros(6 * n, dtype=torch.int32, device="cuda")
+    ours, theirs = both("join_split_kernel", [a, b, z], z, N=n, num_warps=warps)
+    assert torch.equal(ours, theirs)
+
+
+@needs_triton
+@pytest.mark.parametrize("m,n", [(4, 8), (32, 16)])
+def test_cat_and_flip_as_triton(m, n):
+    a = torch.arange(m * n, dtype=torch.int32, device="cuda").reshape(m, n)
+    b = a + 1000
+    z = torch.zeros(4 * m * n, dtype=torch.int32, device="cuda")
+    ours, theirs = both("cat_flip_kernel", [a, b, z], z, M=m, N=n)
+    half = 2 * m * n
+    assert torch.equal(ours[:half].sort().values, theirs[:half].sort().values)
+    assert torch.equal(ours[:half], torch.cat([a.reshape(-1), b.reshape(-1)]))
+    assert torch.equal(ours[half:], theirs[half:])
+
+
+@needs_triton
+def test_split_to_scalars_as_triton():
+    z = torch.zeros(1, dtype=torch.int32, device="cuda")
+    ours, theirs = both("split_scalars_kernel", [z], z)
+    assert ours.item() == theirs.item() == 56
