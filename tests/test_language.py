@@ -45,10 +45,17 @@ def test_constant_bounds_unroll_and_long_ones_stay_loops():
     ((6,), "block dimensions must be powers of 2, got (6,)"),
 ])
 def test_factory_shape_validation(shape, message):
-    for kind in ("empty", "zeros", 1.0):
+    for kind in ("empty",) if shape == () else ("empty", "zeros", 1.0):
         with pytest.raises(mytriton.CompilationError) as e:
             ssa(lang.factory, {"out": "*fp32"}, SHAPE=shape, KIND=kind)
         assert message in str(e.value)
+
+
+def test_an_empty_shape_makes_a_scalar_as_in_triton():
+    """tl.full([], v, dtype) and tl.zeros([], dtype) are scalars of dtype; a shape compares equal
+    to the list of its dimensions (Triton's x.shape is a list)."""
+    for kind, value in (("zeros", 0.0), ("full", 1.5)):
+        assert ssa(lang.scalar_factory, {"out": "*fp32"}, KIND=kind) == f"store out, {value}\n"
 
 
 def test_factory_ssa_and_shape_forms():

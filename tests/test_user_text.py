@@ -395,19 +395,22 @@ def test_mlir_stores_once_per_element(fn, ce, warps):
 
 
 @pytest.mark.parametrize("op", ["/", "//", "%"])
-def test_mixed_signedness_with_a_python_number_is_the_same_rule(tmp_path, op):
-    path = tmp_path / f"num{len(op)}{op == '%'}.py"
-    path.write_text(div_kernel(op).replace("tl.load(y_ptr + offs)", "3"))
-    fn = load_kernel_from(path, "k")
-    for tx in INTS:
-        sig = {"x_ptr": f"*{tx}", "y_ptr": "*i32", "out_ptr": "*fp32"}
-        if tx[0] == "i":
-            compile_cuda(fn, sig)
-            continue
-        with pytest.raises(mytriton.CompilationError) as e:
-            compile_cuda(fn, sig)
-        assert f"{path}:8:" in str(e.value)
-        assert f"Cannot use '{op}' with {tx} and i32 because they have different signedness; cast one of them" in str(e.value)
+def test_a_python_number_takes_an_unsigned_tensors_type(tmp_path, op):
+    """Triton's kinds (bool < integer < float): a Python int meets any integer tensor in the tensor's
+    type, so no signedness clash; a negative one cannot meet an unsigned tensor."""
+    for lit in ("3", "-3"):
+        path = tmp_path / f"num{len(op)}{op == '%'}{lit[0] == '-'}.py"
+        path.write_text(div_kernel(op).replace("tl.load(y_ptr + offs)", lit))
+        fn = load_kernel_from(path, "k")
+        for tx in INTS:
+            sig = {"x_ptr": f"*{tx}", "y_ptr": "*i32", "out_ptr": "*fp32"}
+            if tx[0] == "i" or lit == "3":
+                compile_cuda(fn, sig)
+                continue
+            with pytest.raises(mytriton.CompilationError) as e:
+                compile_cuda(fn, sig)
+            assert f"{path}:8:" in str(e.value)
+            assert f"cannot combine the negative number -3 with an unsigned {tx} value" in str(e.value)
 
 
 MAIN_KERNELS = '''\

@@ -29,7 +29,7 @@ from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
 from ..ir.tree import CombineTree, RegionStmt, Scope
 from ..ir.types import I1, I32, BlockType, PointerType, ScalarType
-from ..language.core import _current_builder, is_builtin, tensor, to_tensor
+from ..language.core import Shape, _current_builder, is_builtin, tensor, to_tensor
 from ..language.triton_names import UnsupportedTritonName
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
@@ -103,7 +103,7 @@ def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
             except ImportError:
                 pass
         kinds = {id(t): "scalar" for t in (*_SCALAR_TYPES, *numpy_scalars)}
-        kinds.update({id(t): "seq" for t in (tuple, list, set, frozenset)})
+        kinds.update({id(t): "seq" for t in (tuple, list, set, frozenset, Shape)})     # (Shape: a tuple of ints)
         kinds.update({id(dict): "dict", id(types.SimpleNamespace): "ns", id(types.ModuleType): "module",
                       id(types.MethodType): "method", id(type): "class"})
         kinds.update({id(t): "code" for t in _CODE_TYPES})

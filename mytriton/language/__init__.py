@@ -106,6 +106,8 @@ def _block_dtype(dtype) -> ScalarType:
 
 @builtin
 def zeros(shape, dtype):
+    if isinstance(shape, (tuple, list)) and len(shape) == 0:
+        return full((), 0, dtype)                   # a scalar, as Triton's tl.zeros([])
     return make("zeros", shape=_shape(shape), dtype=_block_dtype(dtype))
 
 
@@ -116,6 +118,12 @@ def empty(shape, dtype):
 
 @builtin
 def full(shape, value, dtype):
+    """A block of ``shape`` filled with ``value``; an empty shape gives a scalar, as in Triton."""
+    if isinstance(shape, (tuple, list)) and len(shape) == 0:
+        dtype = _block_dtype(dtype)
+        if isinstance(value, tensor):
+            return value.to(dtype)
+        return tensor(current_builder().const(value, dtype))
     shape, dtype = _shape(shape), _block_dtype(dtype)
     if isinstance(value, tensor):
         if isinstance(value.type, BlockType):

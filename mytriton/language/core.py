@@ -55,6 +55,20 @@ def is_builtin(fn) -> bool:
     return getattr(fn, "__mytriton_builtin__", False)
 
 
+class Shape(tuple):
+    """A tensor's shape: a tuple that also equals the list of its dimensions (Triton's ``x.shape``
+    is a list: ``tl.static_assert(x.shape == [128])`` holds)."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return tuple(self) == (tuple(other) if isinstance(other, list) else other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
 class tensor:
     """A value computed by the kernel at run time (a scalar or a block)."""
     __slots__ = ("node",)
@@ -72,8 +86,8 @@ class tensor:
         return self.node.type.scalar
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return shape_of(self.node.type)
+    def shape(self) -> "Shape":
+        return Shape(shape_of(self.node.type))
 
     @property
     def numel(self) -> int:

@@ -25,6 +25,15 @@ def factory(out, SHAPE: tl.constexpr, KIND: tl.constexpr):
 
 
 @triton.jit
+def scalar_factory(out, KIND: tl.constexpr):
+    """An empty shape makes a scalar; a shape equals the list of its dimensions."""
+    v = tl.zeros([], tl.float32) if KIND == "zeros" else tl.full((), 1.5, tl.float32)
+    b = tl.full([4], 2, tl.int32)
+    tl.static_assert(v.shape == [] and b.shape == [4] and b.shape == (4,) and b.shape != [5])
+    tl.store(out, v)
+
+
+@triton.jit
 def reductions(x, out, AXIS: tl.constexpr, KEEP: tl.constexpr):
     rows = tl.arange(0, 4)[:, None]
     cols = tl.arange(0, 8)[None, :]
