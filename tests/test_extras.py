@@ -164,3 +164,31 @@ def test_hints_compile_and_change_nothing(tmp_path):
     with pytest.raises(mytriton.CompilationError, match="tl.assume takes a boolean condition, got i32") as e:
         mytriton.compile(bad, {"x_ptr": "*i32", "n": "i32"}, {})
     assert "hint_kernel.py:14" in str(e.value)
+
+
+def nan_inputs():
+    x = np.array([1.0, np.nan, -2.0, np.nan, 0.0, -0.0, 3.0, -5.0] * 25, np.float32)
+    y = np.array([np.nan, 2.0, -1.0, np.nan, -0.0, 0.0, 4.0, 5.0] * 25, np.float32)
+    return x, y
+
+
+def nan_reference(x, y, mode):
+    if mode == "ALL":
+        return np.concatenate([np.maximum(x, y), np.minimum(x, y), np.minimum(np.maximum(x, -1), 1)])
+    return np.concatenate([np.fmax(x, y), np.fmin(x, y), np.fmin(np.fmax(x, -1), 1)])
+
+
+@pytest.mark.parametrize("mode", ["NONE", "ALL"])
+def test_propagate_nan(mode):
+    """NONE: a NaN operand gives the other; ALL: NaN (the interpreter, and CUDA on the emulator)."""
+    x, y = nan_inputs()
+    out = np.zeros(3 * x.size, np.float32)
+    E.nan_kernel[(2,)](x, y, out, x.size, MODE=mode, BLOCK=128)
+    want = nan_reference(x, y, mode)
+    np.testing.assert_array_equal(out, want)
+    if cuda_emulator.available():
+        ck = mytriton.compile(E.nan_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                              {"MODE": mode, "BLOCK": 128})
+        got = np.zeros_like(out)
+        cuda_emulator.run(ck.asm["cu"], [x, y, got, x.size], (2,))
+        np.testing.assert_array_equal(got, want)

@@ -68,3 +68,16 @@ def test_device_print_prints_from_the_gpu(capfd):
     assert len(lines) == 2 * (4 + 4 + 1)
     assert "pid (0, 0, 0) idx (1) x: %s -2" in lines and "pid (1, 0, 0) idx (3) x: %s 0" in lines
     assert "pid (1, 0, 0) idx () two (operand 1) 1" in lines
+
+
+@needs_triton
+@pytest.mark.parametrize("mode", ["NONE", "ALL"])
+def test_propagate_nan_as_triton(mode):
+    from tests.test_extras import nan_inputs
+    x, y = (torch.from_numpy(a).cuda() for a in nan_inputs())
+    out, tout = (torch.zeros(3 * x.numel(), device="cuda") for _ in range(2))
+    E.nan_kernel[(2,)](x, y, out, x.numel(), MODE=mode, BLOCK=128)
+    TR.nan_kernel[(2,)](x, y, tout, x.numel(), MODE=mode, BLOCK=128)
+    torch.cuda.synchronize()
+    assert torch.equal(out.isnan(), tout.isnan())
+    assert torch.equal(torch.nan_to_num(out, nan=7.0), torch.nan_to_num(tout, nan=7.0))

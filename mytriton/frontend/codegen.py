@@ -976,7 +976,8 @@ class CodeGenerator(ast.NodeVisitor):
                                        f"use the tl equivalent (tl.minimum, tl.maximum, tl.abs, ...)")
             if fn is not builtins.isinstance:
                 for a in values:
-                    if callable(a) and not isinstance(a, JITFunction) and _callable_kind(a) is None:
+                    if (callable(a) and not isinstance(a, JITFunction) and _callable_kind(a) is None
+                            and not (isinstance(a, type) and admitted(a))):     # getattr(tl.PropagateNan, "ALL")
                         raise self.error(node, f"{fn.__name__}() would call '{_call_name(a)}', which a "
                                                "kernel may not call")
             if fn is builtins.pow:

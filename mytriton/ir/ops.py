@@ -458,6 +458,18 @@ _binary("minimum", _arith_compute, _ZeroOrdered(np.fmin, False),
         lambda o, ct: f"fmin({o[0]}, {o[1]})" if ct.is_float else f"min({o[0]}, {o[1]})",
         _mlir_arith("minnumf", "minsi", "minui"))
 
+
+def _nan_or(fn: str):
+    """A float max/min that propagates NaN (PropagateNan.ALL: PTX's max.NaN): a NaN operand gives NaN."""
+    return lambda o, ct: (f"(({o[0]}) != ({o[0]}) || ({o[1]}) != ({o[1]}) ? ({o[0]}) + ({o[1]}) : {fn}({o[0]}, {o[1]}))"
+                          if ct.is_float else f"{fn[1:]}({o[0]}, {o[1]})")
+
+
+_binary("maximum_nan", _arith_compute, _ZeroOrdered(np.maximum, True), _nan_or("fmax"),
+        _mlir_arith("maximumf", "maxsi", "maxui"), doc="tl.maximum(..., propagate_nan=ALL): a NaN operand gives NaN")
+_binary("minimum_nan", _arith_compute, _ZeroOrdered(np.minimum, False), _nan_or("fmin"),
+        _mlir_arith("minimumf", "minsi", "minui"), doc="tl.minimum(..., propagate_nan=ALL): a NaN operand gives NaN")
+
 for _name, _sym, _np, _preds in (("cmp_lt", "<", np.less, ("olt", "slt", "ult")),
                                  ("cmp_le", "<=", np.less_equal, ("ole", "sle", "ule")),
                                  ("cmp_gt", ">", np.greater, ("ogt", "sgt", "ugt")),

@@ -289,18 +289,22 @@ def _bf16_to_fp32(v):
     return v.to(float32) if isinstance(v, tensor) and v.dtype == bfloat16 else v
 
 
+def _nan_rule(propagate_nan) -> str:
+    if propagate_nan not in (PropagateNan.NONE, PropagateNan.ALL):
+        raise TypeError(f"propagate_nan must be tl.PropagateNan.NONE or ALL, got {propagate_nan!r}")
+    return "_nan" if propagate_nan == PropagateNan.ALL else ""
+
+
 @builtin
 def maximum(x, y, propagate_nan=PropagateNan.NONE):
-    if propagate_nan != PropagateNan.NONE:
-        raise TypeError("propagate_nan=ALL is not supported yet")
-    return _binary("maximum", _bf16_to_fp32(x), _bf16_to_fp32(y))
+    """The larger of ``x`` and ``y``; a NaN operand gives the other (``PropagateNan.NONE``, the default)
+    or NaN (``PropagateNan.ALL``)."""
+    return _binary("maximum" + _nan_rule(propagate_nan), _bf16_to_fp32(x), _bf16_to_fp32(y))
 
 
 @builtin
 def minimum(x, y, propagate_nan=PropagateNan.NONE):
-    if propagate_nan != PropagateNan.NONE:
-        raise TypeError("propagate_nan=ALL is not supported yet")
-    return _binary("minimum", _bf16_to_fp32(x), _bf16_to_fp32(y))
+    return _binary("minimum" + _nan_rule(propagate_nan), _bf16_to_fp32(x), _bf16_to_fp32(y))
 
 
 def _reduce(kind):
@@ -351,7 +355,7 @@ def reduce_or(input, axis, keep_dims=False):
 @builtin
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
     """``x`` limited to [min, max] (floats; min > max undefined): ``tl.minimum(tl.maximum(x, min),
-    max)``, so a NaN ``x`` gives ``min`` unless NaN propagation is asked (not supported yet)."""
+    max)``, so a NaN ``x`` gives ``min``, or NaN with ``propagate_nan=tl.PropagateNan.ALL``."""
     x = to_tensor(x)
     if not getattr(x.dtype, "is_float", False):
         raise ValueError(f"Unexpected dtype {x.dtype}. Only floating point values are supported.")

@@ -56,3 +56,15 @@ def print_kernel(x_ptr, n, HEX: tl.constexpr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=offs < n, other=0)
     tl.device_print("x: %s", x, hex=HEX)
     tl.device_print("two", offs, tl.program_id(0))
+
+
+@triton.jit
+def nan_kernel(x_ptr, y_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    """tl.maximum / tl.minimum / tl.clamp with propagate_nan=tl.PropagateNan.<MODE>."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x, y = tl.load(x_ptr + offs, mask=mask), tl.load(y_ptr + offs, mask=mask)
+    how = getattr(tl.PropagateNan, MODE)
+    tl.store(out_ptr + offs, tl.maximum(x, y, propagate_nan=how), mask=mask)
+    tl.store(out_ptr + n + offs, tl.minimum(x, y, propagate_nan=how), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, tl.clamp(x, -1.0, 1.0, propagate_nan=how), mask=mask)
