@@ -192,3 +192,20 @@ def test_propagate_nan(mode):
         got = np.zeros_like(out)
         cuda_emulator.run(ck.asm["cu"], [x, y, got, x.size], (2,))
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("m,bins,masked,warps", [(256, 16, False, 4), (1024, 64, True, 4), (32, 128, True, 1)])
+def test_histogram_counts_each_value(m, bins, masked, warps):
+    """Values outside [0, bins) and masked-off elements are not counted."""
+    x = RNG.integers(-3, bins + 3, m).astype(np.int32)
+    n = m - 7 if masked else m
+    want = np.bincount(x[:n][(x[:n] >= 0) & (x[:n] < bins)], minlength=bins).astype(np.int32)
+    out = np.zeros(bins, np.int32)
+    E.histogram_kernel[(1,)](x, out, n, M=m, BINS=bins, MASKED=masked)
+    np.testing.assert_array_equal(out, want)
+    if cuda_emulator.available():
+        ck = mytriton.compile(E.histogram_kernel, {"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32"},
+                              {"M": m, "BINS": bins, "MASKED": masked}, num_warps=warps)
+        got = np.zeros_like(out)
+        cuda_emulator.run(ck.asm["cu"], [x, got, n], (1,))
+        np.testing.assert_array_equal(got, want)

@@ -81,3 +81,15 @@ def test_propagate_nan_as_triton(mode):
     torch.cuda.synchronize()
     assert torch.equal(out.isnan(), tout.isnan())
     assert torch.equal(torch.nan_to_num(out, nan=7.0), torch.nan_to_num(tout, nan=7.0))
+
+
+@needs_triton
+@pytest.mark.parametrize("m,bins,masked", [(256, 16, False), (1024, 64, True), (32, 128, True)])
+def test_histogram_as_triton(m, bins, masked):
+    """Inputs in [0, bins): what Triton does with others is not specified."""
+    x = torch.randint(0, bins, (m,), dtype=torch.int32, device="cuda")
+    out, tout = (torch.zeros(bins, dtype=torch.int32, device="cuda") for _ in range(2))
+    E.histogram_kernel[(1,)](x, out, m - 7, M=m, BINS=bins, MASKED=masked)
+    TR.histogram_kernel[(1,)](x, tout, m - 7, M=m, BINS=bins, MASKED=masked)
+    torch.cuda.synchronize()
+    assert torch.equal(out, tout)

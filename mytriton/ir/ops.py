@@ -916,7 +916,24 @@ define(OpDef("join", (2, 2), _join_rule, doc="tl.join: a new minor dimension of 
 define(OpDef("split", (1, 1), _split_rule, doc="tl.split: the two halves of a minor dimension of size 2 (two results)"))
 define(OpDef("cat", (2, 2), _cat_rule, doc="tl.cat: a's elements, then b's, along the first dimension"))
 define(OpDef("flip", (1, 1), _flip_rule, doc="tl.flip: the elements along `dim` in reverse order"))
-SHAPE_OPS = ("reshape", "join", "split", "cat", "flip")
+
+
+def _histogram_rule(types, attrs):
+    x = types[0]
+    if not isinstance(x, BlockType) or x.rank != 1 or not x.scalar.is_int or x.scalar.is_bool:
+        raise OpTypeError(f"tl.histogram takes a 1-d block of integers, got {x}")
+    if len(types) == 2 and types[1] != BlockType(x.shape, I1):
+        raise OpTypeError(f"tl.histogram: the mask must be a {BlockType(x.shape, I1)}, got {types[1]}")
+    bins = attrs["num_bins"]
+    if type(bins) is not int or bins <= 0 or bins & (bins - 1):
+        raise OpTypeError(f"tl.histogram: num_bins must be a power of 2, got {bins!r}")
+    return BlockType((bins,), I32)
+
+
+define(OpDef("histogram", (1, 2), _histogram_rule,
+             doc="tl.histogram: how many of x's elements (where the mask holds) equal 0, 1, ..., num_bins - 1 "
+                 "(values outside that range are not counted)"))
+SHAPE_OPS = ("reshape", "join", "split", "cat", "flip", "histogram")     # (through shared memory in CUDA)
 
 
 DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")

@@ -353,6 +353,15 @@ def reduce_or(input, axis, keep_dims=False):
 
 
 @builtin
+def histogram(input, num_bins, mask=None):
+    """How many elements of ``input`` (a 1-d block of integers; where ``mask`` holds) equal each of
+    0, 1, ..., ``num_bins`` - 1, as an int32 block of ``num_bins`` (other values are not counted)."""
+    if mask is None:
+        return make("histogram", input, num_bins=num_bins)
+    return make("histogram", input, mask, num_bins=num_bins)
+
+
+@builtin
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
     """``x`` limited to [min, max] (floats; min > max undefined): ``tl.minimum(tl.maximum(x, min),
     max)``, so a NaN ``x`` gives ``min``, or NaN with ``propagate_nan=tl.PropagateNan.ALL``."""
@@ -579,7 +588,7 @@ from .reduction import argmax, argmin, associative_scan, cumprod, cumsum, reduce
 
 from .shape import broadcast, cat, flip, interleave, join, ravel, reshape, split, view  # noqa: E402
 
-__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel",
+__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram",
             "join", "split", "interleave", "cat", "flip", "broadcast"]
 
 # Triton's tensor member functions (``x.sum(0)``, ``x.reshape(...)``): the language's functions, the

@@ -340,8 +340,11 @@ class LayoutAssignment:
             for i, v in enumerate(op.operands):
                 self.request(v, layout, op, i)
         elif name in SHAPE_OPS:        # through shared memory: the operands stay as they are
+            first = op.operands[0]
             for i, v in enumerate(op.operands):
-                self.request(v, self.nat.get(v) or self.default(v.type), op, i)
+                if name == "histogram":      # (its mask in its input's layout)
+                    v, i = first, i
+                self.request(op.operands[i], self.nat.get(v) or self.default(v.type), op, i)
         else:
             for i, v in enumerate(op.operands):
                 self.request(v, layout, op, i)

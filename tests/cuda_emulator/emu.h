@@ -249,6 +249,12 @@ template <class T, class O, class F> static inline void mt_atom(O& out, void* p,
   static_assert(sizeof(O) == sizeof(T), "an atomic's result has its operand's width");
   memcpy(&out, &old, sizeof(T));
 }
+// CUDA's atomicAdd on an int (tl.histogram's shared-memory counters)
+static inline int atomicAdd(int* p, int v) {
+  int old;
+  mt_atom<int>(old, p, [v](int x) { return x + v; });
+  return old;
+}
 static inline unsigned short mt_f16_add(unsigned short a, unsigned short b) {
   _Float16 x, y;
   memcpy(&x, &a, 2);

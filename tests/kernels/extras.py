@@ -68,3 +68,11 @@ def nan_kernel(x_ptr, y_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr
     tl.store(out_ptr + offs, tl.maximum(x, y, propagate_nan=how), mask=mask)
     tl.store(out_ptr + n + offs, tl.minimum(x, y, propagate_nan=how), mask=mask)
     tl.store(out_ptr + 2 * n + offs, tl.clamp(x, -1.0, 1.0, propagate_nan=how), mask=mask)
+
+
+@triton.jit
+def histogram_kernel(x_ptr, out_ptr, n, M: tl.constexpr, BINS: tl.constexpr, MASKED: tl.constexpr):
+    offs = tl.arange(0, M)
+    x = tl.load(x_ptr + offs)
+    h = tl.histogram(x, BINS, mask=offs < n) if MASKED else tl.histogram(x, BINS)
+    tl.store(out_ptr + tl.arange(0, BINS), h)

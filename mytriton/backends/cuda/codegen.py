@@ -839,6 +839,31 @@ class CudaEmitter:
 
     op_reshape = op_join = op_split = op_cat = op_flip = shape_op
 
+    def op_histogram(self, op: Op):
+        """Counters in shared memory: each element's one owner (copies of a replicated layout
+        skipped) adds 1 to its value's counter, atomically; each result register reads its bin."""
+        x, res = op.operands[0], op.result
+        bins = op.attrs["num_bins"]
+        self.smem(bins * 4)
+        threads = self.fn.num_warps * 32
+        self.emit(self.declare(res) + ";")
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"int* hist = reinterpret_cast<int*>({self.scratch});")
+        self.emit(f"for (int b = tid; b < {bins}; b += {threads}) hist[b] = 0;")
+        self.emit("__syncthreads();")
+        conds = [c for c in (self.store_owner(x),) if c]
+        if len(op.operands) == 2:
+            conds.append(self.elem(x, op.operands[1]))
+        v = f"{self.ref(x)}[r]"
+        conds += [f"{v} >= 0", f"{v} < {bins}"]
+        self.per_element(x, f"if ({' && '.join(conds)}) atomicAdd(&hist[(int){v}], 1);")
+        self.emit("__syncthreads();")
+        self.per_element(res, f"{self.ref(res)}[r] = hist[{self.offset(res, 'r')}];")
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
     def init_vars(self, targets: list[Value], inits: list[Value]):
         """Declare the variables of ``targets`` (set to ``inits`` where given)."""
         for i, res in enumerate(targets):

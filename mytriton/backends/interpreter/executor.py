@@ -276,6 +276,16 @@ def _flip(ex, op, args):
     return np.flip(_to_rank(args[0], _rank(op.result)), op.attrs["dim"] + 1)
 
 
+def _histogram(ex, op, args):
+    x = _to_rank(args[0], 1)
+    mask = _to_rank(args[1], 1) if len(args) > 1 else np.ones((1, 1), bool)
+    x, mask = np.broadcast_arrays(x, mask)
+    bins = op.attrs["num_bins"]
+    keep = mask & (x >= 0) & (x < bins)
+    return np.stack([np.bincount(row[k].astype(np.int64), minlength=bins).astype(np.int32)
+                     for row, k in zip(x, keep)])
+
+
 def _addptr(ex, op, args):
     rank = _rank(op.result)
     ptr, off = (_to_rank(a, rank) for a in args)
@@ -355,7 +365,7 @@ STRUCTURAL: dict[str, Callable] = {
     "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans, "dot": _dot,
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     **{kind: _reduce for kind in REDUCE_COMBINE}, "reduce": _reduce_by, "scan": _scan,
-    "reshape": _reshape, "join": _join, "split": _split, "cat": _cat, "flip": _flip,
+    "histogram": _histogram, "reshape": _reshape, "join": _join, "split": _split, "cat": _cat, "flip": _flip,
     "addptr": _addptr, "load": _load, "store": _store,
     "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier, "device_print": _device_print,
     "convert_layout": _identity,
