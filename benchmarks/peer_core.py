@@ -24,7 +24,12 @@ Triton's own knobs or allocator are skipped), stands in for the public names of 
 - **asm text**: a check of the generated PTX or IR text for what Triton emits failed (the failed
   assertion reads the ``ptx``/``asm``, or its message shows such text);
 - **compile error**: mytriton refused the kernel (``CompilationError``: unsupported or rejected);
+- **internals**: the test used Triton's JIT machinery (``kernel.warmup``, its caches);
 - **other**: anything else (a missing API, an exception in mytriton, ``DID NOT RAISE``...).
+
+The summary also gives the pass rate over the *applicable* tests: those that ran (passed, failed or
+errored), leaving out ``dot_scaled`` and fp8 tests (by their ids) and failures of the classes asm
+text and internals, which test Triton's compiler rather than the language.
 
 pytest arguments pass through (``-k``, ``-x``, ``-n N`` with pytest-xdist, ``--timeout S`` with
 pytest-timeout, ``--device``). Prints pytest's own output, then a summary: passed / failed / errors
@@ -229,6 +234,11 @@ def _classify(excinfo):
         if not _SEEN["launched"]:
             return "other"             # a host-side check (no kernel of this test ran)
         return "wrong value"
+    text = str(excinfo.value)
+    if excinfo.errisinstance(KeyError) and text.strip("'") in ("ttgir", "ttir", "llir", "amdgcn", "ptx"):
+        return "asm text"              # a compiler stage mytriton has no text of
+    if excinfo.errisinstance(AttributeError) and re.search(r"'(warmup|run|cache|device_caches)'", text):
+        return "internals"             # Triton's JITFunction machinery, not the language
     return "other"
 
 
@@ -304,6 +314,16 @@ def prepare(test_core: Path, workdir: Path) -> Path:
     return target
 
 
+NOT_APPLICABLE = re.compile(r"scaled_dot|float8|fp8|e4m3|e5m2|e4b8|e4b15|e5b16")
+
+
+def applicable(results: dict) -> tuple[int, int]:
+    """(passed, applicable): see the module's docstring."""
+    ran = [r for n, r in results.items() if r["outcome"] in ("passed", "failed", "error")
+           and not NOT_APPLICABLE.search(n) and r.get("kind") not in ("asm text", "internals")]
+    return sum(r["outcome"] == "passed" for r in ran), len(ran)
+
+
 def summarize(results: dict) -> tuple[str, int]:
     outcomes = Counter(r["outcome"] for r in results.values())
     kinds = Counter(r.get("kind", "other") for r in results.values() if r["outcome"] in ("failed", "error"))
@@ -314,6 +334,12 @@ def summarize(results: dict) -> tuple[str, int]:
              f"skipped: {outcomes['skipped']}" + "".join(f"   {k}: {outcomes[k]}" for k in ("xfailed", "xpassed")
                                                         if outcomes[k]),
              "failures and errors by class: " + (", ".join(f"{k}: {v}" for k, v in sorted(kinds.items())) or "none")]
+    passed, total = applicable(results)
+    lines.append(f"applicable tests: {total}, passed {passed} ({100 * passed / max(total, 1):.1f} %)")
+    by_test = Counter(n.split("[")[0].split("::")[-1] for n, r in results.items()
+                      if r["outcome"] in ("failed", "error") and not NOT_APPLICABLE.search(n)
+                      and r.get("kind") not in ("asm text", "internals"))
+    lines.append("applicable failures by test: " + (", ".join(f"{k} {v}" for k, v in by_test.most_common(25)) or "none"))
     errors = sorted((nodeid, r.get("message", "")) for nodeid, r in results.items() if r["outcome"] == "error")
     if errors:
         lines.append("errors (setup or collection), the first 10:")

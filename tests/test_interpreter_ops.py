@@ -44,6 +44,10 @@ def binary_kernel(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexp
         r = tl.maximum(x, y)
     elif OP == "minimum":
         r = tl.minimum(x, y)
+    elif OP == "maximum_nan":
+        r = tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)
+    elif OP == "minimum_nan":
+        r = tl.minimum(x, y, propagate_nan=tl.PropagateNan.ALL)
     elif OP == "cmp_lt":
         r = x < y
     elif OP == "cmp_le":
@@ -201,6 +205,14 @@ def _fmin(a, b):
     return a if a < b else b
 
 
+def _max_nan(a, b):
+    return a + b if math.isnan(a) or math.isnan(b) else _fmax(a, b)
+
+
+def _min_nan(a, b):
+    return a + b if math.isnan(a) or math.isnan(b) else _fmin(a, b)
+
+
 def _fmod(a, b):
     if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0:
         return NAN
@@ -209,13 +221,13 @@ def _fmod(a, b):
 
 FLOAT_BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": _fdiv,
-    "mod": _fmod, "maximum": _fmax, "minimum": _fmin,
+    "mod": _fmod, "maximum": _fmax, "minimum": _fmin, "maximum_nan": _max_nan, "minimum_nan": _min_nan,
 }
 INT_BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "floordiv": c_div, "mod": c_mod, "and": lambda a, b: a & b, "or": lambda a, b: a | b,
     "xor": lambda a, b: a ^ b, "shl": lambda a, b: a << b, "shr": lambda a, b: a >> b,
-    "maximum": max, "minimum": min,
+    "maximum": max, "minimum": min, "maximum_nan": max, "minimum_nan": min,
 }
 COMPARE = {"cmp_lt": lambda a, b: a < b, "cmp_le": lambda a, b: a <= b, "cmp_gt": lambda a, b: a > b,
            "cmp_ge": lambda a, b: a >= b, "cmp_eq": lambda a, b: a == b, "cmp_ne": lambda a, b: a != b}
@@ -264,7 +276,7 @@ def test_binary_op(op, dtype):
         np.testing.assert_array_equal(run_binary(op, x, y, np.bool_), want)
     elif dtype in (np.float32, np.float64):
         got = run_binary(op, x, y, dtype)
-        assert_same_floats(got, floats(x, y, FLOAT_BINARY[op], dtype), check_sign=op not in ("maximum", "minimum"))
+        assert_same_floats(got, floats(x, y, FLOAT_BINARY[op], dtype), check_sign=op not in ("maximum", "minimum", "maximum_nan", "minimum_nan"))
     else:
         np.testing.assert_array_equal(run_binary(op, x, y, dtype), ints(x, y, INT_BINARY[op], dtype))
 

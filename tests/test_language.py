@@ -159,3 +159,10 @@ def test_item_of_a_larger_tensor_is_an_error_at_its_line():
     assert "item() needs a tensor of one element, got shape [2]" in str(e.value)
     assert re.search(r"test_language\.py:\d+:\d+: error", str(e.value))
     assert isinstance(e.value, mytriton.TritonError)          # Triton's base class, as Triton's errors
+
+
+def test_a_number_has_a_tensors_attributes():
+    import numpy as np
+    out = np.zeros(1, np.int64)
+    lang.number_attributes[(1,)](out, 2, 7)
+    assert out[0] == sum(range(2, 7)) + 1

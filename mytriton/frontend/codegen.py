@@ -807,6 +807,8 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         base = self.visit(node.value)          # a value the kernel may use: its attributes run no host code
+        if type(base) in (int, float, bool) and not hasattr(base, node.attr) and hasattr(tensor, node.attr):
+            base = to_tensor(base)             # `acc = 0; acc.to(tl.int64)`: Triton's numbers are tensors there
         is_module = type(base) is types.ModuleType
         try:
             if is_module and node.attr in vars(base):

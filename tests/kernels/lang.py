@@ -96,3 +96,14 @@ def literal_promotion(x_ptr, out_ptr, LIT: tl.constexpr, OP: tl.constexpr):
     else:
         y = tl.where(x > 0, x, LIT)
     tl.store(out_ptr + offs, y)
+
+
+@triton.jit
+def number_attributes(out, lo, hi):
+    """A Python number used as a tensor (its .to / .dtype), as Triton's frontend allows."""
+    acc = 0
+    acc = acc.to(tl.int64)
+    for i in range(lo, hi):
+        acc += i
+    one = 1
+    tl.store(out, acc + tl.full([1], one, dtype=one.dtype).to(tl.int64).item())
