@@ -130,7 +130,7 @@ def _bad_dot(a_ptr, b_ptr, CASE: tl.constexpr):
     (2, r"input_precision must be one of \('tf32', 'tf32x3', 'ieee'\). Got bf16x9"),
     (3, "out_dtype=bfloat16 is unsupported"),
     (4, r"the accumulator must be a \[16, 16\] block of f32"),
-    (5, "Both inputs must be either 2D or 3D"),
+    (5, "Both inputs must have the same rank, 2 or more"),
     (6, r"the accumulator's dtype tl.int32 must be the out_dtype \(tl.float32\): pass out_dtype=tl.int32"),
 ])
 def test_errors_name_the_line(case, message):
@@ -308,3 +308,16 @@ def test_batched_dot_shapes_must_agree(tmp_path):
         mytriton.compile(k, {"X": "*fp32"}, {})
     assert ("Batch dimension of both inputs must be the same: lhs [2, 16, 16], rhs [4, 16, 16]" in str(e.value)
             and "bad_batch.py:10" in str(e.value))
+
+
+def test_dots_with_several_batch_dimensions():
+    a = np.random.default_rng(8).integers(-3, 4, (2, 2, 16, 16)).astype(np.float32)
+    b = np.random.default_rng(9).integers(-3, 4, (2, 2, 16, 16)).astype(np.float32)
+    o = np.zeros_like(a)
+    batched.dot4d[(1,)](a, b, o, M=16)
+    np.testing.assert_array_equal(o, a @ b)
+    if cuda_emulator.available():
+        ck = mytriton.compile(batched.dot4d, {"A": "*fp32", "B": "*fp32", "O": "*fp32"}, {"M": 16})
+        got = np.zeros_like(o)
+        cuda_emulator.run(ck.asm["cu"], [a, b, got], (1,))
+        np.testing.assert_array_equal(got, a @ b)

@@ -83,3 +83,11 @@ def test_errors_name_the_line(tmp_path, case, message, line):
     with pytest.raises(mytriton.CompilationError) as e:
         mytriton.compile(k, {"X": "*fp32"}, {"CASE": case})
     assert message in str(e.value) and f"bad_shape.py:{line}" in str(e.value)
+
+
+def test_broadcast_and_join_of_scalars():
+    x = np.arange(32, dtype=np.int32)
+    y = np.array([42, 100], np.int32)
+    z = np.zeros(34, np.int32)
+    want = np.concatenate([(x.reshape(4, 8) * 100 + x[:8]).ravel(), y])
+    check(K.broadcast_join_kernel, {"X": "*i32", "Y": "*i32", "Z": "*i32"}, {"M": 4, "N": 8}, [x, y, z], 2, want)

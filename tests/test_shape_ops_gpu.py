@@ -20,7 +20,7 @@ def both(name, args, out, **constexprs):
     getattr(K, name)[(1,)](*args, **constexprs)
     getattr(TR, name)[(1,)](*theirs, **constexprs)
     torch.cuda.synchronize()
-    return out, theirs[args.index(out)]
+    return out, theirs[next(i for i, a in enumerate(args) if a is out)]
 
 
 @needs_triton
@@ -62,3 +62,12 @@ def test_split_to_scalars_as_triton():
     z = torch.zeros(1, dtype=torch.int32, device="cuda")
     ours, theirs = both("split_scalars_kernel", [z], z)
     assert ours.item() == theirs.item() == 56
+
+
+@needs_triton
+def test_broadcast_and_join_of_scalars_as_triton():
+    x = torch.arange(32, dtype=torch.int32, device="cuda")
+    y = torch.tensor([42, 100], dtype=torch.int32, device="cuda")
+    z = torch.zeros(34, dtype=torch.int32, device="cuda")
+    ours, theirs = both("broadcast_join_kernel", [x, y, z], z, M=4, N=8)
+    assert torch.equal(ours, theirs)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import math as _math
 
 from ..ir.ops import ATOMIC_SCOPES, ATOMIC_SEMS, DOT_PRECISIONS, OpTypeError, check_atomic, check_block_shape
 from ..ir.types import BF16, F16, F32, F64, FP8E4NV, FP8E5, I8, I32, BlockType, PointerType, ScalarType
@@ -427,8 +428,17 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     a, b = to_tensor(input), to_tensor(other)
     if not (is_block(a) and is_block(b)):
         raise TypeError("tl.dot needs two blocks")
-    if len(a.shape) != len(b.shape) or len(a.shape) not in (2, 3):
-        raise TypeError(f"Both inputs must be either 2D or 3D; (lhs: {list(a.shape)} vs rhs: {list(b.shape)})")
+    if len(a.shape) != len(b.shape) or len(a.shape) < 2:
+        raise TypeError(f"Both inputs must have the same rank, 2 or more; (lhs: {list(a.shape)} vs rhs: {list(b.shape)})")
+    if len(a.shape) > 3:          # batch dimensions beyond one: flattened into one, and back
+        if a.shape[:-2] != b.shape[:-2]:
+            raise TypeError(f"Batch dimensions of both inputs must be the same: lhs {list(a.shape)}, rhs {list(b.shape)}")
+        batch = _math.prod(a.shape[:-2])
+        from .shape import reshape
+        acc3 = None if acc is None else reshape(acc, [batch, *to_tensor(acc).shape[-2:]])
+        out = dot(reshape(a, [batch, *a.shape[-2:]]), reshape(b, [batch, *b.shape[-2:]]), acc3, input_precision,
+                  allow_tf32, max_num_imprecise_acc, out_dtype)
+        return reshape(out, [*a.shape[:-2], *out.shape[-2:]])
     if len(a.shape) == 3 and a.shape[0] != b.shape[0]:
         raise TypeError(f"Batch dimension of both inputs must be the same: lhs {list(a.shape)}, rhs {list(b.shape)}")
     allowed = (I8, F16, BF16, F32, F64, FP8E4NV, FP8E5)

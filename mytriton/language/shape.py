@@ -55,7 +55,8 @@ def broadcast(input, other):
     """``input`` and ``other`` broadcast to their common shape, as Triton's ``tl.broadcast``."""
     from ..ir.types import broadcast_shapes
     a, b = to_tensor(input), to_tensor(other)
-    shape = broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    rank = builtins.max(len(a.shape), len(b.shape))        # a lower rank gains leading axes
+    shape = broadcast_shapes((1,) * (rank - len(a.shape)) + tuple(a.shape), (1,) * (rank - len(b.shape)) + tuple(b.shape))
     if shape is None:
         raise ValueError(f"cannot broadcast shapes {list(a.shape)} and {list(b.shape)} together")
 

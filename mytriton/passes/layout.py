@@ -343,8 +343,9 @@ class LayoutAssignment:
             first = op.operands[0]
             for i, v in enumerate(op.operands):
                 if name == "histogram":      # (its mask in its input's layout)
-                    v, i = first, i
-                self.request(op.operands[i], self.nat.get(v) or self.default(v.type), op, i)
+                    v = first
+                if isinstance(v.type, BlockType):
+                    self.request(op.operands[i], self.nat.get(v) or self.default(v.type), op, i)
         else:
             for i, v in enumerate(op.operands):
                 self.request(v, layout, op, i)

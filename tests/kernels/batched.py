@@ -11,3 +11,12 @@ def dot3d(Q, K, O, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, KK: tl.con
     k = tl.load(K + ob[:, None, None] * KK * N + ok[None, :, None] * N + on[None, None, :])
     o = tl.dot(q, k, input_precision=PRECISION, out_dtype=OUT)
     tl.store(O + ob[:, None, None] * M * N + om[None, :, None] * N + on[None, None, :], o)
+
+
+@triton.jit
+def dot4d(A, B, O, M: tl.constexpr):
+    """(2, 2, M, M) @ (2, 2, M, M): two batch dimensions."""
+    i, m = tl.arange(0, 2), tl.arange(0, M)
+    offs = (i[:, None, None, None] * 2 * M * M + i[None, :, None, None] * M * M + m[None, None, :, None] * M
+            + m[None, None, None, :])
+    tl.store(O + offs, tl.dot(tl.load(A + offs), tl.load(B + offs), input_precision="ieee"))

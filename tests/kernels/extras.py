@@ -64,10 +64,9 @@ def nan_kernel(x_ptr, y_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x, y = tl.load(x_ptr + offs, mask=mask), tl.load(y_ptr + offs, mask=mask)
-    how = getattr(tl.PropagateNan, MODE)
-    tl.store(out_ptr + offs, tl.maximum(x, y, propagate_nan=how), mask=mask)
-    tl.store(out_ptr + n + offs, tl.minimum(x, y, propagate_nan=how), mask=mask)
-    tl.store(out_ptr + 2 * n + offs, tl.clamp(x, -1.0, 1.0, propagate_nan=how), mask=mask)
+    tl.store(out_ptr + offs, tl.maximum(x, y, propagate_nan=getattr(tl.PropagateNan, MODE)), mask=mask)
+    tl.store(out_ptr + n + offs, tl.minimum(x, y, propagate_nan=getattr(tl.PropagateNan, MODE)), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, tl.clamp(x, -1.0, 1.0, propagate_nan=getattr(tl.PropagateNan, MODE)), mask=mask)
 
 
 @triton.jit

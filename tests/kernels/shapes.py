@@ -28,12 +28,12 @@ def join_split_kernel(A, B, Z, N: tl.constexpr):
 
 @triton.jit
 def cat_flip_kernel(A, B, Z, M: tl.constexpr, N: tl.constexpr):
-    """cat of two (M, N) along dim 0; flip of a along dims 0 and 1."""
-    rm, rn = tl.arange(0, M), tl.arange(0, N)
+    """cat of a and b, each read as one row of M * N (Triton's tl.cat takes 1-d blocks); flip of a
+    along dims 0 and 1."""
+    rm, rn, r = tl.arange(0, M), tl.arange(0, N), tl.arange(0, M * N)
     a = tl.load(A + rm[:, None] * N + rn[None, :])
-    b = tl.load(B + rm[:, None] * N + rn[None, :])
-    c = tl.cat(a, b, can_reorder=True)
-    tl.store(Z + tl.arange(0, 2 * M)[:, None] * N + rn[None, :], c)
+    c = tl.cat(tl.load(A + r), tl.load(B + r), can_reorder=True)
+    tl.store(Z + tl.arange(0, 2 * M * N), c)
     tl.store(Z + 2 * M * N + rm[:, None] * N + rn[None, :], tl.flip(a, 0))
     tl.store(Z + 3 * M * N + rm[:, None] * N + rn[None, :], a.flip())
 
@@ -43,3 +43,13 @@ def split_scalars_kernel(Z):
     """A (2,) block splits into two scalars."""
     a, b = tl.split(tl.arange(0, 2) + 5)
     tl.store(Z, a * 10 + b)
+
+
+@triton.jit
+def broadcast_join_kernel(X, Y, Z, M: tl.constexpr, N: tl.constexpr):
+    """tl.broadcast of an (M, N) and an (N,) block; tl.join of two scalars."""
+    rm, rn = tl.arange(0, M), tl.arange(0, N)
+    a, b = tl.broadcast(tl.load(X + rm[:, None] * N + rn[None, :]), tl.load(X + rn))
+    tl.static_assert(a.shape == [M, N] and b.shape == [M, N])
+    tl.store(Z + rm[:, None] * N + rn[None, :], a * 100 + b)
+    tl.store(Z + M * N + tl.arange(0, 2), tl.join(tl.load(Y), tl.load(Y + 1)))
