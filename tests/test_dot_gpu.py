@@ -194,3 +194,21 @@ def test_batched_dot_as_triton(b, m, n, k, warps, dtype):
     torch.cuda.synchronize()
     assert torch.equal(o, to)          # small integers: every order of the additions is exact
     assert torch.equal(o, torch.bmm(q.to(torch.float64), kk.to(torch.float64)).to(out_t))
+
+
+@pytest.mark.parametrize("precision,bound", [("bf16x3", 5e-3), ("bf16x6", 1e-4)])
+def test_bf16_split_precisions_as_triton(precision, bound):
+    global BATCHED
+    from tests.kernels import batched
+    if BATCHED is None:
+        BATCHED = triton_version(batched.__file__)
+    if BATCHED is None:
+        pytest.skip("needs Triton")
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    a, b = (torch.randn(64, 64, device="cuda", generator=gen) for _ in range(2))
+    o, to = torch.zeros_like(a), torch.zeros_like(a)
+    batched.precision_dot[(1,)](a, b, o, M=64, PRECISION=precision)
+    BATCHED.precision_dot[(1,)](a, b, to, M=64, PRECISION=precision)
+    torch.cuda.synchronize()
+    exact = a.double() @ b.double()
+    assert (o.double() - exact).abs().max() < bound and (to.double() - exact).abs().max() < bound

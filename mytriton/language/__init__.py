@@ -462,8 +462,8 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
             raise TypeError("only one of input_precision and allow_tf32 can be given")
         input_precision = "tf32" if allow_tf32 else "ieee"
     precision = "tf32" if input_precision is None else str(input_precision).lower()
-    if precision not in DOT_PRECISIONS:
-        raise TypeError(f"input_precision must be one of {DOT_PRECISIONS}. Got {input_precision}")
+    if precision not in DOT_PRECISIONS + BF16_SPLITS:
+        raise TypeError(f"input_precision must be one of {DOT_PRECISIONS + BF16_SPLITS}. Got {input_precision}")
     out_dtype = F32 if out_dtype is None else _block_dtype(out_dtype)
     if a.dtype == I8:
         result = I32
@@ -486,7 +486,37 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         if acc.dtype != out_dtype:      # (Triton asserts it: an int8 dot into an int32 acc says so)
             raise TypeError(f"the accumulator's dtype tl.{acc.dtype.info.triton} must be the out_dtype "
                             f"(tl.{out_dtype.info.triton}): pass out_dtype=tl.{acc.dtype.info.triton}")
+    if precision in BF16_SPLITS:
+        if a.dtype != F32:
+            precision = "ieee"                   # (other inputs have no fp32 to split)
+        else:
+            return _bf16_split_dot(a, b, acc, 3 if precision == "bf16x6" else 2)
     return make("dot", a, b, acc, input_precision=precision)
+
+
+BF16_SPLITS = ("bf16x3", "bf16x6")
+
+
+def _bf16_split_dot(a, b, acc, parts: int):
+    """Triton's "bf16x3" / "bf16x6" fp32 dots: each operand split into ``parts`` bf16 terms (x = hi +
+    mid [+ lo], each the bf16 rounding of what the previous ones leave), the products that matter
+    summed on bf16 tensor cores into fp32, the smallest first: for bf16x3 lo*hi, hi*lo, hi*hi; for
+    bf16x6 also the mid terms."""
+    def split(x):
+        terms, rest = [], x
+        for _ in builtins.range(parts):
+            t = rest.to(BF16)
+            terms.append(t)
+            rest = rest - t.to(F32)
+        return terms
+    sa, sb = split(a), split(b)
+    if parts == 2:
+        pairs = [(1, 0), (0, 1), (0, 0)]
+    else:
+        pairs = [(2, 0), (1, 1), (0, 2), (1, 0), (0, 1), (0, 0)]
+    for i, j in pairs:
+        acc = make("dot", sa[i], sb[j], acc, input_precision="ieee")
+    return acc
 
 
 def _dims(dims) -> tuple[int, ...]:

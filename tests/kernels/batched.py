@@ -20,3 +20,10 @@ def dot4d(A, B, O, M: tl.constexpr):
     offs = (i[:, None, None, None] * 2 * M * M + i[None, :, None, None] * M * M + m[None, None, :, None] * M
             + m[None, None, None, :])
     tl.store(O + offs, tl.dot(tl.load(A + offs), tl.load(B + offs), input_precision="ieee"))
+
+
+@triton.jit
+def precision_dot(A, B, O, M: tl.constexpr, PRECISION: tl.constexpr):
+    m = tl.arange(0, M)
+    offs = m[:, None] * M + m[None, :]
+    tl.store(O + offs, tl.dot(tl.load(A + offs), tl.load(B + offs), input_precision=PRECISION))
