@@ -6,7 +6,7 @@ Builds benchmarks/manifests/bench.yaml with mytriton-build, then times each kern
 Results are checked before timing; times are CUDA-event medians after warm-up, with inputs rotated
 over several buffer sets so the L2 cache flatters no one. Prints a table and writes JSON.
 
-    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,tutorials,gemm,attention]
+    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,scans,tutorials,gemm,attention]
                                 [--quick]
 """
 from __future__ import annotations
@@ -193,6 +193,34 @@ class Suite:
                  "torch": bench(lambda i: torch.nn.functional.layer_norm(xs[i], (n,), w, b, 1e-5), sets)}
             self.record(name, f"{m}x{n} tutorial 05", "GB/s", 2 * m * n * xs[0].element_size(), t)
 
+    def scans(self):
+        """Row-wise tl.cumsum and tl.argmax (manifests/kernels/scans.py through both JITs) on fp32
+        32768x1024, one program per row, against torch.cumsum / torch.argmax."""
+        from common import load_module
+        mt, tr = load_module(KERNELS / "scans.py", "mt_scans"), triton_module("scans.py")
+        rows, cols = (4096 if self.quick else 32768), 1024
+        sets = 4
+        xs = [torch.randn(rows, cols, device="cuda") for _ in range(sets)]
+        y = torch.empty_like(xs[0])
+        idx = torch.empty(rows, dtype=torch.int32, device="cuda")
+        for warps in (4, 8):
+            for impl in (mt, tr):
+                impl.row_cumsum_kernel[(rows,)](xs[0], y, cols, BLOCK=1024, num_warps=warps)
+                check("cumsum", y, torch.cumsum(xs[0], 1), 1e-4, 1e-3)
+                impl.row_argmax_kernel[(rows,)](xs[0], idx, cols, BLOCK=1024, num_warps=warps)
+                check("argmax", idx.long(), torch.argmax(xs[0], 1), 0, 0)
+
+            def run(impl, name, out):
+                return lambda i: getattr(impl, name)[(rows,)](xs[i], out, cols, BLOCK=1024, num_warps=warps)
+            t = {"mytriton": bench(run(mt, "row_cumsum_kernel", y), sets),
+                 "triton": bench(run(tr, "row_cumsum_kernel", y), sets),
+                 "torch": bench(lambda i: torch.cumsum(xs[i], 1, out=y), sets)}
+            self.record("cumsum", f"{rows}x{cols} w{warps}", "GB/s", 8 * rows * cols, t)
+            t = {"mytriton": bench(run(mt, "row_argmax_kernel", idx), sets),
+                 "triton": bench(run(tr, "row_argmax_kernel", idx), sets),
+                 "torch": bench(lambda i: torch.argmax(xs[i], 1), sets)}
+            self.record("argmax", f"{rows}x{cols} w{warps}", "GB/s", 4 * rows * cols, t)
+
     def gemm(self):
         """tl.dot GEMMs (manifests/kernels/gemm.py through both JITs): fp16 and bf16 4096^3 against
         cuBLAS (torch.matmul), and the fused linear layer + bias + ReLU in bf16 against torch."""
@@ -337,7 +365,8 @@ def main():
     mt = build_mytriton(Path(tempfile.mkdtemp()) / "build")
     suite = Suite(mt, args.quick)
     print(f"device: {torch.cuda.get_device_name()}  (GB/s counts bytes read + written; fp32 matmul without tf32)")
-    groups = ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "tutorials", "gemm", "attention")
+    groups = ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "scans", "tutorials", "gemm",
+              "attention")
     for name in groups:
         # (the tl.dot groups, gemm and attention, run when asked for: mytriton's tensor-core dot is new)
         if (not args.only and name not in ("gemm", "attention")) or name in args.only.split(","):

@@ -221,3 +221,13 @@ def test_errors_name_the_call(tmp_path, case, message, line):
     with pytest.raises(mytriton.CompilationError) as e:
         mytriton.compile(k, {"X": "*i32"}, {"CASE": case})
     assert message in str(e.value) and f"bad_scan.py:{line}" in str(e.value)
+
+
+@pytest.mark.parametrize("kernel,sig,constexprs,op", [
+    (S.scan_kernel, {"X": "*i32", "Y": "*i32", "Z": "*i32"}, {"M": 8, "N": 32, "AXIS": 0, "REVERSE": False,
+                                                             "OP": "cumsum"}, "scan"),
+    (S.reduce_kernel, {"X": "*i32", "Z": "*i32"}, {"M": 16, "N": 32, "AXIS": 0, "KEEP": False}, "reduce")])
+def test_the_mlir_backend_refuses_combine_functions(kernel, sig, constexprs, op):
+    with pytest.raises(mytriton.CompilationError, match=f"MLIR backend does not support the '{op}' op") as e:
+        mytriton.compile(kernel, sig, constexprs, backend="mlir")
+    assert "scans.py:" in str(e.value)
