@@ -298,7 +298,7 @@ class MLIREmitter:
             if special is not None:
                 special(op)
             elif op.name in REDUCE_KINDS:
-                self.op_reduce(op)
+                self.reduction(op)
             elif OPS[op.name].mlir_fn is not None:
                 self.elementwise(op)
             else:
@@ -706,7 +706,7 @@ class MLIREmitter:
 
     # --- reductions (as the CUDA backend: registers, then lanes, then warps) -----------------------
 
-    def op_reduce(self, op: Op):
+    def reduction(self, op: Op):
         """As the CUDA backend: the registers, lanes and warps whose bases move along the reduced
         dimensions are combined (copies are left out, so nothing counts twice)."""
         kind, src, res = op.name, op.operands[0], op.result
