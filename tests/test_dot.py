@@ -127,7 +127,7 @@ def _bad_dot(a_ptr, b_ptr, CASE: tl.constexpr):
     (0, "Both operands must be same dtype. Got f32 and f16"),
     (1, r"are not compatible for matmul \(second index of first shape \(16\) must be equal to first index of "
         r"second shape \(8\)"),
-    (2, r"input_precision must be one of \('tf32', 'tf32x3', 'ieee'\). Got bf16x9"),
+    (2, r"input_precision must be one of \('tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'\). Got bf16x9"),
     (3, "out_dtype=bfloat16 is unsupported"),
     (4, r"the accumulator must be a \[16, 16\] block of f32"),
     (5, "Both inputs must have the same rank, 2 or more"),

@@ -124,6 +124,21 @@ def case_softmax(rng, c):
                 rtol=1e-5, atol=1e-7, gpu_rtol=1e-5, gpu_atol=1e-7)
 
 
+def case_row_cumsum(rng, c):
+    rows, cols = 5, c["BLOCK"] - 3
+    x = _randn(rng, rows, cols)
+    want = np.cumsum(x.astype(np.float64), axis=1).astype(np.float32)
+    return Case([x, np.zeros((rows, cols), np.float32), cols], (rows,), {1: want},
+                rtol=1e-4, atol=1e-4, gpu_rtol=1e-4, gpu_atol=1e-4)
+
+
+def case_row_argmax(rng, c):
+    rows, cols = 5, c["BLOCK"] - 3
+    x = _randn(rng, rows, cols)
+    x[2, 7] = x[2, 9] = x[2].max() + 1            # a tie: the first index wins
+    return Case([x, np.zeros(rows, np.int32), cols], (rows,), {1: x.argmax(axis=1).astype(np.int32)})
+
+
 def _half_tol(case: Case) -> Case:
     case.rtol = case.atol = case.gpu_rtol = case.gpu_atol = 2e-2
     return case
@@ -166,7 +181,7 @@ CASES = {
     "sigmoid_kernel": case_sigmoid, "int_ops_kernel": case_int_ops,
     "matmul_kernel": case_matmul, "matmul_ptr_kernel": case_matmul,
     "row_sum_kernel": case_row_sum, "col_max_kernel": case_col_max,
-    "softmax_kernel": case_softmax,
+    "softmax_kernel": case_softmax, "row_cumsum_kernel": case_row_cumsum, "row_argmax_kernel": case_row_argmax,
     "gemm:matmul_kernel": case_gemm, "linear_kernel": case_linear, "attention_fwd_kernel": case_attention,
 }
 
