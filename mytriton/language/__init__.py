@@ -365,7 +365,9 @@ def histogram(input, num_bins, mask=None):
 @builtin
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
     """``x`` limited to [min, max] (floats; min > max undefined): ``tl.minimum(tl.maximum(x, min),
-    max)``, so a NaN ``x`` gives ``min``, or NaN with ``propagate_nan=tl.PropagateNan.ALL``."""
+    max)``, so a NaN ``x`` gives ``min``, or NaN with ``propagate_nan=tl.PropagateNan.ALL``. (Triton
+    on the H200 gives ``min`` too where the bounds are run-time values, but ``max`` where they are
+    constants its compiler folds: a NaN's clamp is not something to rely on there.)"""
     x = to_tensor(x)
     if not getattr(x.dtype, "is_float", False):
         raise ValueError(f"Unexpected dtype {x.dtype}. Only floating point values are supported.")

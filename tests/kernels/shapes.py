@@ -35,7 +35,7 @@ def cat_flip_kernel(A, B, Z, M: tl.constexpr, N: tl.constexpr):
     c = tl.cat(tl.load(A + r), tl.load(B + r), can_reorder=True)
     tl.store(Z + tl.arange(0, 2 * M * N), c)
     tl.store(Z + 2 * M * N + rm[:, None] * N + rn[None, :], tl.flip(a, 0))
-    tl.store(Z + 3 * M * N + rm[:, None] * N + rn[None, :], a.flip())
+    tl.store(Z + 3 * M * N + rm[:, None] * N + rn[None, :], a.flip(1))
 
 
 @triton.jit
