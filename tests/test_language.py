@@ -166,3 +166,16 @@ def test_a_number_has_a_tensors_attributes():
     out = np.zeros(1, np.int64)
     lang.number_attributes[(1,)](out, 2, 7)
     assert out[0] == sum(range(2, 7)) + 1
+
+
+@pytest.mark.parametrize("axes,shape", [(-2, (1, 4)), (-1, (4, 1)), ((0, 2), (1, 4, 1)), ([-1, 0], (1, 4, 1))])
+def test_expand_dims_takes_negative_and_several_axes(axes, shape, capsys):
+    ssa(lang.expand_axes, {"out": "*i32"}, AXES=axes)
+    assert capsys.readouterr().out.strip() == str(shape)
+
+
+@pytest.mark.parametrize("axes,message", [(-3, "invalid axis -3. Expected -2 <= axis < 2"),
+                                          ((0, 0), "expand_dims received duplicate axes, normalized axes = [0, 0]")])
+def test_expand_dims_errors(axes, message):
+    with pytest.raises(mytriton.CompilationError, match=re.escape(message)):
+        ssa(lang.expand_axes, {"out": "*i32"}, AXES=axes)

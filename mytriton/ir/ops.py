@@ -933,7 +933,8 @@ def _histogram_rule(types, attrs):
 define(OpDef("histogram", (1, 2), _histogram_rule,
              doc="tl.histogram: how many of x's elements (where the mask holds) equal 0, 1, ..., num_bins - 1 "
                  "(values outside that range are not counted)"))
-SHAPE_OPS = ("reshape", "join", "split", "cat", "flip", "histogram")     # (through shared memory in CUDA)
+# ops whose operands the CUDA backend moves through shared memory (any layout in, any layout out)
+THROUGH_SHARED = ("reshape", "join", "split", "cat", "flip", "histogram")
 
 
 DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")

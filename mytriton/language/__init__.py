@@ -344,13 +344,13 @@ def _reduce(kind):
 
 
 sum, max, min = _reduce("sum"), _reduce("max"), _reduce("min")
-xor_sum = _reduce("xor_sum")            # (integers; the input's own type)
+xor_sum, _reduce_or = _reduce("xor_sum"), _reduce("reduce_or")     # (integers; the input's own type)
 
 
 @builtin
 def reduce_or(input, axis, keep_dims=False):
     """The bitwise or along ``axis`` (None: all), as Triton's (whose ``axis`` has no default)."""
-    return _reduce("reduce_or")(input, axis, keep_dims)
+    return _reduce_or(input, axis, keep_dims)
 
 
 @builtin

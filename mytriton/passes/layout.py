@@ -16,7 +16,7 @@ from math import prod
 from ..errors import CompilationError
 from ..ir.layout import (BlockedLayout, DotOperandLayout, Layout, MmaLayout, SliceLayout, default_layout,
                          mma_layout, num_regs, permuted_operand_layout, to_linear)
-from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS, SHAPE_OPS
+from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS, THROUGH_SHARED
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
 from ..ir.types import BF16, F16, F32, I8, I32, BlockType, PointerType, broadcast_shapes, shape_of
@@ -339,7 +339,7 @@ class LayoutAssignment:
         elif name == "scan":
             for i, v in enumerate(op.operands):
                 self.request(v, layout, op, i)
-        elif name in SHAPE_OPS:        # through shared memory: the operands stay as they are
+        elif name in THROUGH_SHARED:   # the operands stay as they are
             first = op.operands[0]
             for i, v in enumerate(op.operands):
                 if name == "histogram":      # (its mask in its input's layout)
@@ -401,7 +401,7 @@ class LayoutAssignment:
             elif op.name == "scan":
                 for r in op.results:
                     nat[r] = self.scan_layout(op)
-            elif op.name in SHAPE_OPS:
+            elif op.name in THROUGH_SHARED:
                 continue                 # (any layout: the results take what their users ask for)
             elif op.name == "dot" and (mma := self.dot_layout(op)) is not None:
                 nat[op.result] = mma

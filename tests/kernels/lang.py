@@ -107,3 +107,11 @@ def number_attributes(out, lo, hi):
         acc += i
     one = 1
     tl.store(out, acc + tl.full([1], one, dtype=one.dtype).to(tl.int64).item())
+
+
+@triton.jit
+def expand_axes(out, AXES: tl.constexpr):
+    """tl.expand_dims with negative or several axes; the result's shape, stored."""
+    x = tl.expand_dims(tl.arange(0, 4), AXES)
+    tl.static_print(x.shape)
+    tl.store(out + tl.arange(0, 4), tl.reshape(x, (4,)))
