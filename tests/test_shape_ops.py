@@ -91,3 +91,23 @@ def test_broadcast_and_join_of_scalars():
     z = np.zeros(34, np.int32)
     want = np.concatenate([(x.reshape(4, 8) * 100 + x[:8]).ravel(), y])
     check(K.broadcast_join_kernel, {"X": "*i32", "Y": "*i32", "Z": "*i32"}, {"M": 4, "N": 8}, [x, y, z], 2, want)
+
+
+@pytest.mark.parametrize("src_shape,index_shape,axis,warps", [((4, 4), (8, 4), 0, 1), ((128, 64), (256, 64), 0, 4),
+                                                               ((128, 64), (128, 128), 1, 4), ((1, 32), (1, 64), 1, 2)])
+def test_gather_along_an_axis(src_shape, index_shape, axis, warps):
+    """As torch.gather / numpy.take_along_axis."""
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal(src_shape).astype(np.float32)
+    index = rng.integers(0, src_shape[axis], index_shape).astype(np.int32)
+    out = np.zeros(index_shape, np.float32)
+    check(K.gather_kernel, {"S": "*fp32", "I": "*i32", "O": "*fp32"},
+          {"SM": src_shape[0], "SN": src_shape[1], "IM": index_shape[0], "IN": index_shape[1], "AXIS": axis},
+          [src, index, out], 2, np.take_along_axis(src, index, axis), warps)
+
+
+def test_gather_shapes_must_agree_off_the_axis():
+    with pytest.raises(mytriton.CompilationError, match=r"tl.gather: source \[4, 4\] and index \[8, 8\] must agree "
+                                                        r"on every dimension but 0"):
+        mytriton.compile(K.gather_kernel, {"S": "*fp32", "I": "*i32", "O": "*fp32"},
+                         {"SM": 4, "SN": 4, "IM": 8, "IN": 8, "AXIS": 0})

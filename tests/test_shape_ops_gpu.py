@@ -71,3 +71,15 @@ def test_broadcast_and_join_of_scalars_as_triton():
     z = torch.zeros(34, dtype=torch.int32, device="cuda")
     ours, theirs = both("broadcast_join_kernel", [x, y, z], z, M=4, N=8)
     assert torch.equal(ours, theirs)
+
+
+@needs_triton
+@pytest.mark.parametrize("src_shape,index_shape,axis", [((4, 4), (8, 4), 0), ((128, 64), (256, 64), 0),
+                                                        ((128, 64), (128, 128), 1)])
+def test_gather_as_triton(src_shape, index_shape, axis):
+    src = torch.randn(src_shape, device="cuda")
+    index = torch.randint(0, src_shape[axis], index_shape, dtype=torch.int32, device="cuda")
+    out = torch.zeros(index_shape, device="cuda")
+    c = dict(SM=src_shape[0], SN=src_shape[1], IM=index_shape[0], IN=index_shape[1], AXIS=axis)
+    ours, theirs = both("gather_kernel", [src, index, out], out, **c)
+    assert torch.equal(ours, theirs) and torch.equal(ours, torch.gather(src, axis, index.long()))

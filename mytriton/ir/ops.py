@@ -933,8 +933,28 @@ def _histogram_rule(types, attrs):
 define(OpDef("histogram", (1, 2), _histogram_rule,
              doc="tl.histogram: how many of x's elements (where the mask holds) equal 0, 1, ..., num_bins - 1 "
                  "(values outside that range are not counted)"))
-# ops whose operands the CUDA backend moves through shared memory (any layout in, any layout out)
-THROUGH_SHARED = ("reshape", "join", "split", "cat", "flip", "histogram")
+def _gather_rule(types, attrs):
+    src, index = types
+    axis = attrs["axis"]
+    if not (isinstance(src, BlockType) and isinstance(index, BlockType)) or src.rank != index.rank:
+        raise OpTypeError(f"tl.gather: source and index must be blocks of one rank, got {src} and {index}")
+    if not index.scalar.is_int or index.scalar.is_bool:
+        raise OpTypeError(f"tl.gather: the index must be integers, got {index.scalar}")
+    if not 0 <= axis < src.rank:
+        raise OpTypeError(f"tl.gather: axis {axis} is out of range for rank {src.rank}")
+    if any(a != b for d, (a, b) in enumerate(zip(src.shape, index.shape)) if d != axis):
+        raise OpTypeError(f"tl.gather: source {list(src.shape)} and index {list(index.shape)} must agree on every "
+                          f"dimension but {axis}")
+    return BlockType(index.shape, src.scalar)
+
+
+define(OpDef("gather", (2, 2), _gather_rule,
+             doc="tl.gather(src, index, axis): out[..i..] = src at index[..i..] along axis, the other coordinates "
+                 "i's (an index outside [0, n) reads index mod n: Triton leaves it undefined)"))
+
+# ops whose operands the CUDA backend moves through shared memory (any layout in, any layout out;
+# a gather's index comes in its result's layout)
+THROUGH_SHARED = ("reshape", "join", "split", "cat", "flip", "histogram", "gather")
 
 
 DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")

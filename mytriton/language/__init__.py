@@ -628,9 +628,9 @@ from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, 
 
 from .reduction import argmax, argmin, associative_scan, cumprod, cumsum, reduce  # noqa: E402
 
-from .shape import broadcast, cat, flip, interleave, join, ravel, reshape, split, view  # noqa: E402
+from .shape import broadcast, cat, flip, gather, interleave, join, ravel, reshape, split, view  # noqa: E402
 
-__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram",
+__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram", "gather",
             "join", "split", "interleave", "cat", "flip", "broadcast"]
 
 # Triton's tensor member functions (``x.sum(0)``, ``x.reshape(...)``): the language's functions, the

@@ -8,7 +8,7 @@ import builtins
 
 from .core import builtin, current_builder, is_block, make, tensor, to_tensor
 
-__all__ = ["reshape", "view", "ravel", "join", "split", "interleave", "cat", "flip", "broadcast"]
+__all__ = ["reshape", "view", "ravel", "join", "split", "interleave", "cat", "flip", "broadcast", "gather"]
 
 
 def _shape_arg(shape) -> tuple[int, ...]:
@@ -111,3 +111,13 @@ def flip(x, dim=None):
     if type(dim) is not int or not -rank <= dim < rank:
         raise ValueError(f"flip: dim {dim!r} is out of range for a rank-{rank} block")
     return make("flip", x, dim=dim % rank)
+
+
+@builtin
+def gather(src, index, axis):
+    """``out[i] = src[i with i[axis] replaced by index[i]]``: the result has ``index``'s shape, which
+    agrees with ``src``'s on every dimension but ``axis`` (as ``torch.gather``)."""
+    x, idx = to_tensor(src), to_tensor(index)
+    if type(axis) is not int or not -len(x.shape) <= axis < len(x.shape):
+        raise ValueError(f"tl.gather: axis {axis!r} is out of range for a rank-{len(x.shape)} block")
+    return make("gather", x, idx, axis=axis % len(x.shape))

@@ -344,7 +344,9 @@ class LayoutAssignment:
             for i, v in enumerate(op.operands):
                 if name == "histogram":      # (its mask in its input's layout)
                     v = first
-                if isinstance(v.type, BlockType):
+                if name == "gather" and i == 1:
+                    self.request(v, layout, op, 1)
+                elif isinstance(v.type, BlockType):
                     self.request(op.operands[i], self.nat.get(v) or self.default(v.type), op, i)
         else:
             for i, v in enumerate(op.operands):

@@ -53,3 +53,12 @@ def broadcast_join_kernel(X, Y, Z, M: tl.constexpr, N: tl.constexpr):
     tl.static_assert(a.shape == [M, N] and b.shape == [M, N])
     tl.store(Z + rm[:, None] * N + rn[None, :], a * 100 + b)
     tl.store(Z + M * N + tl.arange(0, 2), tl.join(tl.load(Y), tl.load(Y + 1)))
+
+
+@triton.jit
+def gather_kernel(S, I, O, SM: tl.constexpr, SN: tl.constexpr, IM: tl.constexpr, IN: tl.constexpr,
+                  AXIS: tl.constexpr):
+    """out = tl.gather(src (SM, SN), index (IM, IN), AXIS), everything row-major."""
+    src = tl.load(S + tl.arange(0, SM)[:, None] * SN + tl.arange(0, SN)[None, :])
+    offs = tl.arange(0, IM)[:, None] * IN + tl.arange(0, IN)[None, :]
+    tl.store(O + offs, tl.gather(src, tl.load(I + offs), AXIS))

@@ -839,6 +839,29 @@ class CudaEmitter:
 
     op_reshape = op_join = op_split = op_cat = op_flip = shape_op
 
+    def op_gather(self, op: Op):
+        """The source to shared memory in row-major order; each result register reads the element
+        its index names along ``axis`` (index mod n), its other coordinates its own."""
+        src, index = op.operands
+        res = op.result
+        axis, shape = op.attrs["axis"], src.type.shape
+        elem = src.type.scalar
+        self.smem(src.type.numel * (8 if isinstance(elem, PointerType) else max(1, elem.bits // 8)))
+        ctype = self.value_c_type(src)
+        self.emit(self.declare(res) + ";")
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({self.scratch});")
+        self.per_element(src, f"buf[{self.offset(src, 'r')}] = {self.ref(src)}[r];")
+        self.emit("__syncthreads();")
+        coords = self.coords(res, "r")
+        coords[axis] = f"((int){self.elem(res, index)} & {shape[axis] - 1})"
+        flat = " + ".join(f"{c} * {math.prod(shape[d + 1:])}" for d, c in enumerate(coords))
+        self.per_element(res, f"{self.ref(res)}[r] = buf[{flat}];")
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
     def op_histogram(self, op: Op):
         """Counters in shared memory: each element's one owner (copies of a replicated layout
         skipped) adds 1 to its value's counter, atomically; each result register reads its bin."""

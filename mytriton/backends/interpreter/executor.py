@@ -286,6 +286,15 @@ def _histogram(ex, op, args):
                      for row, k in zip(x, keep)])
 
 
+def _gather(ex, op, args):
+    src, index = (_to_rank(x, _rank(op.result)) for x in args)
+    axis, n = op.attrs["axis"] + 1, op.operands[0].type.shape[op.attrs["axis"]]
+    batch = max(src.shape[0], index.shape[0])
+    src = np.broadcast_to(src, (batch,) + src.shape[1:])
+    index = np.broadcast_to(index, (batch,) + index.shape[1:]).astype(np.int64) & (n - 1)
+    return np.take_along_axis(src, index, axis)
+
+
 def _addptr(ex, op, args):
     rank = _rank(op.result)
     ptr, off = (_to_rank(a, rank) for a in args)
@@ -365,7 +374,7 @@ STRUCTURAL: dict[str, Callable] = {
     "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans, "dot": _dot,
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     **{kind: _reduce for kind in REDUCE_COMBINE}, "reduce": _reduce_by, "scan": _scan,
-    "histogram": _histogram, "reshape": _reshape, "join": _join, "split": _split, "cat": _cat, "flip": _flip,
+    "histogram": _histogram, "gather": _gather, "reshape": _reshape, "join": _join, "split": _split, "cat": _cat, "flip": _flip,
     "addptr": _addptr, "load": _load, "store": _store,
     "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier, "device_print": _device_print,
     "convert_layout": _identity,
