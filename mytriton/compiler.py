@@ -112,6 +112,7 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     fn.check_parameter_names()
     params, values = _params(fn, signature, constexprs)
     builder = Builder(fn.__name__)
+    builder.debug = bool(fn.options.get("debug"))
     root = trace(fn, params, values, builder)
     try:
         check_tree(root)

@@ -209,3 +209,45 @@ def test_histogram_counts_each_value(m, bins, masked, warps):
         got = np.zeros_like(out)
         cuda_emulator.run(ck.asm["cu"], [x, got, n], (1,))
         np.testing.assert_array_equal(got, want)
+
+
+ASSERT_MESSAGE = 'x must not be negative: %s " */'
+
+
+def test_device_assert_stops_the_interpreter_at_its_line():
+    from mytriton.backends.interpreter import DeviceAssertionError
+    x = np.arange(100, dtype=np.int32)
+    E.assert_kernel[(2,)](x, 100, BLOCK=64)
+    np.testing.assert_array_equal(x, np.arange(1, 101))
+    x[70] = -5
+    with pytest.raises(DeviceAssertionError) as e:
+        E.assert_kernel[(2,)](x, 100, BLOCK=64)
+    first = str(e.value).splitlines()[0]
+    assert first.endswith(f"device-side assertion failed in program (1, 0, 0) at block index (6,): {ASSERT_MESSAGE}")
+    assert "extras.py:" in first and e.value.program_id == (1, 0, 0)
+    x[70] = -5                                   # masked off past n: not checked
+    E.assert_kernel[(2,)](x, 70, BLOCK=64)
+
+
+def test_device_assert_is_nothing_without_debug():
+    x = np.array([-1, 2], np.int32)
+    E.assert_off_kernel[(1,)](x, 2, BLOCK=64)
+    np.testing.assert_array_equal(x, [0, 3])
+    ck = mytriton.compile(E.assert_off_kernel, {"x_ptr": "*i32", "n": "i32"}, {"BLOCK": 64})
+    assert "device_assert" not in ck.asm["ssa"] and "__assertfail(" not in ck.asm["cu"]
+
+
+def test_device_assert_in_cuda(capfd):
+    """__assertfail with the message octal-escaped; on the emulator CUDA's message per failing thread."""
+    ck = mytriton.compile(E.assert_kernel, {"x_ptr": "*i32", "n": "i32"}, {"BLOCK": 64}, num_warps=2)
+    assert "device_assert" in ck.asm["ssa"] and "__assertfail(" in ck.asm["cu"] and ck.asm["cubin"]
+    assert ASSERT_MESSAGE not in ck.asm["cu"]            # (only escaped)
+    with pytest.raises(mytriton.CompilationError, match="MLIR backend does not support the 'device_assert' op"):
+        mytriton.compile(E.assert_kernel, {"x_ptr": "*i32", "n": "i32"}, {"BLOCK": 64}, backend="mlir")
+    if cuda_emulator.available():
+        x = np.arange(100, dtype=np.int32)
+        x[70] = -5
+        cuda_emulator.run(ck.asm["cu"], [x, 100], (2,))
+        out = capfd.readouterr().out
+        assert f"block: [1,0,0], thread: [6,0,0] Assertion `{ASSERT_MESSAGE}` failed." in out
+        assert out.count("Assertion") == 1

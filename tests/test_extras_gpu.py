@@ -96,3 +96,22 @@ def test_histogram_as_triton(m, bins, masked):
     TR.histogram_kernel[(1,)](x, tout, m - 7, M=m, BINS=bins, MASKED=masked)
     torch.cuda.synchronize()
     assert torch.equal(out, tout)
+
+
+def test_device_assert_stops_the_kernel_on_the_gpu(tmp_path):
+    """A failing tl.device_assert in a debug kernel: CUDA prints its message and the launch fails
+    (a device-side assertion leaves the context unusable: in a process of its own)."""
+    import subprocess
+    import sys
+    script = tmp_path / "assert_run.py"
+    script.write_text(
+        "import torch\nfrom tests.kernels import extras as E\n"
+        "x = torch.arange(100, dtype=torch.int32, device='cuda')\n"
+        "E.assert_kernel[(2,)](x, 100, BLOCK=64)\ntorch.cuda.synchronize()\nassert x[0].item() == 1\n"
+        "x[70] = -5\nE.assert_kernel[(2,)](x, 100, BLOCK=64)\ntorch.cuda.synchronize()\nprint('NOT STOPPED')\n")
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": root}, cwd=root)
+    assert run.returncode != 0 and "NOT STOPPED" not in run.stdout
+    assert 'Assertion `x must not be negative: %s " */` failed.' in run.stdout + run.stderr

@@ -806,6 +806,21 @@ define(OpDef("device_print", (1, 1), _print_rule, reads_memory=True, writes_memo
                                     "'pid (x, y, z) idx (i, ...) <prefix><value>'"))
 
 
+def _assert_rule(types, attrs):
+    if not isinstance(attrs.get("message"), str):
+        raise OpTypeError("device_assert needs a str message")
+    if types[0].scalar != I1:
+        raise OpTypeError(f"tl.device_assert takes a boolean condition, got {types[0]}")
+    if len(types) == 2 and (types[1].scalar != I1 or shape_of(types[1]) != shape_of(types[0])):
+        raise OpTypeError(f"tl.device_assert: the mask must be booleans of the condition's shape, got {types[1]}")
+    return None
+
+
+define(OpDef("device_assert", (1, 2), _assert_rule, reads_memory=True, writes_memory=True,
+             doc="tl.device_assert(cond, msg, mask) of a kernel compiled with debug: where an enabled element's "
+                 "cond is false, the kernel stops with its file:line, the program id and the message"))
+
+
 # --- indices, shapes, factories ------------------------------------------------------------------
 
 def _axis_rule(types, attrs):

@@ -609,6 +609,28 @@ def device_print(prefix, *args, hex=False):
 
 
 @builtin
+def device_assert(cond, msg="", mask=None):
+    """Check ``cond`` (where ``mask`` holds) at run time, in kernels compiled with
+    ``@jit(debug=True)`` (elsewhere nothing, as Triton's without its debug option): a false element
+    stops the kernel with the assertion's file:line, the program id and ``msg`` -- in the
+    interpreter a ``DeviceAssertionError``, on the GPU CUDA's device-side assertion (the launch's
+    error, CUDA_ERROR_ASSERT)."""
+    if not isinstance(msg, str):
+        raise TypeError(f"device_assert: the message must be a str, got {type(msg).__name__}")
+    if not current_builder().debug:
+        return
+    c = to_tensor(cond)
+    c = c if c.dtype == int1 else c != 0
+    if mask is None:
+        make("device_assert", c, message=msg)
+    else:
+        m = to_tensor(mask)
+        if is_block(c) and not is_block(m):
+            m = broadcast_to(m, c.shape)
+        make("device_assert", c, m, message=msg)
+
+
+@builtin
 def static_print(*values, sep=" ", end="\n", flush=False):
     """Print at compile time (once per compile), as Triton's ``tl.static_print``; run-time values
     print as their type."""
@@ -630,7 +652,7 @@ from .reduction import argmax, argmin, associative_scan, cumprod, cumsum, reduce
 
 from .shape import broadcast, cat, flip, gather, interleave, join, ravel, reshape, split, view  # noqa: E402
 
-__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram", "gather",
+__all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram", "gather", "device_assert",
             "join", "split", "interleave", "cat", "flip", "broadcast"]
 
 # Triton's tensor member functions (``x.sum(0)``, ``x.reshape(...)``): the language's functions, the

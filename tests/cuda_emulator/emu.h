@@ -249,6 +249,14 @@ template <class T, class O, class F> static inline void mt_atom(O& out, void* p,
   static_assert(sizeof(O) == sizeof(T), "an atomic's result has its operand's width");
   memcpy(&out, &old, sizeof(T));
 }
+// CUDA's device-side assertion (tl.device_assert): CUDA's message; the thread goes on (the GPU
+// stops the kernel: a test reads the message)
+extern "C" void __assertfail(const char* message, const char* file, unsigned int line, const char* function,
+                             unsigned long) {
+  printf("%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file, line, function,
+         blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, message);
+  fflush(stdout);
+}
 // CUDA's atomicAdd on an int (tl.histogram's shared-memory counters)
 static inline int atomicAdd(int* p, int v) {
   int old;

@@ -75,3 +75,21 @@ def histogram_kernel(x_ptr, out_ptr, n, M: tl.constexpr, BINS: tl.constexpr, MAS
     x = tl.load(x_ptr + offs)
     h = tl.histogram(x, BINS, mask=offs < n) if MASKED else tl.histogram(x, BINS)
     tl.store(out_ptr + tl.arange(0, BINS), h)
+
+
+@triton.jit(debug=True)
+def assert_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    """Adds 1 to each element, asserting (in debug builds) that it is not negative."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.device_assert(x >= 0, "x must not be negative: %s \" */", mask=offs < n)
+    tl.store(x_ptr + offs, x + 1, mask=offs < n)
+
+
+@triton.jit
+def assert_off_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    """The same without debug: tl.device_assert is nothing."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.device_assert(x >= 0, "x must not be negative")
+    tl.store(x_ptr + offs, x + 1, mask=offs < n)

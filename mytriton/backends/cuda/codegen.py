@@ -188,7 +188,7 @@ class CudaEmitter:
         self.target = target
         self.num_threads = fn.num_warps * 32
         self.min_blocks = 1          # thread blocks per SM the registers must allow (__launch_bounds__)
-        self.externs: dict[str, str] = {}   # the libdevice functions called: symbol -> declaration
+        self.externs: dict[str, str] = {}   # the device functions called (libdevice's, __assertfail): symbol -> declaration
         self.lines: list[str] = []
         self.depth = 1
         self.names: dict[Value, str] = {}
@@ -417,6 +417,28 @@ class CudaEmitter:
             self.per_element(res, f"{self.ref(res)}[r] = {expr};")
         else:
             self.emit(f"{self.declare(res)} = {expr};")
+
+    def op_device_assert(self, op: Op):
+        """Where an enabled element's condition is false: CUDA's ``__assertfail`` (what ``assert``
+        calls), with the message, the kernel's file and line and its name as C strings (octal
+        escapes: user text never becomes code). CUDA prints them with the block and thread and the
+        launch fails with CUDA_ERROR_ASSERT."""
+        cond = op.operands[0]
+        block = isinstance(cond.type, BlockType)
+        failed = f"!{self.elem(cond, cond)}" if block else f"!{self.ref(cond)}"
+        if len(op.operands) == 2:
+            mask = op.operands[1]
+            failed += f" && {self.elem(cond, mask) if block else self.ref(mask)}"
+        loc = op.loc
+        self.externs.setdefault("__assertfail", 'extern "C" __device__ void __assertfail(const char* message, '
+                                'const char* file, unsigned int line, const char* function, unsigned long char_size);')
+        call = (f"__assertfail({c_string(op.attrs['message'])}, {c_string(loc.file if loc else '')}, "
+                f"{loc.line if loc else 0}u, {c_string(self.fn.name)}, 1);")
+        stmt = f"if ({failed}) {call}"
+        if block:
+            self.per_element(cond, stmt)
+        else:
+            self.emit(stmt)
 
     def op_device_print(self, op: Op):
         """printf per element, from the thread that owns it (as stores): pid, the element's

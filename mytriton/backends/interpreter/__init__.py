@@ -19,10 +19,21 @@ import numpy as np
 from ...errors import CompilationError
 from ...ir.ssa import Loc, globals_changed
 from ...runtime.driver import DTYPES, dtype_named
-from .executor import Executor, Program
+from .executor import AssertFailed, Executor, Program
 from .memory import Memory, OutOfBounds, ReadOnly
 
-__all__ = ["interpret", "InterpreterError", "infer_type"]
+__all__ = ["interpret", "InterpreterError", "DeviceAssertionError", "infer_type"]
+
+
+def _located(message: str, loc: Loc | None, kernel: str) -> str:
+    """``file:line:col: message``, the source line with a caret, and the kernel's name."""
+    lines = [f"{loc}: {message}" if loc else message]
+    if loc is not None and loc.source_line:
+        src = loc.source_line.rstrip("\n")
+        lines += [f"    {src}", "    " + " " * max(0, loc.col - 1) + "^"]
+    if kernel:
+        lines.append(f"  in kernel '{kernel}'")
+    return "\n".join(lines)
 
 
 class InterpreterError(IndexError):
@@ -35,13 +46,17 @@ class InterpreterError(IndexError):
                  array: str | None = None, size: int | None = None):
         self.loc, self.kernel, self.program_id = loc, kernel, program_id
         self.offset, self.array, self.size = offset, array, size
-        lines = [f"{loc}: {message}" if loc else message]
-        if loc is not None and loc.source_line:
-            src = loc.source_line.rstrip("\n")
-            lines += [f"    {src}", "    " + " " * max(0, loc.col - 1) + "^"]
-        if kernel:
-            lines.append(f"  in kernel '{kernel}'")
-        super().__init__("\n".join(lines))
+        super().__init__(_located(message, loc, kernel))
+
+
+class DeviceAssertionError(AssertionError):
+    """A ``tl.device_assert`` of a kernel compiled with ``@jit(debug=True)`` failed in the
+    interpreter: the assertion's ``file:line:col``, the program id, the element and the message."""
+
+    def __init__(self, message: str, loc: Loc | None = None, kernel: str = "",
+                 program_id: tuple[int, int, int] | None = None):
+        self.loc, self.kernel, self.program_id = loc, kernel, program_id
+        super().__init__(_located(message, loc, kernel))
 
 
 # --- signature inference --------------------------------------------------------------------------
@@ -144,7 +159,7 @@ def interpret(jit_fn, grid, runtime_args: list[tuple[str, object]], constexprs: 
     try:
         for first in range(0, total, program.batch_size):
             ex.run_batch(np.arange(first, min(total, first + program.batch_size), dtype=np.int64))
-    except InterpreterError as e:
+    except (InterpreterError, DeviceAssertionError) as e:
         raise e.with_traceback(None) from None          # the user's launch line, no interpreter frames
 
 
@@ -156,6 +171,10 @@ def _np_scalar_dtype(type_name: str):
 
 def _raise_fault(kernel: str, op, fault, pid: tuple[int, int, int], fn_loc):
     loc = op.loc or fn_loc
+    if isinstance(fault, AssertFailed):
+        where = f" at block index {fault.lane[1:]}" if len(fault.lane) > 1 else ""
+        raise DeviceAssertionError(f"device-side assertion failed in program {pid}{where}: {fault.message}",
+                                   loc, kernel, program_id=pid) from None
     if isinstance(fault, ReadOnly):
         raise InterpreterError(f"{fault} in program {pid}", loc, kernel, program_id=pid,
                                array=fault.buffer.name) from None

@@ -365,6 +365,24 @@ def _device_print(ex, op, args):
     sys.stdout.write("".join(lines))
 
 
+class AssertFailed(Exception):
+    """A tl.device_assert found a false element: which program and which element."""
+
+    def __init__(self, message: str, lane: tuple):
+        super().__init__(message)
+        self.message, self.lane = message, lane
+
+
+def _device_assert(ex, op, args):
+    rank = _rank(op.operands[0])
+    n = len(ex.program_ids[0])
+    cond, *mask = (np.broadcast_to(a, (n,) + np.shape(a)[1:]) for a in _broadcast_all(args, rank))
+    failed = ~cond.astype(bool) & (mask[0].astype(bool) if mask else True)
+    if failed.any():
+        lane = tuple(int(i) for i in np.argwhere(failed)[0])
+        ex.on_fault(op, AssertFailed(op.attrs["message"], lane), ex.program_id_of(lane[0]))
+
+
 def _identity(ex, op, args):
     return args[0]
 
@@ -377,6 +395,7 @@ STRUCTURAL: dict[str, Callable] = {
     "histogram": _histogram, "gather": _gather, "reshape": _reshape, "join": _join, "split": _split, "cat": _cat, "flip": _flip,
     "addptr": _addptr, "load": _load, "store": _store,
     "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier, "device_print": _device_print,
+    "device_assert": _device_assert,
     "convert_layout": _identity,
 }
 # The ops that own regions (and the terminators that end them) are run by REGION_RUNNERS below.
