@@ -276,3 +276,23 @@ def test_and_or_on_run_time_values_are_logical_and_or():
     out[:] = 0
     _logical_ops[(6,)](np.array([0, 0, 5, 0, 0, 2], np.int32), out, False)   # constexpr short circuit
     assert out.tolist() == [0, 0, 10, 10, 0, 10]
+
+
+@pytest.mark.parametrize("lo,hi,step", [(2**35, 2**35 + 20, 3), (15, -16, -2), (-18, -22, -1), (0, 10, 2**33)])
+def test_a_loop_over_int64_bounds(lo, hi, step):
+    """int64 bounds (or step) make an int64 index, as in Triton: the interpreter, and the CUDA
+    backend's loop on the emulator; the MLIR backend refuses it."""
+    from tests import cuda_emulator
+    from tests.kernels import control as C
+    want = [sum(range(lo, hi, step)), len(range(lo, hi, step))]
+    out = np.zeros(2, np.int64)
+    C.int64_loop[(1,)](out, lo, hi, STEP=step)
+    np.testing.assert_array_equal(out, want)
+    ck = mytriton.compile(C.int64_loop, {"out": "*i64", "lo": "i64", "hi": "i64"}, {"STEP": step}, num_warps=1)
+    assert "for (long long" in ck.asm["cu"] and ck.asm["cubin"]
+    if cuda_emulator.available():
+        got = np.zeros(2, np.int64)
+        cuda_emulator.run(ck.asm["cu"], [got, np.int64(lo), np.int64(hi)], (1,))
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(mytriton.CompilationError, match="MLIR backend does not support a loop with an i64 index"):
+        mytriton.compile(C.int64_loop, {"out": "*i64", "lo": "i64", "hi": "i64"}, {"STEP": step}, backend="mlir")

@@ -273,9 +273,9 @@ def test_nvrtc_time_limit_must_be_a_positive_number(monkeypatch):
 
 # --- §3: i32 ranges ----------------------------------------------------------------------------------
 
-def test_runtime_loop_step_beyond_i32():
-    err = compile_error(bad.loop_step_beyond_i32)
-    assert_located(err, "step_i32", "the step of a run-time loop must fit in int32, got 2147483648")
+def test_runtime_loop_step_beyond_i64():
+    err = compile_error(bad.loop_step_beyond_i64)
+    assert_located(err, "step_i64", "the step of a run-time loop must fit in int64, got 18446744073709551616")
 
 
 def test_arange_beyond_i32():

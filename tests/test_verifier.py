@@ -77,14 +77,14 @@ def test_step_may_be_negative_or_run_time():
         verify(func([z, f], [n] + ([step] if isinstance(step, Param) else [])))
     z = zeros()
     f, n = loop([z.result], lambda i, a: [Op("yield", [a[0]], [])], step=Const(1.0, F32))
-    with pytest.raises(VerificationError, match="loop step must be a scalar i32, got f32"):
+    with pytest.raises(VerificationError, match="loop step must be a scalar i32 or i64, got f32"):
         verify(func([z, f], [n]))
 
 
 def test_bounds_must_be_i32_scalars():
     z = zeros()
     f, n = loop([z.result], lambda i, a: [Op("yield", [a[0]], [])], bounds=(Const(0.0, F32), Const(4, I32)))
-    with pytest.raises(VerificationError, match="loop start must be a scalar i32"):
+    with pytest.raises(VerificationError, match="loop start must be a scalar i32 or i64"):
         verify(func([z, f], [n]))
 
 

@@ -28,7 +28,7 @@ from ..errors import CompilationError
 from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
 from ..ir.tree import CombineTree, RegionStmt, Scope
-from ..ir.types import I1, I32, BlockType, PointerType, ScalarType
+from ..ir.types import I1, I32, I64, BlockType, PointerType, ScalarType
 from ..language.core import Shape, _current_builder, is_builtin, tensor, to_tensor
 from ..language.triton_names import UnsupportedTritonName
 
@@ -750,20 +750,22 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(node, f"run-time loops nest more than {MAX_LOOP_NESTING} deep (counting loops in "
                                    f"inlined @jit calls)")
         start, stop = (to_tensor(x) for x in (r.start, r.stop))
-        for name, v in (("start", start), ("stop", stop)):
-            if v.type != I32:
-                raise self.error(node.iter, f"run-time loop bounds must be int32 scalars; the {name} is {v.type}")
-        if isinstance(r.step, tensor):
-            if r.step.type != I32:
-                raise self.error(node.iter, f"a run-time loop step must be an int32 scalar, got {r.step.type}")
-            step = r.step
-        else:
-            if not -2**31 <= r.step < 2**31:
-                raise self.error(node.iter, f"the step of a run-time loop must fit in int32, got {r.step}")
-            step = to_tensor(r.step, I32)
+        if not isinstance(r.step, tensor):
+            if r.step == 0:
+                raise self.error(node.iter, "range() arg 3 must not be zero")
+            if not -2**63 <= r.step < 2**63:
+                raise self.error(node.iter, f"the step of a run-time loop must fit in int64, got {r.step}")
+        step = r.step if isinstance(r.step, tensor) else to_tensor(r.step, I32 if -2**31 <= r.step < 2**31 else I64)
+        for name, v in (("start", start), ("stop", stop), ("step", step)):
+            if v.type not in (I32, I64):
+                raise self.error(node.iter, f"run-time loop bounds and step must be int32 or int64 scalars; the "
+                                            f"{name} is {v.type}")
+        # the index has the promoted type of the three, as in Triton: int64 when one of them is
+        index_type = I64 if I64 in (start.type, stop.type, step.type) else I32
+        start, stop, step = (v if v.type == index_type else v.to(index_type) for v in (start, stop, step))
         carried, inputs = self.carried_values(node, assigned_names, node.target.id)
         body = Scope(b.scope)
-        index = b.leaf("region_arg", I32, body, name=node.target.id)
+        index = b.leaf("region_arg", index_type, body, name=node.target.id)
         args = tuple(b.leaf("region_arg", n.type, body, name=carried[i]) for i, n in enumerate(inputs))
         env = {node.target.id: tensor(index), **{n: tensor(a) for n, a in zip(carried, args)}}
         outputs = self.loop_body(node, node.body, body, carried, inputs, env)

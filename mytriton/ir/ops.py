@@ -32,7 +32,7 @@ import numpy as np
 from .libdevice import FUNCTIONS as LIBDEVICE
 from .ssa import Const
 from ..runtime.driver import ML_DTYPES
-from .types import (SCALARS, BlockType, F32, I1, I32, PointerType, ScalarType, Type, U32, broadcast_shapes,
+from .types import (SCALARS, BlockType, F32, I1, I32, I64, PointerType, ScalarType, Type, U32, broadcast_shapes,
                     make_type, promote, shape_of)
 
 
@@ -67,6 +67,9 @@ def EXIT(i: int) -> tuple:             # noqa: N802
     return ("exit", i)
 
 
+CONTROL_TYPE = "control"      # in leading_args: the type of the op's first control operand (a for's index)
+
+
 @dataclass(frozen=True)
 class RegionFlow:
     terminators: tuple[str, ...]                      # the terminator op that ends each region
@@ -82,6 +85,11 @@ class RegionFlow:
 
     def leading(self, region: int) -> tuple[Type, ...]:
         return self.leading_args[region] if region < len(self.leading_args) else ()
+
+    def leading_types(self, op, region: int) -> tuple[Type, ...]:
+        """The types of region ``region``'s leading arguments (CONTROL_TYPE: the op's first control
+        operand's)."""
+        return tuple(op.operands[0].type if t == CONTROL_TYPE else t for t in self.leading(region))
 
     def exit_control(self, region: int) -> int:
         return self.terminator_control[region] if region < len(self.terminator_control) else 0
@@ -1107,16 +1115,16 @@ define(OpDef("scan", (1, 1 << 30), lambda types, attrs: _combine_rule(types, att
 
 define(OpDef("convert_layout", (1, 1), lambda types, attrs: types[0],
              doc="moves a block to another layout through shared memory"))
-def _scalar_i32(types, what):
-    for name, t in zip(what, types):
-        if t != I32:
-            raise OpTypeError(f"loop {name} must be a scalar i32, got {t}")
-
-
 def _for_control(op_operands, attrs):
-    """start, stop, step: scalar i32; a constant step is not zero (any other step, of either sign
-    and known only at run time, is allowed: a zero step at run time runs no iteration)."""
-    _scalar_i32([v.type for v in op_operands], ("start", "stop", "step"))
+    """start, stop, step: scalars of one type, i32 or i64 (the index's, as Triton promotes the
+    three); a constant step is not zero (any other step, of either sign and known only at run
+    time, is allowed: a zero step at run time runs no iteration)."""
+    types = [v.type for v in op_operands]
+    for name, t in zip(("start", "stop", "step"), types):
+        if t not in (I32, I64):
+            raise OpTypeError(f"loop {name} must be a scalar i32 or i64, got {t}")
+    if len(set(types)) != 1:
+        raise OpTypeError(f"loop start, stop and step must have one type, got {', '.join(map(str, types))}")
     step = op_operands[2]
     if isinstance(step, Const) and step.value == 0:
         raise OpTypeError("loop step must not be zero")
@@ -1146,7 +1154,7 @@ def _if_static_branch(op) -> int | None:
 
 define(OpDef("for", (3, 1 << 30), lambda types, attrs: None, regions=1, loop=True,
              region_flow=RegionFlow(
-                 control=3, control_check=_for_control, leading_args=((I32,),),
+                 control=3, control_check=_for_control, leading_args=((CONTROL_TYPE,),),
                  terminators=("yield",),
                  edges=((EXIT(0), ARGS(0)), (OPERANDS, ARGS(0)), (EXIT(0), RESULTS), (OPERANDS, RESULTS)),
                  lane_attrs=("names",), runs_guard=_for_runs_guard),

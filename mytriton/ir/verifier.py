@@ -132,7 +132,7 @@ class _Verifier:
                 self.fail(str(e), op, where)
         inner = f"{op.name} at {op.loc}" if op.loc else op.name
         for i, r in enumerate(op.regions):
-            lead = f.leading(i)
+            lead = f.leading_types(op, i)
             if len(r.args) < len(lead) or any(a.type != t for a, t in zip(r.args, lead)):
                 self.fail(f"region {i} of {op.name} must start with arguments of types "
                           f"({', '.join(map(str, lead))})", op, where)

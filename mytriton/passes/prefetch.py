@@ -264,7 +264,7 @@ def _visit(region: Region, num_warps: int, num_stages: int | None) -> None:
     for op in list(region.ops):
         for r in op.regions:
             _visit(r, num_warps, num_stages)
-        if op.name == "for":
+        if op.name == "for" and op.regions[0].args[0].type == I32:     # (an int64 index: not pipelined)
             _pipeline(op, region.ops, num_warps, num_stages)
 
 

@@ -249,8 +249,8 @@ def block_per_thread(x, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def loop_step_beyond_i32(x, n):
-    for i in range(0, n, 2**31):  # ERR step_i32
+def loop_step_beyond_i64(x, n):
+    for i in range(0, n, 2**64):  # ERR step_i64
         tl.store(x + i, 1.0)
 
 

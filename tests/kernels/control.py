@@ -258,3 +258,15 @@ def select_ref(x):
         out[p] = m + k if p % 2 == 0 else m - k
     return out
 
+
+
+@triton.jit
+def int64_loop(out, lo, hi, STEP: tl.constexpr):
+    """A run-time loop over int64 bounds (Triton's index takes the promoted type of the bounds)."""
+    acc = tl.zeros([1], tl.int64)
+    n = tl.zeros([1], tl.int32)
+    for i in range(lo, hi, STEP):
+        acc += i
+        n += 1
+    tl.store(out + tl.arange(0, 1), acc)
+    tl.store(out + 1 + tl.arange(0, 1), n.to(tl.int64))

@@ -1010,7 +1010,7 @@ class CudaEmitter:
         wgmma = any(self.rings[a].wgmma for a in args if a in self.rings)
         if ring is not None:         # the buffer the loads of iteration i + S - 1 fill (dot.py)
             self.emit(f"int {ring.slot} = {ring.depth};")
-        self.emit(f"for (int {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
+        self.emit(f"for ({index.type.c_name} {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
         if ring is not None:         # this iteration's tiles have landed and every warp is done with the last
             self.emit(f"mt_cp_async_wait<{ring.waits}>();")

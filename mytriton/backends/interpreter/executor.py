@@ -477,7 +477,7 @@ class Executor:
         index, lanes_ = body.args[0], body.args[1:]
         *ops, yield_op = body.ops
         for i in (range(start, stop, step) if step else ()):     # a zero step runs no iteration
-            env[index] = np.array([i], np.int32)
+            env[index] = np.array([i], np_dtype(index.type))
             for v, x in zip(lanes_, carried):
                 env[v] = x
             self.run_ops(ops, env)

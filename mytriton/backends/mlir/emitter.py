@@ -608,6 +608,8 @@ class MLIREmitter:
         body = op.regions[0]
         start, stop, step, *inits = op.operands
         index, args = body.args[0], body.args[1:]
+        if index.type != I32:
+            raise unsupported(f"a loop with an {index.type} index (int64 bounds or step); the CUDA backend does", op)
         init_names = self.forwarded(op.results, inits)
         results, types = self.region_values(op.results)
         arg_names, _ = self.region_values(args)
