@@ -1,5 +1,6 @@
-"""Triton's tl.xor_sum, tl.reduce_or, tl.clamp, tl.swizzle2d and tl.softmax: the interpreter against
-numpy, the generated CUDA (CPU emulator) against the interpreter, and their type errors."""
+"""Triton's tl.xor_sum, tl.reduce_or, tl.clamp, tl.swizzle2d, tl.softmax, tl.device_print,
+propagate_nan, tl.histogram and tl.device_assert: the interpreter against numpy, the generated CUDA
+(CPU emulator) against the interpreter, and their type errors."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
-"""tl.xor_sum, tl.reduce_or, tl.clamp, tl.swizzle2d, tl.softmax and tl.device_print on the GPU:
+"""tl.xor_sum, tl.reduce_or, tl.clamp, tl.swizzle2d, tl.softmax, tl.device_print, propagate_nan,
+tl.histogram and tl.device_assert on the GPU:
 tests/kernels/extras.py through mytriton's JIT and through Triton, same inputs, one process."""
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")

@@ -100,7 +100,7 @@ def test_cumsum_widens_as_triton(dtype, lo, hi, out):
         x = x.astype(ml_dtypes.bfloat16)
     ck = mytriton.compile(S.scan_1d, {"X": f"*{dtype}", "Z": f"*{out}"}, {"N": 256, "REVERSE": False})
     ir_name = {"i32": "i32", "u32": "u32", "fp16": "f16", "fp32": "f32"}[out]
-    assert f"= scan %" in ck.asm["ssa"] and f"}} : vector<256 x {ir_name}> combine(" in ck.asm["ssa"]
+    assert "= scan %" in ck.asm["ssa"] and f"}} : vector<256 x {ir_name}> combine(" in ck.asm["ssa"]
     z = np.zeros(256, np_of[out])
     S.scan_1d[(1,)](x, z, N=256, REVERSE=False)
     np.testing.assert_array_equal(z, np.cumsum(x.astype(np.int64)).astype(np_of[out]))

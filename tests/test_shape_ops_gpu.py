@@ -1,7 +1,6 @@
 """Shape ops on the GPU: tests/kernels/shapes.py through mytriton's JIT and through Triton, same
 inputs, one process (Triton may reorder what tl.view and tl.cat(can_reorder=True) return: those
 parts are compared as sorted values, and mytriton's against numpy's order)."""
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")

@@ -1,4 +1,5 @@
-"""Kernels of tests/test_extras.py: bitwise reductions, clamp, swizzle2d, softmax."""
+"""Kernels of tests/test_extras.py: bitwise reductions, clamp, swizzle2d, softmax, device_print,
+propagate_nan, histogram, device_assert."""
 import mytriton as triton
 import mytriton.language as tl
 

@@ -420,7 +420,7 @@ class CudaEmitter:
 
     def op_device_assert(self, op: Op):
         """Where an enabled element's condition is false: CUDA's ``__assertfail`` (what ``assert``
-        calls), with the message, the kernel's file and line and its name as C strings (octal
+        calls), with the message, the kernel file's name, the line and the kernel's name as C strings (octal
         escapes: user text never becomes code). CUDA prints them with the block and thread and the
         launch fails with CUDA_ERROR_ASSERT."""
         cond = op.operands[0]
@@ -432,7 +432,8 @@ class CudaEmitter:
         loc = op.loc
         self.externs.setdefault("__assertfail", 'extern "C" __device__ void __assertfail(const char* message, '
                                 'const char* file, unsigned int line, const char* function, unsigned long char_size);')
-        call = (f"__assertfail({c_string(op.attrs['message'])}, {c_string(loc.file if loc else '')}, "
+        # (the file's name, not its path: a build gives the same bytes wherever it runs)
+        call = (f"__assertfail({c_string(op.attrs['message'])}, {c_string(os.path.basename(loc.file) if loc else '')}, "
                 f"{loc.line if loc else 0}u, {c_string(self.fn.name)}, 1);")
         stmt = f"if ({failed}) {call}"
         if block:
