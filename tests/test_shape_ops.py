@@ -111,3 +111,23 @@ def test_gather_shapes_must_agree_off_the_axis():
                                                         r"on every dimension but 0"):
         mytriton.compile(K.gather_kernel, {"S": "*fp32", "I": "*i32", "O": "*fp32"},
                          {"SM": 4, "SN": 4, "IM": 8, "IN": 8, "AXIS": 0})
+
+
+@pytest.mark.parametrize("m,n,k,descending,topk,dtype", [
+    (4, 16, 16, False, False, np.float32), (2, 64, 64, True, False, np.int32), (8, 32, 8, True, True, np.float32),
+    (1, 128, 4, True, True, np.int16), (2, 8, 8, False, False, np.float16)])
+def test_sort_and_topk_as_numpy(m, n, k, descending, topk, dtype):
+    """A bitonic network along the last dimension; small integers make many ties."""
+    x = (np.random.default_rng(n + k).standard_normal((m, n)) * 10).astype(dtype)
+    x[0, :4] = x[0, 4]                                         # ties
+    z = np.zeros((m, k), dtype)
+    names = {np.float32: "fp32", np.int32: "i32", np.int16: "i16", np.float16: "fp16"}
+    want = np.sort(x, 1)[:, ::-1][:, :k] if (descending or topk) else np.sort(x, 1)
+    check(K.sort_kernel, {"X": f"*{names[dtype]}", "Z": f"*{names[dtype]}"},
+          {"M": m, "N": n, "K": k, "DESCENDING": descending, "TOPK": topk}, [x, z], 1, want)
+
+
+def test_sort_errors():
+    with pytest.raises(mytriton.CompilationError, match="tl.topk's k must be a power of 2, got 3"):
+        mytriton.compile(K.sort_kernel, {"X": "*fp32", "Z": "*fp32"},
+                         {"M": 2, "N": 8, "K": 3, "DESCENDING": True, "TOPK": True})

@@ -82,3 +82,14 @@ def test_gather_as_triton(src_shape, index_shape, axis):
     c = dict(SM=src_shape[0], SN=src_shape[1], IM=index_shape[0], IN=index_shape[1], AXIS=axis)
     ours, theirs = both("gather_kernel", [src, index, out], out, **c)
     assert torch.equal(ours, theirs) and torch.equal(ours, torch.gather(src, axis, index.long()))
+
+
+@needs_triton
+@pytest.mark.parametrize("m,n,k,descending,topk", [(4, 16, 16, False, False), (2, 64, 64, True, False),
+                                                   (8, 32, 8, True, True), (1, 1024, 1024, False, False)])
+def test_sort_and_topk_as_triton(m, n, k, descending, topk):
+    x = torch.randn(m, n, device="cuda")
+    z = torch.zeros(m, k, device="cuda")
+    ours, theirs = both("sort_kernel", [x, z], z, M=m, N=n, K=k, DESCENDING=descending, TOPK=topk)
+    want = torch.sort(x, 1, descending=descending or topk).values[:, :k]
+    assert torch.equal(ours, theirs) and torch.equal(ours, want)

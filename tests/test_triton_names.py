@@ -1,4 +1,4 @@
-"""Names of Triton's language that mytriton lacks: ``tl.topk`` on the host is an AttributeError
+"""Names of Triton's language that mytriton lacks: ``tl.advance`` on the host is an AttributeError
 subclass saying so, and in a kernel a CompilationError at the kernel's file:line:col."""
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def message(name: str) -> str:
 def test_the_list_is_triton_36s():
     assert len(TRITON_LANGUAGE_NAMES) == len(set(TRITON_LANGUAGE_NAMES)) == 140
     assert {"cumsum", "dot", "atomic_add", "math", "extra", "float8e5", "sum", "load"} <= set(TRITON_LANGUAGE_NAMES)
-    assert {"sort", "topk", "make_block_ptr"} <= set(MISSING)
-    assert not {"dot", "math", "extra", "cumsum", "reduce", "argmax", "gather", "flip"} & set(MISSING)
+    assert {"advance", "inline_asm_elementwise", "make_block_ptr"} <= set(MISSING)
+    assert not {"dot", "math", "extra", "cumsum", "reduce", "argmax", "gather", "flip", "sort", "topk"} & set(MISSING)
 
 
 @pytest.mark.parametrize("name", MISSING)
@@ -42,29 +42,29 @@ def test_names_mytriton_has_and_names_triton_lacks_are_untouched():
 
 
 @mytriton.jit
-def uses_topk(x, BLOCK: tl.constexpr):
+def uses_advance(x, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     values = tl.load(x + offs)
-    tl.store(x + offs, tl.topk(values, 4))  # ERR topk
+    tl.store(x + offs, tl.advance(values, 4))  # ERR advance
 
 
 @mytriton.jit
-def uses_sort(x, BLOCK: tl.constexpr):
+def uses_make_block_ptr(x, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x + offs,
-             tl.sort(tl.load(x + offs)))  # ERR sort
+             tl.make_block_ptr(tl.load(x + offs)))  # ERR make_block_ptr
 
 
 @mytriton.jit
-def helper_uses_sort(a, b):
-    return tl.sort(a, 0) + b  # ERR sort2
+def helper_uses_inline_asm(a, b):
+    return tl.inline_asm_elementwise(a, 0) + b  # ERR inline_asm
 
 
 @mytriton.jit
-def calls_helper_using_sort(x, BLOCK: tl.constexpr):
+def calls_helper_using_inline_asm(x, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tile = tl.load(x + offs[:, None] * BLOCK + offs[None, :])
-    tl.store(x + offs[:, None] * BLOCK + offs[None, :], helper_uses_sort(tile, tile))
+    tl.store(x + offs[:, None] * BLOCK + offs[None, :], helper_uses_inline_asm(tile, tile))
 
 
 def marker(case: str) -> tuple[int, str]:
@@ -73,8 +73,8 @@ def marker(case: str) -> tuple[int, str]:
     return line, lines[line - 1]
 
 
-@pytest.mark.parametrize("kernel,case,name", [(uses_topk, "topk", "topk"), (uses_sort, "sort", "sort"),
-                                              (calls_helper_using_sort, "sort2", "sort")])
+@pytest.mark.parametrize("kernel,case,name", [(uses_advance, "advance", "advance"), (uses_make_block_ptr, "make_block_ptr", "make_block_ptr"),
+                                              (calls_helper_using_inline_asm, "inline_asm", "inline_asm_elementwise")])
 @pytest.mark.parametrize("how", ["compile", "interpreter"])
 def test_kernel_use_is_a_located_compile_error(kernel, case, name, how):
     with pytest.raises(mytriton.CompilationError) as info:

@@ -651,15 +651,17 @@ from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, 
 from .reduction import argmax, argmin, associative_scan, cumprod, cumsum, reduce  # noqa: E402
 
 from .shape import broadcast, cat, flip, gather, interleave, join, ravel, reshape, split, view  # noqa: E402
+from .sort import sort, topk  # noqa: E402
 
 __all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram", "gather", "device_assert",
-            "join", "split", "interleave", "cat", "flip", "broadcast"]
+            "join", "split", "interleave", "cat", "flip", "broadcast", "sort", "topk"]
 
 # Triton's tensor member functions (``x.sum(0)``, ``x.reshape(...)``): the language's functions, the
 # tensor first
 for _name in ("abs", "argmax", "argmin", "associative_scan", "broadcast_to", "cumprod", "cumsum", "exp", "exp2",
               "expand_dims", "flip", "log", "log2", "max", "min", "ravel", "reduce", "reshape", "sigmoid", "softmax",
-              "split", "sqrt", "sum", "view", "xor_sum", "reduce_or", "cos", "sin", "rsqrt", "floor", "ceil"):
+              "split", "sqrt", "sum", "view", "xor_sum", "reduce_or", "cos", "sin", "rsqrt", "floor", "ceil", "sort",
+              "topk"):
     if not hasattr(tensor, _name):
         setattr(tensor, _name, globals()[_name])
 __all__ += ["math", "extra", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv", "philox", "philox_impl",

@@ -62,3 +62,15 @@ def gather_kernel(S, I, O, SM: tl.constexpr, SN: tl.constexpr, IM: tl.constexpr,
     src = tl.load(S + tl.arange(0, SM)[:, None] * SN + tl.arange(0, SN)[None, :])
     offs = tl.arange(0, IM)[:, None] * IN + tl.arange(0, IN)[None, :]
     tl.store(O + offs, tl.gather(src, tl.load(I + offs), AXIS))
+
+
+@triton.jit
+def sort_kernel(X, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, DESCENDING: tl.constexpr,
+                TOPK: tl.constexpr):
+    """Each row of an (M, N) block sorted (or its top K), row-major."""
+    x = tl.load(X + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    if TOPK:
+        y = tl.topk(x, K)
+    else:
+        y = tl.sort(x, descending=DESCENDING)
+    tl.store(Z + tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :], y)
