@@ -104,3 +104,17 @@ def test_select(impl):
     out = torch.zeros(len(x), device="cuda")
     impl.select[(len(x),)](dev(x), out)
     np.testing.assert_array_equal(host(out), k.select_ref(x))
+
+
+@pytest.mark.parametrize("lo,hi,step", [(2**35, 2**35 + 20, 3), (15, -16, -2), (-18, -22, -1), (0, 10, 2**33)])
+def test_int64_loop_as_triton(lo, hi, step):
+    """A run-time loop over int64 bounds or step: an int64 index (as Triton's test_for_iv)."""
+    tr = triton_version(k.__file__)
+    if tr is None:
+        pytest.skip("needs Triton")
+    out, tout = (torch.zeros(2, dtype=torch.int64, device="cuda") for _ in range(2))
+    k.int64_loop[(1,)](out, lo, hi, STEP=step)
+    tr.int64_loop[(1,)](tout, lo, hi, STEP=step)
+    torch.cuda.synchronize()
+    assert torch.equal(out, tout)
+    assert out.tolist() == [sum(range(lo, hi, step)), len(range(lo, hi, step))]
