@@ -179,3 +179,9 @@ def test_expand_dims_takes_negative_and_several_axes(axes, shape, capsys):
 def test_expand_dims_errors(axes, message):
     with pytest.raises(mytriton.CompilationError, match=re.escape(message)):
         ssa(lang.expand_axes, {"out": "*i32"}, AXES=axes)
+
+
+def test_triton_idioms_compile():
+    out = np.zeros(1, np.uint32)
+    lang.triton_compat[(1,)](out)
+    assert out[0] == 32

@@ -975,7 +975,7 @@ class CodeGenerator(ast.NodeVisitor):
                 for a in args[1:]:
                     out = combine(out, a)
                 return out
-            if any(isinstance(a, tensor) for a in values):
+            if fn is not builtins.isinstance and any(isinstance(a, tensor) for a in values):
                 raise self.error(node, f"{fn.__name__}() cannot take run-time values; "
                                        f"use the tl equivalent (tl.minimum, tl.maximum, tl.abs, ...)")
             if fn is not builtins.isinstance:

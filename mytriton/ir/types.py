@@ -58,6 +58,19 @@ class ScalarType:
     def ir_name(self) -> str:
         return self.info.ir
 
+    # Triton's dtype attributes of the same meaning (its is_* are methods: ours are properties)
+    @property
+    def primitive_bitwidth(self) -> int:
+        return self.bits
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        """The explicit mantissa bits of a float type (Triton's ``dtype.fp_mantissa_width``)."""
+        widths = {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52, "fp8e4nv": 3, "fp8e5": 2}
+        if self.name not in widths:
+            raise AttributeError(f"{self} is not a floating-point type: it has no fp_mantissa_width")
+        return widths[self.name]
+
     @property
     def scalar(self) -> "ScalarType":
         return self

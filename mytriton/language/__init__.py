@@ -130,8 +130,10 @@ def full(shape, value, dtype):
         if isinstance(value.type, BlockType):
             raise OpTypeError(f"full value must be scalar, got {value.type}")
         return make("full", value, shape=shape, dtype=dtype)
-    if isinstance(value, bool) != dtype.is_bool:
+    if not isinstance(value, (bool, int, float)) or (isinstance(value, bool) and not dtype.is_bool):
         raise OpTypeError(f"full value {value!r} cannot be converted to {dtype}")
+    if dtype.is_bool:
+        value = bool(value)                         # (Triton: tl.full(shape, 1, tl.int1) is all true)
     return make("full", tensor(current_builder().const(value, dtype)), shape=shape, dtype=dtype)
 
 

@@ -115,3 +115,12 @@ def expand_axes(out, AXES: tl.constexpr):
     x = tl.expand_dims(tl.arange(0, 4), AXES)
     tl.static_print(x.shape)
     tl.store(out + tl.arange(0, 4), tl.reshape(x, (4,)))
+
+
+@triton.jit
+def triton_compat(out):
+    """Triton idioms: a bool block from the number 1, isinstance on a run-time value, dtype widths."""
+    x = tl.full((4, 8), 1, dtype=tl.int1)
+    tl.static_assert(isinstance(x, tl.tensor) and not isinstance(x, tl.constexpr))
+    tl.static_assert(x.dtype.primitive_bitwidth == 1 and tl.float16.fp_mantissa_width == 10)
+    tl.store(out, tl.sum(x))
