@@ -1257,7 +1257,23 @@ class CudaEmitter:
 
         self.emit("{")
         self.depth += 1
+        # the warp bits after the last register or lane bit: one exchange through shared memory for
+        # all of them (each thread combines the totals of the warps before its own, in order)
+        last_in_warp = max((k for k, (_, dim, _) in enumerate(steps) if dim != WARP), default=-1)
+        trailing = [b for _, dim, b in steps[last_in_warp + 1:]]
+        steps = steps[:last_in_warp + 1]
         bufs = []
+
+        def buffers():
+            if not bufs:
+                at = 0
+                for k, ty in enumerate(tys):
+                    bufs.append(f"scan_buf{k}")
+                    self.emit(f"{ty.c_name}* scan_buf{k} = reinterpret_cast<{ty.c_name}*>({self.scratch}"
+                              f"{f' + {at}' if at else ''});")
+                    at += -(-self.fn.num_warps * 32 * n * max(4, ty.bits // 8) // 8) * 8
+                self.smem(at)
+            return bufs
         for _, dim, b in steps:
             if dim == REGISTER:
                 bit = 1 << b
@@ -1273,14 +1289,7 @@ class CudaEmitter:
             if dim == LANE:
                 partner = [f"__shfl_xor_sync(0xffffffffu, {t}[s], {1 << b})" for t in tots]
             else:
-                if not bufs:
-                    at = 0
-                    for k, ty in enumerate(tys):
-                        bufs.append(f"scan_buf{k}")
-                        self.emit(f"{ty.c_name}* scan_buf{k} = reinterpret_cast<{ty.c_name}*>({self.scratch}"
-                                  f"{f' + {at}' if at else ''});")
-                        at += -(-self.fn.num_warps * 32 * n * max(4, ty.bits // 8) // 8) * 8
-                    self.smem(at)
+                buffers()
                 self.emit("#pragma unroll")
                 self.emit(f"for (int s = 0; s < {n}; ++s) {{ " + " ".join(f"{buf}[tid * {n} + s] = {t}[s];"
                                                                            for buf, t in zip(bufs, tots)) + " }")
@@ -1297,8 +1306,52 @@ class CudaEmitter:
             self.emit("}")
             if dim == WARP:
                 self.emit("__syncthreads();")
+        if trailing:
+            along = sum(1 << b for b, v in enumerate(lay.bases_of(REGISTER)) if v[axis])
+            self.scan_across_warps(trailing, along, buffers(), incs, tots, tys, n, reverse, take, fn)
         self.depth -= 1
         self.emit("}")
+
+    def scan_across_warps(self, bits, along, bufs, incs, tots, tys, n, reverse, take, fn):
+        """The scan's last step when its highest axis bits are all warp bits: every thread stores
+        its totals (its warp's, per register), and after one barrier combines the totals of the
+        warps before its own along the axis (after, when reversed), in axis order, in front of its
+        prefixes. ``bits``: those warp bits, lowest first; ``along``: the register bits along the
+        axis (registers differing only there hold one total: one prefix serves them)."""
+        count = 1 << len(bits)
+        mask = sum(1 << b for b in bits)
+        position = " | ".join(f"(((tid >> {thread_bit(WARP, b)}) & 1) << {i})" for i, b in enumerate(bits))
+        warp_bits = [sum(((u >> i) & 1) << b for i, b in enumerate(bits)) for u in range(count)]
+        self.emit("#pragma unroll")
+        self.emit(f"for (int s = 0; s < {n}; ++s) {{ " + " ".join(f"{buf}[tid * {n} + s] = {t}[s];"
+                                                                   for buf, t in zip(bufs, tots)) + " }")
+        self.emit("__syncthreads();")
+        self.emit(f"const int mt_pos = {position};")
+        self.emit(f"const int mt_others = (tid >> 5) & ~{mask};")
+        self.emit(f"const int mt_warp_of[{count}] = {{{', '.join(map(str, warp_bits))}}};")
+        before = "u > mt_pos" if reverse else "u < mt_pos"
+        ps = [f"pre{k}[s]" for k in range(len(tys))]
+        self.emit(" ".join(f"{ty.c_name} pre{k}[{n}];" for k, ty in enumerate(tys)) + f" bool seen[{n}] = {{}};")
+        self.emit("#pragma unroll")
+        self.emit(f"for (int s = 0; s < {n}; ++s) {{")
+        if along:
+            self.emit(f"  if ((s & {along}) != 0) continue;")
+        self.emit("  #pragma unroll")
+        self.emit(f"  for (int i = 0; i < {count}; ++i) {{")
+        self.emit(f"    const int u = {'%d - i' % (count - 1) if reverse else 'i'};")
+        self.emit(f"    if (!({before})) continue;")
+        slot = f"((mt_others | mt_warp_of[u]) * 32 + (tid & 31)) * {n} + s"
+        self.emit("    " + " ".join(f"const {ty.c_name} q{k} = {buf}[{slot}];" for k, (ty, buf) in enumerate(zip(tys, bufs))))
+        self.emit("    if (seen[s]) " + f"{fn}({', '.join(ps)}, {', '.join(f'q{k}' for k in range(len(tys)))});"
+                  + " else { " + " ".join(f"{p} = q{k};" for k, p in enumerate(ps)) + " seen[s] = true; }")
+        self.emit("  }")
+        self.emit("}")
+        self.emit("#pragma unroll")
+        self.emit(f"for (int s = 0; s < {n}; ++s) {{")
+        rep = f"(s & ~{along})" if along else "s"
+        self.emit(f"  if (seen[{rep}]) {take([f'{i}[s]' for i in incs], [f'pre{k}[{rep}]' for k in range(len(tys))])}")
+        self.emit("}")
+        self.emit("__syncthreads();")
 
     # --- the whole kernel ---------------------------------------------------------------------------
 
