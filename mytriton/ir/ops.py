@@ -1039,6 +1039,14 @@ define(OpDef("full", (1, 1), _factory_rule, rematerializable=True, doc="a block 
 
 # --- reductions ------------------------------------------------------------------------------
 
+def sum_type(elem: ScalarType) -> ScalarType:
+    """What Triton sums (and cumsums) ``elem`` in: integers narrower than 32 bits widen to 32 with
+    their sign (bool counts as unsigned); other types stay."""
+    if elem.is_int and elem.bits < 32:
+        return I32 if elem.is_signed else U32
+    return elem
+
+
 def _reduce_rule(types, attrs):
     t = types[0]
     if not isinstance(t, BlockType):
@@ -1046,8 +1054,8 @@ def _reduce_rule(types, attrs):
     elem = _numeric(t, "reduction")
     if attrs.get("kind") in ("xor_sum", "reduce_or") and not elem.is_int:
         raise OpTypeError(f"tl.{attrs['kind']} takes integers, got {elem}")
-    if attrs.get("kind") == "sum" and elem.is_int and elem.bits < 32:
-        elem = I32 if elem.is_signed else U32   # Triton sums narrow integers in 32 bits (bool: unsigned)
+    if attrs.get("kind") == "sum":
+        elem = sum_type(elem)
     axis = attrs["axis"]
     if axis is None:
         return elem

@@ -13,7 +13,8 @@ from __future__ import annotations
 import builtins
 
 from .core import builtin, current_builder, is_block, make, tensor, to_tensor
-from ..ir.types import BF16, F32, I32, U32
+from ..ir.ops import sum_type
+from ..ir.types import BF16, F32
 
 __all__ = ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin"]
 
@@ -96,21 +97,12 @@ def _promote_bf16(x: tensor) -> tensor:
     return x.to(F32) if x.dtype == BF16 else x
 
 
-def sum_dtype(in_dtype, dtype):
-    """Triton's ``_pick_sum_dtype``: ``dtype`` when given, else integers narrower than 32 bits
-    widen to 32 with their sign (bool counts as unsigned), else None (keep the type)."""
-    if dtype is not None:
-        return dtype
-    if in_dtype.is_int and in_dtype.bits < 32:
-        return I32 if in_dtype.is_signed else U32
-    return None
-
-
 @builtin
 def cumsum(input, axis=0, reverse=False, dtype=None):
+    """As Triton's: in ``dtype`` when given, else narrow integers in 32 bits (``ops.sum_type``)."""
     x = _promote_bf16(to_tensor(input))
-    out_dtype = sum_dtype(x.dtype, dtype)
-    if out_dtype is not None:
+    out_dtype = sum_type(x.dtype) if dtype is None else dtype
+    if out_dtype != x.dtype:
         x = x.to(out_dtype)
     return associative_scan(x, axis, _sum_combine, reverse)
 

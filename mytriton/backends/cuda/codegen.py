@@ -82,6 +82,11 @@ class _CIndex:
         return f"({x} ^ {y})"
 
 
+def _smem_bytes(t) -> int:
+    """The bytes an element of scalar type ``t`` takes in shared memory (a pointer: 8)."""
+    return 8 if isinstance(t, PointerType) else max(1, t.bits // 8)
+
+
 def _paren(e: str) -> str:
     """``e`` as one operand: a name, a number, or parenthesized (once)."""
     return e if e.replace("_", "").isalnum() or _unparen(e) != e else f"({e})"
@@ -340,7 +345,10 @@ class CudaEmitter:
         return f"{self.value_c_type(v)} {self.ref(v)}"
 
     def per_element(self, v: Value, body: str):
-        """Emit ``body`` (which uses ``r``) for each register of ``v``."""
+        """Emit ``body`` (which uses ``r``) for each register of ``v``; once, as it is, for a scalar."""
+        if not isinstance(v.type, BlockType):
+            self.emit(body)
+            return
         n = self.nregs(v)
         if n == 1:
             self.emit(f"{{ const int r = 0; {body} }}")
@@ -435,11 +443,7 @@ class CudaEmitter:
         # (the file's name, not its path: a build gives the same bytes wherever it runs)
         call = (f"__assertfail({c_string(op.attrs['message'])}, {c_string(os.path.basename(loc.file) if loc else '')}, "
                 f"{loc.line if loc else 0}u, {c_string(self.fn.name)}, 1);")
-        stmt = f"if ({failed}) {call}"
-        if block:
-            self.per_element(cond, stmt)
-        else:
-            self.emit(stmt)
+        self.per_element(cond, f"if ({failed}) {call}")
 
     def op_device_print(self, op: Op):
         """printf per element, from the thread that owns it (as stores): pid, the element's
@@ -460,12 +464,7 @@ class CudaEmitter:
                 c_string(op.attrs["prefix"]), f"({c_type})({v})"]
         stmt = f'printf("{fmt}", {", ".join(args)});'
         own = self.store_owner(x)
-        if own:
-            stmt = f"if ({own}) {stmt}"
-        if block:
-            self.per_element(x, stmt)
-        else:
-            self.emit(stmt)
+        self.per_element(x, f"if ({own}) {stmt}" if own else stmt)
 
     def op_libdevice(self, op: Op):
         """A libdevice function: its symbol called (declared once per kernel; the operands have the
@@ -804,7 +803,7 @@ class CudaEmitter:
         ctype = self.value_c_type(res)
         buf = f"reinterpret_cast<{ctype}*>({self.scratch})"
         numel = res.type.numel
-        self.smem(numel * (8 if isinstance(res.type.scalar, PointerType) else max(1, res.type.scalar.bits // 8)))
+        self.smem(numel * _smem_bytes(res.type.scalar))
         self.emit(self.declare(res) + ";")
         self.emit("{")
         self.depth += 1
@@ -824,7 +823,7 @@ class CudaEmitter:
         elem = srcs[0].type.scalar
         ctype = self.value_c_type(srcs[0])
         numel = [s.type.numel if isinstance(s.type, BlockType) else 1 for s in srcs]
-        self.smem(sum(numel) * (8 if isinstance(elem, PointerType) else max(1, elem.bits // 8)))
+        self.smem(sum(numel) * _smem_bytes(elem))
         for r in results:
             self.emit(self.declare(r) + ";")
         self.emit("{")
@@ -869,7 +868,7 @@ class CudaEmitter:
         res = op.result
         axis, shape = op.attrs["axis"], src.type.shape
         elem = src.type.scalar
-        self.smem(src.type.numel * (8 if isinstance(elem, PointerType) else max(1, elem.bits // 8)))
+        self.smem(src.type.numel * _smem_bytes(elem))
         ctype = self.value_c_type(src)
         self.emit(self.declare(res) + ";")
         self.emit("{")
@@ -1102,6 +1101,15 @@ class CudaEmitter:
             return self.cast_to(d.c_fn([self.cast_to(a, ty, F32), self.cast_to(b, ty, F32)], F32), F32, ty)
         return d.c_fn([a, b], ty)
 
+    def scratch_arrays(self, names: list[str], types: list[ScalarType], count: int):
+        """Declare, one after the other in the op's shared memory, an array of ``count`` elements of
+        each type (at least 4 bytes an element, each array 8-byte aligned), and reserve them."""
+        at = 0
+        for name, ty in zip(names, types):
+            self.emit(f"{ty.c_name}* {name} = reinterpret_cast<{ty.c_name}*>({self.scratch}{f' + {at}' if at else ''});")
+            at += -(-count * max(4, ty.bits // 8) // 8) * 8
+        self.smem(at)
+
     def combine_lambda(self, op: Op) -> str:
         """Emit the op's combine body (a Combine) as a C++ lambda that combines into its first N
         arguments, taken by reference: ``f(a0, a1, b0, b1)`` makes (a0, a1) = combine(a, b).
@@ -1203,13 +1211,8 @@ class CudaEmitter:
             q_count = res.type.numel if block else 1
             widx = self.index(thread_bits_expr(lay, [(WARP, b) for b in warp_bits]))
             lin = self.offset(res, "q") if block else "0"
-            bufs, at = [], 0
-            for k, ty in enumerate(tys):
-                buf = "buf" if len(tys) == 1 else f"buf{k}"
-                self.emit(f"{ty.c_name}* {buf} = reinterpret_cast<{ty.c_name}*>({self.scratch}{f' + {at}' if at else ''});")
-                bufs.append(buf)
-                at += -(-warps * q_count * max(4, ty.bits // 8) // 8) * 8
-            self.smem(at if len(tys) > 1 else warps * q_count * max(4, tys[0].bits // 8))
+            bufs = ["buf"] if len(tys) == 1 else [f"buf{k}" for k in range(len(tys))]
+            self.scratch_arrays(bufs, tys, warps * q_count)
             self.emit("#pragma unroll")
             slot = _paren(widx) if q_count == 1 else f"{_paren(widx)} * {q_count}"
             slot = slot if lin == "0" else f"{slot} + {lin}"
@@ -1266,13 +1269,8 @@ class CudaEmitter:
 
         def buffers():
             if not bufs:
-                at = 0
-                for k, ty in enumerate(tys):
-                    bufs.append(f"scan_buf{k}")
-                    self.emit(f"{ty.c_name}* scan_buf{k} = reinterpret_cast<{ty.c_name}*>({self.scratch}"
-                              f"{f' + {at}' if at else ''});")
-                    at += -(-self.fn.num_warps * 32 * n * max(4, ty.bits // 8) // 8) * 8
-                self.smem(at)
+                bufs.extend(f"scan_buf{k}" for k in range(len(tys)))
+                self.scratch_arrays(bufs, tys, self.fn.num_warps * 32 * n)
             return bufs
         for _, dim, b in steps:
             if dim == REGISTER:
