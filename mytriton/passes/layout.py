@@ -339,15 +339,18 @@ class LayoutAssignment:
         elif name == "scan":
             for i, v in enumerate(op.operands):
                 self.request(v, layout, op, i)
-        elif name in THROUGH_SHARED:   # the operands stay as they are
-            first = op.operands[0]
-            for i, v in enumerate(op.operands):
-                if name == "histogram":      # (its mask in its input's layout)
-                    v = first
-                if name == "gather" and i == 1:
-                    self.request(v, layout, op, 1)
-                elif isinstance(v.type, BlockType):
-                    self.request(op.operands[i], self.nat.get(v) or self.default(v.type), op, i)
+        elif name in THROUGH_SHARED:
+            # the operands stay in their own layouts; but a histogram's mask is read with its input
+            # (in the input's layout) and a gather's index with its result (in the result's)
+            own = [self.nat.get(v) or self.default(v.type) if isinstance(v.type, BlockType) else None
+                   for v in op.operands]
+            if name == "histogram" and len(own) == 2:
+                own[1] = own[0]
+            elif name == "gather":
+                own[1] = layout
+            for i, (v, lay) in enumerate(zip(op.operands, own)):
+                if lay is not None:
+                    self.request(v, lay, op, i)
         else:
             for i, v in enumerate(op.operands):
                 self.request(v, layout, op, i)
