@@ -523,11 +523,28 @@ _unary("abs", _same_compute, np.abs,
 ROUNDINGS = ("rtne", "rtz")
 
 
+def _check_pointer_cast(src, dst, rounding):
+    """Triton's casts of pointers: a pointer to another pointer type (the same address), to a
+    64-bit integer (its address) or to bool (not null); a 64-bit integer to a pointer."""
+    if rounding is not None:
+        raise OpTypeError(f"fp_downcast_rounding applies only to floats, not {src} to {dst}")
+    if isinstance(src, PointerType) and isinstance(dst, PointerType):
+        return
+    other = dst if isinstance(src, PointerType) else src
+    if not (other.is_int and (other.bits == 64 or (other.is_bool and isinstance(src, PointerType)))):
+        raise OpTypeError(f"cannot convert {src} to {dst}: a pointer converts to another pointer type, "
+                          f"to int64/uint64 or to bool, and only a 64-bit integer converts to a pointer "
+                          f"(convert through tl.int64)")
+
+
 def _cast_rule(types, attrs):
     """``x.to(dtype, fp_downcast_rounding=...)``: ``rounding`` (None, "rtne", "rtz") may be given only
     for a float narrowed to a float (Triton's rule); None there means round to nearest even."""
     dst, rounding = attrs["dtype"], attrs.get("rounding")
     src = types[0].scalar
+    if isinstance(src, PointerType) or isinstance(dst, PointerType):
+        _check_pointer_cast(src, dst, rounding)
+        return make_type(shape_of(types[0]), dst)
     if rounding is not None:
         if rounding not in ROUNDINGS:
             raise OpTypeError(f"invalid rounding mode {rounding!r}: supported rounding modes are 'rtne' and 'rtz'")
@@ -659,7 +676,7 @@ def _store_rule(types, attrs):
     if not isinstance(p, PointerType):
         raise OpTypeError(f"store: expected a pointer, got {types[0]}")
     if isinstance(types[1].scalar, PointerType):
-        raise OpTypeError("store: storing pointers is not supported")
+        raise OpTypeError("store: a pointer can be stored only into int64/uint64 memory (as its address)")
     if len(types) > 2:
         _mask_check(types[2], "store")
     shape = _broadcast(types, "store")
@@ -1278,6 +1295,10 @@ def convert(x, src: ScalarType, dst: ScalarType, rounding: str | None = None) ->
     convert to anything but fp32 through fp32, an integer becomes bf16 through fp32, and fp8 is
     made from fp32 saturating (``_to_fp8``), as in Triton."""
     x = np.asarray(x)
+    if isinstance(src, PointerType) or isinstance(dst, PointerType):     # (addresses are int64 here)
+        if isinstance(dst, ScalarType) and dst.is_bool:
+            return x != 0
+        return x.astype(np.int64 if isinstance(dst, PointerType) else np_dtype(dst))
     with np.errstate(all="ignore"):
         if src == dst:
             return x.astype(np_dtype(dst), copy=False)

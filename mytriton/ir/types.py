@@ -72,6 +72,14 @@ class ScalarType:
         return widths[self.name]
 
     @property
+    def exponent_bias(self) -> int:
+        """The exponent bias of a float type (Triton's ``dtype.exponent_bias``)."""
+        biases = {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023, "fp8e4nv": 7, "fp8e5": 15}
+        if self.name not in biases:
+            raise AttributeError(f"{self} is not a floating-point type: it has no exponent_bias")
+        return biases[self.name]
+
+    @property
     def scalar(self) -> "ScalarType":
         return self
 

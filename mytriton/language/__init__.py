@@ -6,6 +6,7 @@ import math as _math
 
 from ..ir.ops import ATOMIC_SCOPES, ATOMIC_SEMS, DOT_PRECISIONS, OpTypeError, check_atomic, check_block_shape
 from ..ir.types import BF16, F16, F32, F64, FP8E4NV, FP8E5, I8, I32, BlockType, PointerType, ScalarType
+from ..frontend.builder import MAX_TENSOR_NUMEL as _MAX_TENSOR_NUMEL
 from .core import (bfloat16, builtin, computation_operands, constexpr, current_builder, dtype, float8e4nv,
                    float8e5, float16, float32, float64,
                    int1, int8, int16, int32, int64, is_block, make, tensor, to_tensor, uint8, uint16,
@@ -22,7 +23,8 @@ __all__ = [
     "expand_dims", "multiple_of", "max_contiguous", "static_assert", "static_print", "PropagateNan",
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg",
     "atomic_cas", "debug_barrier", "cast", "trans", "permute", "dot", "xor_sum", "reduce_or", "clamp", "swizzle2d",
-    "softmax", "device_print", "max_constancy", "assume",
+    "softmax", "device_print", "max_constancy", "assume", "pointer_type", "pi32_t", "TRITON_MAX_TENSOR_NUMEL",
+    "add", "sub", "mul",
 ]
 
 
@@ -184,6 +186,8 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     if boundary_check:
         raise TypeError("block pointers (boundary_check) are not supported")
     value = to_tensor(value, pointer.dtype.pointee)
+    if isinstance(value.dtype, PointerType) and pointer.dtype.pointee.is_int and pointer.dtype.pointee.bits == 64:
+        value = value.to(pointer.dtype.pointee)            # a pointer stored as its address, as in Triton
     if mask is None:
         make("store", pointer, value)
     else:
@@ -257,6 +261,39 @@ def debug_barrier():
 def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
     """``tl.cast(x, dtype, fp_downcast_rounding=None, bitcast=False)``: ``x.to(...)``, for numbers too."""
     return to_tensor(input).to(dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+
+def pointer_type(element_ty, address_space: int = 1, const: bool = False) -> PointerType:
+    """Triton's ``tl.pointer_type(dtype)``: the type of a pointer to ``dtype`` elements, for
+    ``x.to(tl.pointer_type(tl.float16))`` (a 64-bit integer or another pointer read as one)."""
+    if not isinstance(element_ty, ScalarType):
+        raise TypeError(f"tl.pointer_type expects a dtype such as tl.float16, got {element_ty!r}")
+    if address_space != 1:
+        raise TypeError(f"tl.pointer_type: only global memory (address_space=1) is supported, got {address_space}")
+    return PointerType(element_ty)
+
+
+pointer_type.__mytriton_builtin__ = True        # (callable in kernels, and on the host: a type)
+pi32_t = pointer_type(int32)
+TRITON_MAX_TENSOR_NUMEL = _MAX_TENSOR_NUMEL        # (the most elements a block may hold)
+
+
+@builtin
+def add(x, y, sanitize_overflow: bool = True):
+    """``tl.add(x, y)``: ``x + y``."""
+    return to_tensor(x) + y
+
+
+@builtin
+def sub(x, y, sanitize_overflow: bool = True):
+    """``tl.sub(x, y)``: ``x - y``."""
+    return to_tensor(x) - y
+
+
+@builtin
+def mul(x, y, sanitize_overflow: bool = True):
+    """``tl.mul(x, y)``: ``x * y``."""
+    return to_tensor(x) * y
 
 
 @builtin
@@ -337,6 +374,9 @@ def _reduce(kind):
             # bools in int32) and return that type
             input = input.to(float32 if input.dtype.is_float else int32)
         out = make(kind, input, axis=None if axis is None else axis % rank)
+        if dtype is not None and out.dtype != input.dtype:
+            # a sum in a type narrower than 32 bits wraps in it, as Triton's does (bool: modulo 2)
+            out = (out & 1 if input.dtype.bits == 1 else out).to(input.dtype)
         if keep_dims:
             for d in ([axis % rank] if axis is not None else builtins.range(rank)):
                 out = make("expand_dims", out, axis=d) if is_block(out) else full((1,) * rank, out, out.dtype)

@@ -141,12 +141,12 @@ class tensor:
         """Triton's ``x.to``: a numeric conversion (a float narrowed rounds to nearest even, or toward
         zero with ``fp_downcast_rounding="rtz"``), or with ``bitcast=True`` the same bits read as
         ``dtype`` (of the same width)."""
-        if not isinstance(dtype, ScalarType):
-            raise TypeError(f"to() expects a dtype such as tl.float32, got {dtype!r}")
+        if not isinstance(dtype, (ScalarType, PointerType)):
+            raise TypeError(f"to() expects a dtype such as tl.float32 or tl.pointer_type(tl.float16), got {dtype!r}")
         if dtype == self.dtype:
             return self
-        if bitcast:
-            return make("bitcast", self, dtype=dtype)
+        if bitcast and not (isinstance(dtype, PointerType) or isinstance(self.dtype, PointerType)):
+            return make("bitcast", self, dtype=dtype)     # (a pointer's bits are its address: a cast)
         if fp_downcast_rounding is None:
             return make("cast", self, dtype=dtype)
         return make("cast", self, dtype=dtype, rounding=fp_downcast_rounding)
@@ -186,7 +186,7 @@ class tensor:
             elif isinstance(item, slice) and item == slice(None):
                 axis += 1
             else:
-                raise TypeError(f"unsupported index {item!r}: only ':' and None are allowed (x[:, None])")
+                raise TypeError(f"unsupported tensor index {item!r}: only ':' and None are allowed (x[:, None])")
         if axis != len(self.shape) + sum(1 for i in index if i is None):
             raise TypeError(f"index {index!r} does not match the tensor's rank {len(self.shape)}")
         return out

@@ -477,6 +477,11 @@ class CudaEmitter:
 
     def op_cast(self, op: Op):
         dst, rounding = op.result.type.scalar, op.attrs.get("rounding")
+        src = op.operands[0].type.scalar
+        if isinstance(dst, PointerType) or isinstance(src, PointerType):     # (ir/ops.py: which ones)
+            c_dst = self.value_c_type(op.result)
+            self.elementwise(op, lambda v: f"(({c_dst})({v[0]}))", None)
+            return
         self.elementwise(op, lambda v: self.cast_to(v[0], op.operands[0].type.scalar, dst, rounding), None)
 
     def op_bitcast(self, op: Op):

@@ -20,7 +20,7 @@ from ...errors import CompilationError
 from ...ir.ssa import Loc, globals_changed
 from ...runtime.driver import DTYPES, dtype_named
 from .executor import AssertFailed, Executor, Program
-from .memory import Memory, OutOfBounds, ReadOnly
+from .memory import ElementSize, Memory, OutOfBounds, ReadOnly
 
 __all__ = ["interpret", "InterpreterError", "DeviceAssertionError", "infer_type"]
 
@@ -175,7 +175,7 @@ def _raise_fault(kernel: str, op, fault, pid: tuple[int, int, int], fn_loc):
         where = f" at block index {fault.lane[1:]}" if len(fault.lane) > 1 else ""
         raise DeviceAssertionError(f"device-side assertion failed in program {pid}{where}: {fault.message}",
                                    loc, kernel, program_id=pid) from None
-    if isinstance(fault, ReadOnly):
+    if isinstance(fault, (ReadOnly, ElementSize)):
         raise InterpreterError(f"{fault} in program {pid}", loc, kernel, program_id=pid,
                                array=fault.buffer.name) from None
     assert isinstance(fault, OutOfBounds)

@@ -34,7 +34,7 @@ from ...ir.ops import (ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, conve
 from ...ir.regions import control_operands, is_target, lanes
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, combine_bodies, walk
 from ...ir.types import BlockType, PointerType, shape_of
-from .memory import Memory, OutOfBounds, ReadOnly
+from .memory import ElementSize, Memory, OutOfBounds, ReadOnly
 
 ADDRESS = np.int64                # the numpy dtype of a pointer value (see memory.py)
 BATCH_ELEMENTS = 1 << 21          # a batch holds at most this many elements per block value
@@ -447,7 +447,7 @@ class Executor:
             raise NotImplementedError(f"the interpreter has no rule for op '{op.name}'")
         rank = _rank(op.result)
         args = [_to_rank(a, rank) for a in args]
-        if isinstance(op.result.type.scalar, PointerType):     # `where` choosing between pointers
+        if isinstance(op.result.type.scalar, PointerType) and op.name != "cast":   # `where` of pointers
             out = d.np_fn(*args)
         else:
             out = eval_elementwise(op.name, [v.type for v in op.operands], args, op.attrs, op.result.type)
@@ -531,7 +531,7 @@ class Executor:
             return fn()
         except OutOfBounds as fault:
             self.on_fault(op, fault, self.program_id_of(fault.lane[0]))
-        except ReadOnly as fault:
+        except (ReadOnly, ElementSize) as fault:
             self.on_fault(op, fault, self.program_id_of(0))
 
 

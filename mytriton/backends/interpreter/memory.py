@@ -142,10 +142,10 @@ class Memory:
         groups = self.resolve("load", address, mask)
         if len(groups) == 1 and groups[0][1] is None:
             buf, _, off = groups[0]
-            return buf.flat.take(off, mode="clip").astype(dtype, copy=False)
+            return _elements(buf, dtype).take(off, mode="clip")
         out = np.broadcast_to(np.asarray(0 if other is None else other, dtype), address.shape)
         for buf, lanes, off in groups:
-            out = np.where(lanes, buf.flat.take(off, mode="clip"), out)
+            out = np.where(lanes, _elements(buf, dtype).take(off, mode="clip"), out)
         return out.astype(dtype, copy=False)
 
     def store(self, address: np.ndarray, value: np.ndarray, mask: np.ndarray | None) -> None:
@@ -153,10 +153,11 @@ class Memory:
         for buf, lanes, off in self.resolve("store", address, mask):
             if not buf.flat.flags.writeable:
                 raise ReadOnly(buf)
+            flat = _elements(buf, value.dtype)
             if lanes is None:
-                buf.flat[off.reshape(-1)] = value.reshape(-1)
+                flat[off.reshape(-1)] = value.reshape(-1)
             else:
-                buf.flat[off[lanes]] = value[lanes]
+                flat[off[lanes]] = value[lanes]
 
 
     def atomic(self, address: np.ndarray, mask: np.ndarray | None, update, operands: list[np.ndarray],
@@ -191,6 +192,28 @@ class Memory:
                     buf.flat[at] = update(current, *(o[lane] for o in operands))
                     lo = hi
         return old
+
+
+def _elements(buf: Buffer, dtype) -> np.ndarray:
+    """``buf``'s elements seen as ``dtype``: a pointer converted to another pointee type of the same
+    size (``x.to(tl.pointer_type(...))``) reads the same bits; one of another size cannot be followed
+    here, as the interpreter's addresses count elements."""
+    dtype = np.dtype(dtype)
+    if buf.flat.dtype == dtype:
+        return buf.flat
+    if buf.flat.dtype.itemsize != dtype.itemsize:
+        raise ElementSize(buf, dtype)
+    return buf.flat.view(dtype)
+
+
+class ElementSize(Exception):
+    """An access through a pointer whose pointee is not the size of its array's elements."""
+
+    def __init__(self, buffer: Buffer, dtype: np.dtype):
+        self.buffer = buffer
+        super().__init__(f"an access to '{buffer.name}' ({buffer.type_name}, {buffer.flat.dtype.itemsize}-byte "
+                         f"elements) through a pointer to {dtype.itemsize}-byte elements: the interpreter "
+                         f"follows a pointer converted to a pointee of another size only on the GPU")
 
 
 class ReadOnly(Exception):

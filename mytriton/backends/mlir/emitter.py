@@ -335,7 +335,7 @@ class MLIREmitter:
 
     def op_cast(self, op: Op):
         src = op.operands[0].type.scalar
-        if isinstance(src, PointerType):
+        if isinstance(src, PointerType) or isinstance(op.result.type.scalar, PointerType):
             raise unsupported("casting a pointer", op)
         dst, rounding = op.result.type.scalar, op.attrs.get("rounding")
         self.per_register(op, lambda r, name: convert(self, self.operand(op.result, op.operands[0], r), src, dst, name,
