@@ -22,6 +22,7 @@ import re
 import sys
 import threading
 import types
+from dataclasses import dataclass
 
 from .. import language as tl
 from ..errors import CompilationError
@@ -29,7 +30,7 @@ from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
 from ..ir.tree import CombineTree, RegionStmt, Scope
 from ..ir.types import I1, I32, I64, BlockType, PointerType, ScalarType
-from ..language.core import Shape, _current_builder, is_builtin, tensor, to_tensor
+from ..language.core import Composite, Shape, _current_builder, is_builtin, tensor, to_tensor
 from ..language.triton_names import UnsupportedTritonName
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
@@ -107,7 +108,8 @@ def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
         kinds.update({id(dict): "dict", id(types.SimpleNamespace): "ns", id(types.ModuleType): "module",
                       id(types.MethodType): "method", id(type): "class"})
         kinds.update({id(t): "code" for t in _CODE_TYPES})
-        ours = (tensor, ScalarType, PointerType, BlockType, JITFunction, tl.range, tl.static_range)
+        ours = (tensor, ScalarType, PointerType, BlockType, JITFunction, tl.range, tl.static_range, tl.block_ptr,
+                tl.tensor_descriptor)
         kinds.update({id(t): "leaf" for t in ours})
         classes = [v for k, v in vars(builtins).items() if not k.startswith("_") and type(v) is type]
         classes += [*ours, type(None), tl.constexpr, tl.PropagateNan]
@@ -258,21 +260,56 @@ class _OneBranch:
 _MISSING = object()
 
 
+@dataclass
+class _Carried:
+    """The values a run-time loop carries: each name's value at the loop's entry (its template) and
+    the leaves it flattens to (a tuple's items, a block pointer's parts), one region argument each."""
+    names: list[str]
+    templates: list
+    inputs: list                 # the leaves' initial nodes
+    leaf_names: list[str]        # (a name, or name_i for the leaves of a tuple or composite)
+
+    def args(self, builder, scope: Scope) -> tuple:
+        """One region argument per leaf, in ``scope``."""
+        return tuple(builder.leaf("region_arg", n.type, scope, name=name)
+                     for n, name in zip(self.inputs, self.leaf_names))
+
+    def env(self, leaves) -> dict:
+        """The carried names rebuilt from one node per leaf (region arguments or results)."""
+        parts = iter(tensor(x) for x in leaves)
+        return {name: _unflatten(t, parts) for name, t in zip(self.names, self.templates)}
+
+
 def _has_return(stmts: list[ast.stmt]) -> bool:
     return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
 
 
 def _flatten(v) -> list:
-    """The leaves of a (nested) tuple of returned values."""
-    return [x for e in v for x in _flatten(e)] if isinstance(v, tuple) else [v]
+    """The leaves of a value made of tuples and composites (block pointers...): the values merged
+    after a run-time ``if`` or carried by a loop one by one."""
+    if isinstance(v, tuple):
+        return [x for e in v for x in _flatten(e)]
+    if isinstance(v, Composite):
+        return _flatten(v.parts)
+    return [v]
 
 
 def _shape_of_tree(v):
-    return tuple(_shape_of_tree(e) for e in v) if isinstance(v, tuple) else None
+    """What must agree between two values merged leaf by leaf: their tuple and composite structure."""
+    if isinstance(v, tuple):
+        return tuple(_shape_of_tree(e) for e in v)
+    if isinstance(v, Composite):
+        return type(v).__name__, v.static, _shape_of_tree(v.parts)
+    return None
 
 
 def _unflatten(template, parts):
-    return tuple(_unflatten(e, parts) for e in template) if isinstance(template, tuple) else next(parts)
+    """``template`` rebuilt from the iterator ``parts`` of new leaves."""
+    if isinstance(template, tuple):
+        return tuple(_unflatten(e, parts) for e in template)
+    if isinstance(template, Composite):
+        return template.with_parts(_unflatten(template.parts, parts))
+    return next(parts)
 
 
 def _describe(v) -> str:
@@ -280,6 +317,8 @@ def _describe(v) -> str:
         return "nothing"
     if isinstance(v, tuple):
         return f"a tuple of {len(v)}"
+    if isinstance(v, Composite):
+        return f"a {type(v).__name__}"
     return "a value"
 
 
@@ -506,23 +545,35 @@ class CodeGenerator(ast.NodeVisitor):
         then_env, _ = self.trace_scope(then_scope, node.body)
         else_env, _ = self.trace_scope(else_scope, node.orelse)
         names, outs = [], ([], [])
+        merged = []                        # (name, its then-value as the template of a tuple/composite)
         for name in dict.fromkeys([*then_env, *else_env]):
             t, e = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
             if t is e:
                 continue                                   # not assigned in either branch
             if t is _MISSING or e is _MISSING or isinstance(t, _OneBranch) or isinstance(e, _OneBranch):
                 self.env[name] = _OneBranch(name, self.src.loc(node).line)
+            elif isinstance(t, (tuple, Composite)) or isinstance(e, (tuple, Composite)):
+                if _shape_of_tree(t) != _shape_of_tree(e):
+                    raise self.error(node, f"`{name}` is {_describe(t)} in the then branch of this run-time `if` "
+                                           f"and {_describe(e)} of another structure in the else branch")
+                merged.append((name, t))
+                for i, (tl_, el) in enumerate(zip(_flatten(t), _flatten(e))):
+                    ta, ea = self.merge(node, f"`{name}`", tl_, el)
+                    names.append(f"{name}_{i}")
+                    outs[0].append(ta.node)
+                    outs[1].append(ea.node)
             elif not (isinstance(t, tensor) or isinstance(e, tensor)) and type(t) is type(e) and t == e:
                 self.env[name] = t                         # the same constant either way
             else:
                 ta, ea = self.merge(node, f"`{name}`", t, e, self.env.get(name, _MISSING))
+                merged.append((name, None))
                 names.append(name)
                 outs[0].append(ta.node)
                 outs[1].append(ea.node)
-        results = self.region_stmt("if", (cond.node,), (then_scope, else_scope), ((), ()), outs,
-                                   [n.type for n in outs[0]], names, node)
-        for name, r in zip(names, results):
-            self.env[name] = tensor(r)
+        results = iter(tensor(r) for r in self.region_stmt("if", (cond.node,), (then_scope, else_scope), ((), ()),
+                                                           outs, [n.type for n in outs[0]], names, node))
+        for name, template in merged:
+            self.env[name] = next(results) if template is None else _unflatten(template, results)
 
     def returning_if(self, node: ast.If, cond: tensor):
         """An ``if`` with a ``return`` inside: each branch continues with the rest of the function
@@ -600,11 +651,10 @@ class CodeGenerator(ast.NodeVisitor):
         if b.loop_nesting >= MAX_LOOP_NESTING:
             raise self.error(node, f"run-time loops nest more than {MAX_LOOP_NESTING} deep (counting loops in "
                                    f"inlined @jit calls)")
-        carried, inputs = self.carried_values(node, assigned)
+        carried = self.carried_values(node, assigned)
         outer = b.scope
         before, after = Scope(outer), Scope(outer)
-        before_args = tuple(b.leaf("region_arg", n.type, before, name=carried[i]) for i, n in enumerate(inputs))
-        after_args = tuple(b.leaf("region_arg", n.type, after, name=carried[i]) for i, n in enumerate(inputs))
+        before_args, after_args = carried.args(b, before), carried.args(b, after)
 
         def test():
             cond = self.visit(node.test)
@@ -613,13 +663,12 @@ class CodeGenerator(ast.NodeVisitor):
                                             "compile-time condition would never run the loop or never end it)")
             return self.condition(node.test, cond, "while")
 
-        _, cond = self.trace_scope(before, test, {n: tensor(a) for n, a in zip(carried, before_args)})
-        outputs = self.loop_body(node, node.body, after, carried, inputs,
-                                 {n: tensor(a) for n, a in zip(carried, after_args)})
-        results = self.region_stmt("while", inputs, (before, after), (before_args, after_args),
-                                   ((cond.node, *before_args), outputs), [n.type for n in inputs], carried, node)
-        for name, res in zip(carried, results):
-            self.env[name] = tensor(res)
+        _, cond = self.trace_scope(before, test, carried.env(before_args))
+        outputs = self.loop_body(node, node.body, after, carried, carried.env(after_args))
+        results = self.region_stmt("while", carried.inputs, (before, after), (before_args, after_args),
+                                   ((cond.node, *before_args), outputs), [n.type for n in carried.inputs],
+                                   carried.leaf_names, node)
+        self.env.update(carried.env(results))
 
     def visit_Break(self, node):
         raise self.error(node, "`break` is not supported in kernel loops")
@@ -702,37 +751,50 @@ class CodeGenerator(ast.NodeVisitor):
                         raise self.error(t, f"cannot assign to the loop variable '{target}'")
         return assigned.names
 
-    def carried_values(self, node, assigned_names: list[str], exclude: str | None = None):
-        """The names a loop carries (assigned in it and defined before it) and their initial nodes."""
-        carried = [n for n in assigned_names
-                   if n in self.env and n != exclude and not isinstance(self.env[n], _OneBranch)]
-        inputs = []
-        for name in carried:
-            v = self.env[name]
-            if not isinstance(v, (tensor, int, float, bool)):
-                raise self.error(node, f"'{name}' is reassigned in a run-time loop but holds {type(v).__name__}, "
-                                       "which cannot be carried across iterations")
-            inputs.append(to_tensor(v).node)
-        return carried, inputs
+    def carried_values(self, node, assigned_names: list[str], exclude: str | None = None) -> "_Carried":
+        """The names a loop carries (assigned in it and defined before it), flattened to leaves."""
+        names = [n for n in assigned_names
+                 if n in self.env and n != exclude and not isinstance(self.env[n], _OneBranch)]
+        carried = _Carried(names, [self.env[n] for n in names], [], [])
+        for name, v in zip(names, carried.templates):
+            leaves = _flatten(v)
+            for i, leaf in enumerate(leaves):
+                if not isinstance(leaf, (tensor, int, float, bool)):
+                    held = type(v).__name__ if len(leaves) == 1 else f"{_describe(v)} holding {type_name(leaf)}"
+                    raise self.error(node, f"'{name}' is reassigned in a run-time loop but holds {held}, "
+                                           "which cannot be carried across iterations")
+                carried.inputs.append(to_tensor(leaf).node)
+                carried.leaf_names.append(name if len(leaves) == 1 else f"{name}_{i}")
+        return carried
 
-    def loop_body(self, node, body: list[ast.stmt], scope: Scope, carried, inputs, env: dict):
-        """Trace a loop body in ``scope``; the carried names' values at its end (of their initial types)."""
+    def loop_body(self, node, body: list[ast.stmt], scope: Scope, carried: "_Carried", env: dict):
+        """Trace a loop body in ``scope``; the carried leaves' values at its end (of their initial types)."""
         b = self.builder
 
         def run():
             self.visit_block(body)
             outputs = []
-            for name, init in zip(carried, inputs):
+            for name, template in zip(carried.names, carried.templates):
                 value = self.env[name]
                 if isinstance(value, _OneBranch):
                     raise self.error(node, f"loop-carried variable '{name}' is assigned in only one branch "
                                            f"of the run-time `if` at line {value.line} in the loop body")
-                out = to_tensor(value, init.type.scalar).node
-                if out.type != init.type:
-                    raise self.error(node, f"loop-carried variable '{name}' enters the loop as {init.type} "
-                                           f"but is reassigned to {out.type} in the body; give it its final "
-                                           f"type before the loop (e.g. tl.zeros(shape, dtype))")
-                outputs.append(out)
+                if _shape_of_tree(value) != _shape_of_tree(template):
+                    raise self.error(node, f"loop-carried variable '{name}' enters the loop as "
+                                           f"{_describe(template)} but is reassigned to {_describe(value)} of "
+                                           f"another structure in the body (a tuple's length, a block pointer's "
+                                           f"block shape and order must stay)")
+                for leaf in _flatten(value):
+                    init = carried.inputs[len(outputs)]
+                    if not isinstance(leaf, (tensor, int, float, bool)):
+                        raise self.error(node, f"loop-carried variable '{name}' is reassigned to "
+                                               f"{type_name(leaf)}, which cannot be carried across iterations")
+                    out = to_tensor(leaf, init.type.scalar).node
+                    if out.type != init.type:
+                        raise self.error(node, f"loop-carried variable '{name}' enters the loop as {init.type} "
+                                               f"but is reassigned to {out.type} in the body; give it its final "
+                                               f"type before the loop (e.g. tl.zeros(shape, dtype))")
+                    outputs.append(out)
             return outputs
 
         self.loop_depth += 1
@@ -763,17 +825,15 @@ class CodeGenerator(ast.NodeVisitor):
         # the index has the promoted type of the three, as in Triton: int64 when one of them is
         index_type = I64 if I64 in (start.type, stop.type, step.type) else I32
         start, stop, step = (v if v.type == index_type else v.to(index_type) for v in (start, stop, step))
-        carried, inputs = self.carried_values(node, assigned_names, node.target.id)
+        carried = self.carried_values(node, assigned_names, node.target.id)
         body = Scope(b.scope)
         index = b.leaf("region_arg", index_type, body, name=node.target.id)
-        args = tuple(b.leaf("region_arg", n.type, body, name=carried[i]) for i, n in enumerate(inputs))
-        env = {node.target.id: tensor(index), **{n: tensor(a) for n, a in zip(carried, args)}}
-        outputs = self.loop_body(node, node.body, body, carried, inputs, env)
-        results = self.region_stmt("for", (start.node, stop.node, step.node, *inputs), (body,),
-                                   ((index, *args),), (outputs,), [n.type for n in inputs], carried, node,
-                                   attrs=dict(getattr(r, "hints", {})))
-        for name, res in zip(carried, results):
-            self.env[name] = tensor(res)
+        args = carried.args(b, body)
+        outputs = self.loop_body(node, node.body, body, carried, {node.target.id: tensor(index), **carried.env(args)})
+        results = self.region_stmt("for", (start.node, stop.node, step.node, *carried.inputs), (body,),
+                                   ((index, *args),), (outputs,), [n.type for n in carried.inputs],
+                                   carried.leaf_names, node, attrs=dict(getattr(r, "hints", {})))
+        self.env.update(carried.env(results))
 
     # --- expressions ------------------------------------------------------------------------------
 

@@ -166,9 +166,15 @@ def _mask_operand(mask):
 @builtin
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False):
+    if isinstance(pointer, block_ptr):
+        if mask is not None or other is not None:
+            raise ValueError("tl.load of a block pointer takes no `mask` or `other`: use boundary_check= and "
+                             "padding_option=")
+        return pointer.load(boundary_check, padding_option)
     pointer = _pointer_operand(pointer, "tl.load")
     if boundary_check or padding_option:
-        raise TypeError("block pointers (boundary_check/padding_option) are not supported")
+        raise ValueError("tl.load: boundary_check and padding_option apply to block pointers (tl.make_block_ptr); "
+                         "use mask= and other= with a block of pointers")
     elem = pointer.dtype.pointee
     if mask is None:
         if other is not None:
@@ -182,9 +188,14 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
 
 @builtin
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    if isinstance(pointer, block_ptr):
+        if mask is not None:
+            raise ValueError("tl.store to a block pointer takes no `mask`: use boundary_check=")
+        return pointer.store(value, boundary_check)
     pointer = _pointer_operand(pointer, "tl.store")
     if boundary_check:
-        raise TypeError("block pointers (boundary_check) are not supported")
+        raise ValueError("tl.store: boundary_check applies to block pointers (tl.make_block_ptr); use mask= "
+                         "with a block of pointers")
     value = to_tensor(value, pointer.dtype.pointee)
     if isinstance(value.dtype, PointerType) and pointer.dtype.pointee.is_int and pointer.dtype.pointee.bits == 64:
         value = value.to(pointer.dtype.pointee)            # a pointer stored as its address, as in Triton
@@ -694,9 +705,12 @@ from .reduction import argmax, argmin, associative_scan, cumprod, cumsum, reduce
 
 from .shape import broadcast, cat, flip, gather, interleave, join, ravel, reshape, split, view  # noqa: E402
 from .sort import sort, topk  # noqa: E402
+from .block_ptr import (advance, block_ptr, load_tensor_descriptor, make_block_ptr, make_tensor_descriptor,  # noqa: E402
+                        store_tensor_descriptor, tensor_descriptor)
 
 __all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram", "gather", "device_assert",
-            "join", "split", "interleave", "cat", "flip", "broadcast", "sort", "topk"]
+            "join", "split", "interleave", "cat", "flip", "broadcast", "sort", "topk", "make_block_ptr", "advance",
+            "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "tensor_descriptor"]
 
 # Triton's tensor member functions (``x.sum(0)``, ``x.reshape(...)``): the language's functions, the
 # tensor first

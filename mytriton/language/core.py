@@ -69,6 +69,19 @@ class Shape(tuple):
     __hash__ = tuple.__hash__
 
 
+class Composite:
+    """A value of the language made of run-time parts and compile-time ones (a block pointer, a
+    tensor descriptor): loops carry it, run-time ``if``s merge it and ``@jit`` functions pass it,
+    part by part. ``parts`` are tensors (or numbers, or composites); ``static`` is what must agree
+    between the values merged (block shape, order, ...); ``with_parts`` rebuilds one from new parts."""
+
+    parts: tuple
+    static: tuple
+
+    def with_parts(self, parts: tuple) -> "Composite":
+        raise NotImplementedError
+
+
 class tensor:
     """A value computed by the kernel at run time (a scalar or a block)."""
     __slots__ = ("node",)
