@@ -20,6 +20,7 @@ _LAZY = {
     "JITFunction": "frontend.jit", "jit": "frontend.jit",
     "CompiledKernel": "compiler", "compile": "compiler",
     "cdiv": "language",             # one definition, for constexprs and run-time values
+    "autotune": "frontend.autotune", "heuristics": "frontend.autotune", "Config": "frontend.autotune",
 }
 
 
@@ -45,5 +46,12 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
+def set_allocator(allocator) -> None:
+    """Triton's ``triton.set_allocator`` (scratch memory for its device-side tensor descriptors),
+    accepted for compatibility: mytriton's tensor descriptors need no scratch memory."""
+    if allocator is not None and not callable(allocator):
+        raise TypeError(f"set_allocator expects a callable (size, alignment, stream) -> buffer, got {allocator!r}")
+
+
 __all__ = ["jit", "JITFunction", "compile", "CompiledKernel", "CompilationError", "NVRTCError", "TritonError",
-           "cdiv", "next_power_of_2", "language", "__version__"]
+           "cdiv", "next_power_of_2", "language", "autotune", "heuristics", "Config", "set_allocator", "__version__"]

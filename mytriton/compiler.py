@@ -139,6 +139,8 @@ def compile(fn: JITFunction, signature=None, constexprs: dict | None = None, tar
 
 
 def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
+    from .frontend.autotune import unwrap
+    fn = unwrap(fn)                  # (an @autotune / @heuristics kernel: the specialization asked for)
     if not isinstance(fn, JITFunction):
         raise CompilationError(f"compile() expects a @mytriton.jit function, got {fn!r}")
     if type(num_warps) is not int or num_warps not in (1, 2, 4, 8, 16, 32):

@@ -152,7 +152,7 @@ HEAD = "import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef 
     ("    d = tl.make_tensor_descriptor(x, [n, n], [1, n], [16, 16])\n",
      "the last stride must be the constant 1"),
     ("    d = tl.make_tensor_descriptor(x, [n, n], [n, 1], [16, 2])\n",
-     "the block's last dimension must span at least 16 bytes, got 2 elements of f32"),
+     "Descriptor block shape must have at least 16 bytes in the last dimension, got 2 elements of f32"),
     ("    p = tl.make_block_ptr(x, (n,), (1,), (0,), (16,), (0,))\n    tl.store(p, tl.zeros((8,), tl.float32))",
      "the value's shape [8] is not the block shape [16]"),
     ("    tl.store(y, tl.load(x + tl.arange(0, 16), boundary_check=(0,)))",

@@ -70,6 +70,8 @@ def load(source: KernelSource):
         fn = getattr(module, source.function)
     except AttributeError:
         raise KernelImportError(f"'{source.where}' has no function '{source.function}'") from None
+    from ..frontend.autotune import unwrap
+    fn = unwrap(fn)             # (under @autotune / @heuristics: the manifest names the specializations)
     if not (hasattr(fn, "arg_names") and hasattr(fn, "constexpr_names")):
         raise KernelImportError(
             f"'{source.function}' in '{source.where}' is not a @triton.jit function "

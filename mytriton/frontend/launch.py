@@ -66,13 +66,13 @@ def launch(jit_fn, grid, args, kwargs):
         kernel = fast[1]
         if not (kernel.globals_read and globals_changed(kernel.globals_read)):
             keep = kernel.jit_params
-            kernel.launch(_grid(grid, constexprs, num_warps), runtime if keep is None else [runtime[i] for i in keep],
+            kernel.launch(_grid(grid, names, runtime, constexprs, num_warps), runtime if keep is None else [runtime[i] for i in keep],
                           stream=stream)
             return kernel
     check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
     if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for v in runtime):
         from ..backends.interpreter import interpret
-        return interpret(jit_fn, _grid(grid, constexprs, num_warps), list(zip(names, runtime)), constexprs,
+        return interpret(jit_fn, _grid(grid, names, runtime, constexprs, num_warps), list(zip(names, runtime)), constexprs,
                          num_warps)
     driver = _runtime()
     signature, devices, ones = [], {}, {}
@@ -120,7 +120,7 @@ def launch(jit_fn, grid, args, kwargs):
                     jit_fn._cache[(target, *key[1:])] = kernel
                 jit_fn._cache[key] = kernel
     keep = kernel.jit_params
-    kernel.launch(_grid(grid, constexprs, num_warps), runtime if keep is None else [runtime[i] for i in keep],
+    kernel.launch(_grid(grid, names, runtime, constexprs, num_warps), runtime if keep is None else [runtime[i] for i in keep],
                   stream=stream)
     if fast is not None:                       # (only a launch that worked is remembered)
         jit_fn._fast[fast[0]] = kernel
@@ -168,8 +168,11 @@ def _fast_lookup(jit_fn, runtime, constexprs, num_warps, num_stages):
         return None
 
 
-def _grid(grid, constexprs, num_warps):
-    return grid({**constexprs, "num_warps": num_warps}) if callable(grid) else grid
+def _grid(grid, names, runtime, constexprs, num_warps):
+    """The launch grid; a callable grid gets every argument by name, as Triton's does (``meta``)."""
+    if not callable(grid):
+        return grid
+    return grid({**dict(zip(names, runtime)), **constexprs, "num_warps": num_warps})
 
 
 def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, num_stages, target, driver):

@@ -264,8 +264,8 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
                          "address arrays whose last dimension is contiguous)")
     elem = base.dtype.pointee
     if block_shape[-1] * builtins.max(1, elem.bits // 8) < 16:
-        raise ValueError(f"tl.make_tensor_descriptor: the block's last dimension must span at least 16 bytes, got "
-                         f"{block_shape[-1]} elements of {elem}")
+        raise ValueError(f"tl.make_tensor_descriptor: Descriptor block shape must have at least 16 bytes in the last "
+                         f"dimension, got {block_shape[-1]} elements of {elem}")
     if padding_option not in ("zero", "nan"):
         raise ValueError(f"tl.make_tensor_descriptor: padding_option must be 'zero' or 'nan', got {padding_option!r}")
     _padding_value(padding_option, elem)

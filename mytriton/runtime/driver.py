@@ -362,6 +362,15 @@ def compute_capability(device: int | None = None) -> tuple[int, int]:
     return _device(device)[:2]
 
 
+def device_name(device: int | None = None) -> str:
+    """The name of ``device`` (default: the current one), e.g. "NVIDIA H200"."""
+    if device is None:
+        device = current_device()
+    _init()
+    dev = _check(_cuda.cuDeviceGet(device), f"cuDeviceGet({device})")
+    return _check(_cuda.cuDeviceGetName(256, dev), "cuDeviceGetName").split(b"\0")[0].decode(errors="replace")
+
+
 def synchronize(device: int | None = None) -> None:
     """Wait for all work in the current context, or in ``device``'s primary context
     (``cuCtxSynchronize``)."""
