@@ -1,4 +1,4 @@
-"""Names of Triton's language that mytriton lacks: ``tl.advance`` on the host is an AttributeError
+"""Names of Triton's language that mytriton lacks: ``tl.map_elementwise`` on the host is an AttributeError
 subclass saying so, and in a kernel a CompilationError at the kernel's file:line:col."""
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ def message(name: str) -> str:
 def test_the_list_is_triton_36s():
     assert len(TRITON_LANGUAGE_NAMES) == len(set(TRITON_LANGUAGE_NAMES)) == 140
     assert {"cumsum", "dot", "atomic_add", "math", "extra", "float8e5", "sum", "load"} <= set(TRITON_LANGUAGE_NAMES)
-    assert {"advance", "inline_asm_elementwise", "make_block_ptr"} <= set(MISSING)
-    assert not {"dot", "math", "extra", "cumsum", "reduce", "argmax", "gather", "flip", "sort", "topk"} & set(MISSING)
+    assert {"inline_asm_elementwise", "map_elementwise"} <= set(MISSING)
+    assert not {"dot", "math", "extra", "cumsum", "reduce", "argmax", "gather", "flip", "sort", "topk", "advance",
+                "make_block_ptr", "make_tensor_descriptor", "pointer_type"} & set(MISSING)
 
 
 @pytest.mark.parametrize("name", MISSING)
@@ -42,17 +43,17 @@ def test_names_mytriton_has_and_names_triton_lacks_are_untouched():
 
 
 @mytriton.jit
-def uses_advance(x, BLOCK: tl.constexpr):
+def uses_map_elementwise(x, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     values = tl.load(x + offs)
-    tl.store(x + offs, tl.advance(values, 4))  # ERR advance
+    tl.store(x + offs, tl.map_elementwise(values, 4))  # ERR map_elementwise
 
 
 @mytriton.jit
-def uses_make_block_ptr(x, BLOCK: tl.constexpr):
+def uses_dot_scaled(x, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x + offs,
-             tl.make_block_ptr(tl.load(x + offs)))  # ERR make_block_ptr
+             tl.dot_scaled(tl.load(x + offs)))  # ERR dot_scaled
 
 
 @mytriton.jit
@@ -73,7 +74,8 @@ def marker(case: str) -> tuple[int, str]:
     return line, lines[line - 1]
 
 
-@pytest.mark.parametrize("kernel,case,name", [(uses_advance, "advance", "advance"), (uses_make_block_ptr, "make_block_ptr", "make_block_ptr"),
+@pytest.mark.parametrize("kernel,case,name", [(uses_map_elementwise, "map_elementwise", "map_elementwise"),
+                                              (uses_dot_scaled, "dot_scaled", "dot_scaled"),
                                               (calls_helper_using_inline_asm, "inline_asm", "inline_asm_elementwise")])
 @pytest.mark.parametrize("how", ["compile", "interpreter"])
 def test_kernel_use_is_a_located_compile_error(kernel, case, name, how):

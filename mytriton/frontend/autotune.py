@@ -224,6 +224,8 @@ class Autotuner:
         finally:
             for name, value in saved.items():
                 named[name].copy_(value)
+            for name in self.reset_to_zero:           # (as Triton: zeroed again for the real launch)
+                named[name].zero_()
         self.timings[key], self.failures[key] = timings, failures
         if not timings:
             why = "; ".join(f"[{c}] {w}" for c, w in failures.items())

@@ -1127,6 +1127,52 @@ def _combine_rule(types, attrs, scan: bool):
     return tuple(make_type(rest, e) for e in elems)
 
 
+# constraint letters of inline PTX operands and the register width each names (bits)
+ASM_REGISTERS = {"r": 32, "l": 64, "h": 16, "f": 32, "d": 64}
+
+
+def asm_registers(elem, pack: int) -> tuple[int, int]:
+    """(registers, elements per register) of one operand of ``tl.inline_asm_elementwise`` per
+    invocation, as Triton packs them: ``pack`` elements narrower than 32 bits share 32-bit registers
+    (4 int8 or 2 fp16 in one), wider ones take one register each."""
+    bits = 64 if isinstance(elem, PointerType) else elem.bits
+    per = max(1, min(pack, 32 // bits)) if bits < 32 else 1
+    return -(-pack // per), per
+
+
+
+def _inline_asm_rule(types, attrs):
+    """``tl.inline_asm_elementwise``: operands of one shape (broadcast by the language), one result
+    per dtype of that shape; the constraints list one register per output, then per input."""
+    shape = shape_of(types[0]) if types else ()
+    for t in types:
+        if shape_of(t) != shape:
+            raise OpTypeError(f"tl.inline_asm_elementwise: operands of one shape expected, got {', '.join(map(str, types))}")
+    pack, dtypes = attrs["pack"], attrs["dtypes"]
+    if type(pack) is not int or pack < 1 or pack & (pack - 1):
+        raise OpTypeError(f"tl.inline_asm_elementwise: pack must be a power of 2, got {pack!r}")
+    constraints = attrs["constraints"]
+    wanted = [asm_registers(d, pack)[0] for d in dtypes] + [asm_registers(t.scalar, pack)[0] for t in types]
+    outputs = [c for c in constraints if c.startswith("=")]
+    if len(constraints) != sum(wanted) or len(outputs) != sum(wanted[:len(dtypes)]):
+        raise OpTypeError(f"tl.inline_asm_elementwise: {len(constraints)} constraints for {sum(wanted[:len(dtypes)])} "
+                          f"output and {sum(wanted[len(dtypes):])} input registers (pack={pack}: elements narrower than "
+                          f"32 bits share registers, 4 int8 or 2 fp16 in one)")
+    for c in constraints:
+        letter = c.lstrip("=")
+        if letter not in ASM_REGISTERS:
+            raise OpTypeError(f"tl.inline_asm_elementwise: unsupported constraint {c!r} (use one of "
+                              f"{', '.join(ASM_REGISTERS)}, '=' before an output's)")
+    return tuple(make_type(shape, d) for d in dtypes)
+
+
+for _name, _effects in (("inline_asm", False), ("inline_asm_effects", True)):
+    define(OpDef(_name, (0, 1 << 30), _inline_asm_rule, reads_memory=_effects, writes_memory=_effects,
+                 keeps_layout=True,
+                 doc="tl.inline_asm_elementwise: PTX run per group of `pack` elements; one result per dtype"
+                     + ("; may read and write memory (is_pure=False)" if _effects else "")))
+
+
 define(OpDef("reduce", (1, 1 << 30), lambda types, attrs: _combine_rule(types, attrs, scan=False),
              doc="tl.reduce: N blocks of one shape reduced along `axis` by the `combine` body (a Combine: "
                  "a closed region of 2N scalar arguments yielding N scalars; associative and commutative, "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import jinja2
 
@@ -29,8 +30,8 @@ from ...ir.layout import MmaLayout, permuted_registers, to_linear
 from ...ir.libdevice import FUNCTIONS as LIBDEVICE
 from ...ir.libdevice import declaration as libdevice_declaration
 from ...ir.linear import LANE, REGISTER, WARP, LinearLayout, thread_bit
-from ...ir.ops import (OPS, REDUCE_COMBINE, REDUCE_KINDS, constant_value, exact_decimal, float_bits,
-                       libdevice_signature, print_format)
+from ...ir.ops import (ASM_REGISTERS, OPS, REDUCE_COMBINE, REDUCE_KINDS, asm_registers, constant_value,
+                       exact_decimal, float_bits, libdevice_signature, print_format)
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
@@ -285,8 +286,14 @@ class CudaEmitter:
         ptrs = {p for p in self.fn.params if isinstance(p.type, PointerType)}
         stored = set()
         for op in walk(self.fn.body):
-            if OPS[op.name].writes_memory and op.operands:            # (a barrier has no pointer)
-                roots = self._roots(op.operands[0])
+            if not OPS[op.name].writes_memory:
+                continue
+            # a store's or an atomic's pointer (the first operand), every pointer an inline asm
+            # that writes memory takes (a barrier has none)
+            for v in (op.operands[:1] if op.name != "inline_asm_effects" else op.operands):
+                if not isinstance(v.type.scalar, PointerType):
+                    continue
+                roots = self._roots(v)
                 if roots is None:
                     return set()
                 stored |= roots
@@ -465,6 +472,88 @@ class CudaEmitter:
         stmt = f'printf("{fmt}", {", ".join(args)});'
         own = self.store_owner(x)
         self.per_element(x, f"if ({own}) {stmt}" if own else stmt)
+
+    def op_inline_asm(self, op: Op):
+        """``tl.inline_asm_elementwise``: an ``asm`` statement per group of ``pack`` registers, its
+        operands packed into and out of the registers the constraints name (Triton's numbering:
+        ``$i`` becomes ``%i``; the template is a C string of octal escapes, so user text never
+        becomes code). A group past the last register reads zeros and writes nothing."""
+        pack, dtypes = op.attrs["pack"], op.attrs["dtypes"]
+        constraints = op.attrs["constraints"]
+        first = op.results[0]
+        block = isinstance(first.type, BlockType)
+        n = self.nregs(first) if block else 1
+        for res in op.results:
+            self.emit(self.declare(res) + ";")
+        ragged = n % pack != 0
+
+        def element(v: Value, e: int, operand: bool) -> str:
+            at = f"r + {e}" if e else "r"
+            if not block:
+                return self.ref(v)
+            return self.elem(first, v, at) if operand else f"{self.ref(v)}[{at}]"
+
+        def guarded(e: int, expr: str, zero: str) -> str:
+            return f"((r + {e} < {n}) ? {expr} : {zero})" if ragged and e else expr
+
+        body, outs, ins, unpack = [], [], [], []
+        letters = iter(constraints)
+        for k, (res, t) in enumerate(zip(op.results, dtypes)):
+            regs, per = asm_registers(t, pack)
+            for j in range(regs):
+                letter = next(letters).lstrip("=")
+                var = f"o{k}_{j}"
+                body.append(f"{_ASM_C_TYPE[letter]} {var};")
+                outs.append(f'"={letter}"({var})')
+                for i in range(per):
+                    e = j * per + i
+                    if e >= pack:
+                        break
+                    bits = f"mt_bitcast<{_ASM_C_TYPE['l' if ASM_REGISTERS[letter] == 64 else 'r']}>({var})" \
+                        if letter in "fd" else var
+                    value = f"({_UNSIGNED[t.bits]})({bits} >> {i * t.bits})" if per > 1 else f"({_UNSIGNED[t.bits]})({bits})"
+                    store = f"{element(res, e, False)} = mt_bitcast<{t.c_name}>({value});"
+                    unpack.append(f"if (r + {e} < {n}) {store}" if ragged and e else store)
+        for k, v in enumerate(op.operands):
+            t = v.type.scalar
+            regs, per = asm_registers(t, pack)
+            for j in range(regs):
+                letter = next(letters)
+                wide = _UNSIGNED[64] if ASM_REGISTERS[letter] == 64 else _UNSIGNED[32]
+                parts = []
+                for i in range(per):
+                    e = j * per + i
+                    if e >= pack:
+                        break
+                    x = element(v, e, True)
+                    bits = f"({wide})({x})" if isinstance(t, PointerType) else \
+                        f"({wide})mt_bitcast<{_UNSIGNED[t.bits]}>({x})"
+                    bits = guarded(e, bits, f"({wide})0")
+                    parts.append(f"({bits} << {i * t.bits})" if i else bits)
+                packed = " | ".join(parts)
+                var = f"i{k}_{j}"
+                if letter in "fd":
+                    packed = f"mt_bitcast<{_ASM_C_TYPE[letter]}>({packed})"
+                body.append(f"{_ASM_C_TYPE[letter]} {var} = {packed};")
+                ins.append(f'"{letter}"({var})')
+        volatile = " volatile" if op.name == "inline_asm_effects" else ""
+        clobber = ' : "memory"' if op.name == "inline_asm_effects" else ""
+        template = c_string(_ptx_template(op.attrs["asm"]))
+        body.append(f"asm{volatile}({template} : {', '.join(outs)} : {', '.join(ins)}{clobber});")
+        body += unpack
+        if block:
+            if n > pack:
+                self.emit("#pragma unroll")
+            self.emit(f"for (int r = 0; r < {n}; r += {pack}) {{")
+        else:
+            self.emit("{ const int r = 0; (void)r;")
+        self.depth += 1
+        for line in body:
+            self.emit(line)
+        self.depth -= 1
+        self.emit("}")
+
+    op_inline_asm_effects = op_inline_asm
 
     def op_libdevice(self, op: Op):
         """A libdevice function: its symbol called (declared once per kernel; the operands have the
@@ -1395,6 +1484,14 @@ class CudaEmitter:
 
 
 _UNSIGNED = {1: "unsigned char", 8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
+# the C type of an inline-PTX operand by its constraint letter (ir/ops.py: ASM_REGISTERS)
+_ASM_C_TYPE = {"r": "unsigned int", "h": "unsigned short", "l": "unsigned long long", "f": "float", "d": "double"}
+
+
+def _ptx_template(asm: str) -> str:
+    """Triton's inline-PTX text as a CUDA ``asm`` template: operands ``$i`` become ``%i``, a
+    literal ``%`` (as in ``%tid.x``) becomes ``%%``."""
+    return re.sub(r"\$(\d+)", r"%\1", asm.replace("%", "%%"))
 
 
 def _zero_bits(v: Value) -> bool:

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from ...errors import CompilationError
-from ...ir.ssa import Loc, globals_changed
+from ...ir.ssa import Loc, globals_changed, walk
 from ...runtime.driver import DTYPES, dtype_named
 from .executor import AssertFailed, Executor, Program
 from .memory import ElementSize, Memory, OutOfBounds, ReadOnly
@@ -112,7 +112,12 @@ def _program(jit_fn, signature: dict, constexprs: dict, num_warps: int) -> Progr
         program = cache.get(key)
         if program is None or globals_changed(program.fn.globals_read):   # a baked-in constant changed
             try:
-                program = Program(build_ssa(jit_fn, signature, constexprs, num_warps))
+                fn = build_ssa(jit_fn, signature, constexprs, num_warps)
+                for op in walk(fn.body):
+                    if op.name in ("inline_asm", "inline_asm_effects"):
+                        raise CompilationError("tl.inline_asm_elementwise runs PTX, which the CPU interpreter cannot "
+                                               "run: launch the kernel on a GPU", op.loc, jit_fn.__name__)
+                program = Program(fn)
             except CompilationError as e:
                 raise e.with_traceback(None) from None
             cache[key] = program
