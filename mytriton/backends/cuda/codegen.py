@@ -736,7 +736,7 @@ class CudaEmitter:
             if len(op.operands) == 3:
                 slow = f"if ({self.elem(ptr, op.operands[2], rj)}) {slow}"
             self.vectorized(op, ptr, op.operands[2:3], fast, slow, guard=own)
-            self.publish_store(own)
+            self.publish_store(own, ptr)
             return
         vals = [self.elem(ptr, v) if isinstance(ptr.type, BlockType) else self.ref(v) for v in op.operands]
         vals[1] = self.cast_to(vals[1], op.operands[1].type.scalar, pointee)
@@ -748,13 +748,35 @@ class CudaEmitter:
             self.per_element(ptr, stmt if conds else "{ " + stmt + " }")
         else:
             self.emit(stmt)
-        self.publish_store(own)
+        self.publish_store(own, ptr)
 
-    def publish_store(self, owner: str | None):
+    def publish_store(self, owner: str | None, ptr: Value):
         """After a store that one owning thread made for all copies of an element: a block barrier
-        (the other threads may load that address next: in program order they must see the store)."""
-        if owner is not None and self.has_loads:
+        (the other threads may load that address next: in program order they must see the store),
+        unless no read of memory in the kernel can reach a parameter the store writes."""
+        if owner is None or not self.has_loads:
+            return
+        stored, read = self._roots(ptr), self._read_roots()
+        if stored is None or read is None or stored & read:
             self.emit("__syncthreads();")
+
+    def _read_roots(self) -> frozenset | None:
+        """The pointer parameters any op that reads memory may read through (None: unknown)."""
+        if not hasattr(self, "_read_roots_memo"):
+            roots = set()
+            for op in walk(self.fn.body):
+                if not OPS[op.name].reads_memory:
+                    continue
+                for v in (op.operands if op.name == "inline_asm_effects" else op.operands[:1]):
+                    if not isinstance(v.type.scalar, PointerType):
+                        continue
+                    r = self._roots(v)
+                    if r is None:
+                        self._read_roots_memo = None
+                        return None
+                    roots |= r
+            self._read_roots_memo = frozenset(roots)
+        return self._read_roots_memo
 
     def op_atomic_rmw(self, op: Op):
         self.atomic(op, op.attrs["kind"], op.operands[1:2], op.operands[2] if len(op.operands) == 3 else None)
@@ -787,7 +809,7 @@ class CudaEmitter:
         if own is None:
             return
         if res not in self.used:
-            self.publish_store(own)
+            self.publish_store(own, ptr)
             return
         numel = res.type.numel if block else 1
         self.smem(numel * max(1, elem.bits // 8))
@@ -1313,12 +1335,24 @@ class CudaEmitter:
             stores = " ".join(f"{b}[{slot}] = {a};" for b, a in zip(bufs, accs))
             self.emit(f"for (int q = 0; q < {n_res}; ++q) " + (stores if len(bufs) == 1 else f"{{ {stores} }}"))
             self.emit("__syncthreads();")
-            self.emit("#pragma unroll")
-            self.emit(f"for (int q = 0; q < {n_res}; ++q) {{")
-            self.emit("  " + " ".join(f"{a} = {b}[{lin}];" for a, b in zip(accs, bufs)))
-            self.emit("  #pragma unroll")
-            self.emit(f"  for (int w = 1; w < {warps}; ++w) {merge(accs, [f'{b}[w * {q_count} + {lin}]' for b in bufs])}")
-            self.emit("}")
+            if not block:
+                # one result: lane l of every warp takes warp (l mod W)'s partial, and a butterfly
+                # over the W lanes gives each the total (Triton's order: xor W/2, ..., 1)
+                self.emit("{")
+                self.emit("  const int l = tid & " + str(warps - 1) + ";")
+                self.emit("  " + " ".join(f"{a} = {b}[l];" for a, b in zip(accs, bufs)))
+                self.emit("}")
+                for mask in (1 << b for b in reversed(range(len(warp_bits)))):
+                    shfls = [f"__shfl_xor_sync(0xffffffffu, {acc}, {mask})" for acc in accs]
+                    self.emit("{ " + " ".join(f"const {ty.c_name} o{k} = {x};" for k, (ty, x) in enumerate(zip(tys, shfls)))
+                              + f" {merge(accs, [f'o{k}' for k in range(len(accs))])} }}")
+            else:
+                self.emit("#pragma unroll")
+                self.emit(f"for (int q = 0; q < {n_res}; ++q) {{")
+                self.emit("  " + " ".join(f"{a} = {b}[{lin}];" for a, b in zip(accs, bufs)))
+                self.emit("  #pragma unroll")
+                self.emit(f"  for (int w = 1; w < {warps}; ++w) {merge(accs, [f'{b}[w * {q_count} + {lin}]' for b in bufs])}")
+                self.emit("}")
             self.emit("__syncthreads();")
         self.depth -= 1
         self.emit("}")
@@ -1461,6 +1495,10 @@ class CudaEmitter:
 
     def generate(self) -> tuple[str, int]:
         self.region(self.fn.body)
+        # a barrier that ends the kernel orders nothing (a store's publish_store, a reduction
+        # done with its shared memory): dropped
+        while self.lines and self.lines[-1].strip() == "__syncthreads();":
+            self.lines.pop()
         body = []
         prologue = ["  const int tid = threadIdx.x;       // lane = tid & 31, warp = tid >> 5", "  (void)tid;"]
         if self.smem_bytes or self.ring_bytes:
