@@ -1335,9 +1335,11 @@ class CudaEmitter:
             stores = " ".join(f"{b}[{slot}] = {a};" for b, a in zip(bufs, accs))
             self.emit(f"for (int q = 0; q < {n_res}; ++q) " + (stores if len(bufs) == 1 else f"{{ {stores} }}"))
             self.emit("__syncthreads();")
-            if not block:
-                # one result: lane l of every warp takes warp (l mod W)'s partial, and a butterfly
-                # over the W lanes gives each the total (Triton's order: xor W/2, ..., 1)
+            if not block and op.name == "reduce":
+                # one result of a combine function (argmax...): lane l of every warp takes warp
+                # (l mod W)'s partial, and a butterfly over the W lanes gives each the total
+                # (Triton's order: xor W/2, ..., 1). (A fixed kind's one instruction per partial
+                # is faster as the serial loop below: its shared-memory reads broadcast.)
                 self.emit("{")
                 self.emit("  const int l = tid & " + str(warps - 1) + ";")
                 self.emit("  " + " ".join(f"{a} = {b}[l];" for a, b in zip(accs, bufs)))
