@@ -113,6 +113,7 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     params, values = _params(fn, signature, constexprs)
     builder = Builder(fn.__name__)
     builder.debug = bool(fn.options.get("debug"))
+    builder.num_warps = num_warps
     root = trace(fn, params, values, builder)
     try:
         check_tree(root)

@@ -17,6 +17,7 @@ KERNELS = [
     (K.unpack_and_max, {"a_ptr": "*u8", "b_ptr": "*fp32", "c_ptr": "*i32", "d_ptr": "*fp32"}, {"BLOCK": 512}),
     (K.copy_through_pointers, {"x_ptr": "*u8", "y_ptr": "*u8"}, {"BLOCK": 512}),
     (K.halves_and_scalars, {"x_ptr": "*i16", "out_ptr": "*i32", "n": "i32"}, {"BLOCK": 64}),
+    (K.special_registers, {"out_ptr": "*i32", "times_ptr": "*i64"}, {}),
 ]
 
 
@@ -80,3 +81,11 @@ def test_misuse_is_a_located_error(tmp_path, call, message):
     err = compile_error(tmp_path / "asm.py", HEAD + f"    tl.store(y + tl.arange(0, 16), {call})\n",
                         {"x": "*i32", "y": "*i32"})
     assert message in err and "asm.py:8:" in err, err
+
+
+def test_cuda_helpers_read_special_registers():
+    cu = mytriton.compile(K.special_registers, KERNELS[6][1], {}, num_warps=2).asm["cu"].split("__global__")[1]
+    assert cu.count("asm volatile(") == 2 and cu.count("asm(") == 1     # the timer stays where it is read
+    assert "\\045\\045globaltimer" in cu and "\\045\\045smid" in cu
+    # num_threads() = 64 elements over 64 threads (one each), each holding num_warps() = 2
+    assert "v1[r] = tid;" in cu and "v3[r] = 2;" in cu

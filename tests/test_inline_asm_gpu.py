@@ -66,3 +66,18 @@ def test_pointers_halves_and_scalars_as_triton():
     ours, theirs = both("halves_and_scalars", (1,), t(h), t(np.zeros(65, np.int32)), 41, BLOCK=64)
     assert ours[1].cpu().numpy().tolist() == h.astype(np.int32).tolist() + [43]
     assert torch.equal(ours[1], theirs[1])
+
+
+@needs_triton
+def test_cuda_helpers_as_triton():
+    out, times = torch.zeros(256 + 132 * 4, dtype=torch.int32, device="cuda"), torch.zeros(2 * 528, dtype=torch.int64,
+                                                                                          device="cuda")
+    tout, ttimes = out.clone(), times.clone()
+    K.special_registers[(528,)](out, times, num_warps=8)
+    TR.special_registers[(528,)](tout, ttimes, num_warps=8)
+    torch.cuda.synchronize()
+    assert torch.equal(out[:256], tout[:256]) and out[:256].tolist() == [8] * 256
+    sms = out[256:256 + 528]
+    assert 0 <= int(sms.min()) and int(sms.max()) < 132 and len(set(sms.tolist())) > 1
+    pairs = times.view(-1, 2)
+    assert bool((pairs[:, 1] >= pairs[:, 0]).all()) and int(pairs[:, 0].min()) > 0

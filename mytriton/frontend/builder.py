@@ -39,6 +39,7 @@ class Builder:
         self.steps = 0                  # AST nodes the frontend evaluated (bounded by codegen)
         self.loop_nesting = 0           # run-time loops open around the current statement
         self.debug = False              # @jit(debug=True): tl.device_assert is checked
+        self.num_warps = 4              # the specialization's (tl.extra.cuda.num_warps())
 
     def read_global(self, namespace: dict, name: str):
         """``namespace[name]``, remembered when it is a constant the compiled code bakes in, so

@@ -85,3 +85,14 @@ def halves_and_scalars(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     plus = tl.inline_asm_elementwise("add.s32 $0, $1, 1;", "=r,r", [n], dtype=tl.int32, is_pure=True, pack=1)
     lane = tl.inline_asm_elementwise("mov.u32 $0, %laneid;", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
     tl.store(out_ptr + BLOCK, plus + ((lane >= 0) & (lane < 32)).to(tl.int32))
+
+
+@triton.jit
+def special_registers(out_ptr, times_ptr):
+    """tl.extra.cuda: num_threads() elements of ones, the SM of each program, the timer twice."""
+    start = tl.extra.cuda.globaltimer()
+    n: tl.constexpr = tl.extra.cuda.num_threads()
+    tl.store(out_ptr + tl.arange(0, n), tl.full([n], tl.extra.cuda.num_warps(), tl.int32))
+    tl.store(out_ptr + n + tl.program_id(0), tl.extra.cuda.smid())
+    tl.store(times_ptr + 2 * tl.program_id(0), start)
+    tl.store(times_ptr + 2 * tl.program_id(0) + 1, tl.extra.cuda.globaltimer())
