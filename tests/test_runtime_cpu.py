@@ -384,6 +384,13 @@ def test_infer_type_errors(value, message):
         rt.infer_type(value)
 
 
+def test_argument_errors_are_also_the_exceptions_triton_raises():
+    with pytest.raises(OverflowError, match="integer argument 18446744073709551616 does not fit in 64 bits"):
+        rt.infer_type(2**64)
+    with pytest.raises(ValueError, match="tensor on cpu; it must be on a CUDA device"):
+        rt.infer_type(FakeTensor(0x1000, "float32", is_cuda=False))
+
+
 @pytest.mark.parametrize("typestr, dtype", [
     ("<f4", "fp32"), ("<i4", "i32"), ("|b1", "i1"), ("<f2", "fp16"), ("<f8", "fp64"), ("|u1", "u8"),
     ("|i1", "i8"), ("<i2", "i16"), ("<u2", "u16"), ("<u4", "u32"), ("<i8", "i64"), ("<u8", "u64"),

@@ -85,8 +85,8 @@ def launch(jit_fn, grid, args, kwargs):
             continue
         try:
             ty, address, device = driver.launch_argument_info(value)
-        except TypeError as e:
-            raise TypeError(f"{jit_fn.__name__}: parameter '{name}': {e}") from None
+        except TypeError as e:          # (its own class: an integer too large is an OverflowError too)
+            raise type(e)(f"{jit_fn.__name__}: parameter '{name}': {e}") from None
         # as Triton does, specialize on 16-byte alignment of pointers and divisibility by 16 of
         # integers (the runtime checks both promises at every launch of that specialization)
         if address is not None:

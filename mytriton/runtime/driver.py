@@ -425,6 +425,14 @@ class Stream:
 
 # --------------------------------------------------------------------------- arguments
 
+class IntegerOutOfRange(TypeError, OverflowError):
+    """An integer argument that no parameter type holds (an OverflowError, as Triton raises)."""
+
+
+class HostMemoryArgument(TypeError, ValueError):
+    """A host tensor passed where the GPU needs device memory (a ValueError, as Triton raises)."""
+
+
 def _typestr_dtype(typestr):
     """``"<f4"`` -> ``"fp32"``; None for typestrs we have no dtype for (e.g. big-endian)."""
     if isinstance(typestr, str) and len(typestr) >= 3 and typestr[0] in "<|=" and typestr[2:].isdigit():
@@ -477,7 +485,7 @@ def _pointer_info(obj):
         get_device = getattr(obj, "get_device", None)
         device = get_device() if callable(get_device) else -1
         if getattr(obj, "is_cuda", True) is False or (callable(get_device) and device < 0):
-            raise TypeError(f"got a tensor on {getattr(obj, 'device', 'the host')}; it must be on a CUDA device")
+            raise HostMemoryArgument(f"got a tensor on {getattr(obj, 'device', 'the host')}; it must be on a CUDA device")
         dt = getattr(obj, "dtype", None)
         dtype, desc = (None, None) if dt is None else _dtype_info(dt)
         if dtype is not None and type(obj).__name__ == "Tensor" and type(obj).__module__ == "torch":
@@ -573,7 +581,7 @@ def _describe(obj):
         for dtype, lo, hi in (("i32", -2**31, 2**31), ("i64", -2**63, 2**63), ("u64", 0, 2**64)):
             if lo <= obj < hi:
                 return dtype, None, -1
-        raise TypeError(f"integer argument {obj} does not fit in 64 bits")
+        raise IntegerOutOfRange(f"integer argument {obj} does not fit in 64 bits")
     if isinstance(obj, float):
         return "fp32", None, -1
     addr, dtype, desc, device = _pointer_info(obj)
