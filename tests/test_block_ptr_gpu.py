@@ -7,7 +7,7 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 from tests.kernels import block_ptrs as B  # noqa: E402
-from tests.triton_reference import triton_version  # noqa: E402
+from tests.triton_reference import run_both, triton_version  # noqa: E402
 
 TR = triton_version(B.__file__)
 needs_triton = pytest.mark.skipif(TR is None, reason="needs Triton")
@@ -22,14 +22,7 @@ def triton_allocator():
 
 
 def both(name, grid, *args, **constexprs):
-    """Run kernel ``name`` through mytriton and Triton on fresh copies of the tensor arguments."""
-    outs = []
-    for module in (B, TR):
-        copies = [a.clone() if torch.is_tensor(a) else a for a in args]
-        getattr(module, name)[grid](*copies, **constexprs)
-        outs.append(copies)
-    torch.cuda.synchronize()
-    return outs
+    return run_both(B, TR, name, grid, *args, **constexprs)
 
 
 @needs_triton

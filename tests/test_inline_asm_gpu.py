@@ -8,7 +8,7 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 from tests.kernels import inline_asm as K  # noqa: E402
-from tests.triton_reference import triton_version  # noqa: E402
+from tests.triton_reference import run_both, triton_version  # noqa: E402
 
 TR = triton_version(K.__file__)
 needs_triton = pytest.mark.skipif(TR is None, reason="needs Triton")
@@ -16,13 +16,7 @@ RNG = np.random.default_rng(8)
 
 
 def both(name, grid, *args, **constexprs):
-    outs = []
-    for module in (K, TR):
-        copies = [a.clone() if torch.is_tensor(a) else a for a in args]
-        getattr(module, name)[grid](*copies, **constexprs)
-        outs.append(copies)
-    torch.cuda.synchronize()
-    return outs
+    return run_both(K, TR, name, grid, *args, **constexprs)
 
 
 def t(array):

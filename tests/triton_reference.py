@@ -24,3 +24,16 @@ def triton_version(kernel_file):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def run_both(ours, theirs, name: str, grid, *args, **constexprs):
+    """Kernel ``name`` of the module ``ours`` (mytriton) and of its Triton version ``theirs``, each
+    on fresh copies of the tensor arguments; both argument lists after the launches (synchronized)."""
+    import torch
+    outs = []
+    for module in (ours, theirs):
+        copies = [a.clone() if torch.is_tensor(a) else a for a in args]
+        getattr(module, name)[grid](*copies, **constexprs)
+        outs.append(copies)
+    torch.cuda.synchronize()
+    return outs

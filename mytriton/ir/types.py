@@ -10,6 +10,11 @@ from dataclasses import dataclass
 from ..runtime.driver import DTYPES, DType
 
 
+# float types: (explicit mantissa bits, exponent bias)
+_FLOAT_FORMATS = {"fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127), "fp64": (52, 1023), "fp8e4nv": (3, 7),
+                  "fp8e5": (2, 15)}
+
+
 @dataclass(frozen=True)
 class ScalarType:
     """An element type of the IR, which is also the language's ``tl.dtype``: the compiler's view of
@@ -63,21 +68,20 @@ class ScalarType:
     def primitive_bitwidth(self) -> int:
         return self.bits
 
+    def _float_format(self, what: str) -> tuple[int, int]:
+        if self.name not in _FLOAT_FORMATS:
+            raise AttributeError(f"{self} is not a floating-point type: it has no {what}")
+        return _FLOAT_FORMATS[self.name]
+
     @property
     def fp_mantissa_width(self) -> int:
         """The explicit mantissa bits of a float type (Triton's ``dtype.fp_mantissa_width``)."""
-        widths = {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52, "fp8e4nv": 3, "fp8e5": 2}
-        if self.name not in widths:
-            raise AttributeError(f"{self} is not a floating-point type: it has no fp_mantissa_width")
-        return widths[self.name]
+        return self._float_format("fp_mantissa_width")[0]
 
     @property
     def exponent_bias(self) -> int:
         """The exponent bias of a float type (Triton's ``dtype.exponent_bias``)."""
-        biases = {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023, "fp8e4nv": 7, "fp8e5": 15}
-        if self.name not in biases:
-            raise AttributeError(f"{self} is not a floating-point type: it has no exponent_bias")
-        return biases[self.name]
+        return self._float_format("exponent_bias")[1]
 
     @property
     def scalar(self) -> "ScalarType":

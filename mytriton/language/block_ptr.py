@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 
 from ..ir.types import I32, I64, PointerType
-from .core import Composite, builtin, is_block, make, tensor, to_tensor
+from .core import Composite, builtin, is_block, tensor, to_tensor
 
 __all__ = ["make_block_ptr", "advance", "make_tensor_descriptor", "load_tensor_descriptor",
            "store_tensor_descriptor", "block_ptr", "tensor_descriptor"]
@@ -225,29 +225,18 @@ class tensor_descriptor(Composite):
         ptrs, mask = self._addresses(offsets, f"desc.atomic_{kind}")
         fn(ptrs, broadcast_to(to_tensor(value, self.dtype), self.block_shape), mask=mask)
 
-    @builtin
-    def atomic_add(self, offsets, value):
-        self._atomic("add", offsets, value)
 
+def _descriptor_atomic(kind: str):
     @builtin
-    def atomic_min(self, offsets, value):
-        self._atomic("min", offsets, value)
+    def atomic(self, offsets, value):
+        self._atomic(kind, offsets, value)
+    atomic.__name__ = atomic.__qualname__ = f"atomic_{kind}"
+    atomic.__doc__ = f"``tl.atomic_{kind}`` of ``value`` into the block at ``offsets`` (elements out of bounds untouched)."
+    return atomic
 
-    @builtin
-    def atomic_max(self, offsets, value):
-        self._atomic("max", offsets, value)
 
-    @builtin
-    def atomic_and(self, offsets, value):
-        self._atomic("and", offsets, value)
-
-    @builtin
-    def atomic_or(self, offsets, value):
-        self._atomic("or", offsets, value)
-
-    @builtin
-    def atomic_xor(self, offsets, value):
-        self._atomic("xor", offsets, value)
+for _kind in ("add", "min", "max", "and", "or", "xor"):
+    setattr(tensor_descriptor, f"atomic_{_kind}", _descriptor_atomic(_kind))
 
 
 @builtin
