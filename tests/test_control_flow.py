@@ -296,3 +296,19 @@ def test_a_loop_over_int64_bounds(lo, hi, step):
         np.testing.assert_array_equal(got, want)
     with pytest.raises(mytriton.CompilationError, match="MLIR backend does not support a loop with an i64 index"):
         mytriton.compile(C.int64_loop, {"out": "*i64", "lo": "i64", "hi": "i64"}, {"STEP": step}, backend="mlir")
+
+
+@pytest.mark.parametrize("emulated", [False, True])
+@pytest.mark.parametrize("start,want", [(41, [41, 4]), (43, [42, 3])])
+def test_conditions_on_one_element_blocks(emulated, start, want):
+    from tests import cuda_emulator
+    from tests.kernels.control import one_element_conditions
+    x = np.array([start, 0], np.int32)
+    if emulated:
+        if not cuda_emulator.available():
+            pytest.skip("needs g++ (C++20) to run CUDA on the CPU")
+        ck = mytriton.compile(one_element_conditions, {"x_ptr": "*i32"}, {}, num_warps=1)
+        cuda_emulator.run(ck.asm["cu"], [x], (1,))
+    else:
+        one_element_conditions[(1,)](x)
+    assert x.tolist() == want

@@ -118,3 +118,11 @@ def test_int64_loop_as_triton(lo, hi, step):
     torch.cuda.synchronize()
     assert torch.equal(out, tout)
     assert out.tolist() == [sum(range(lo, hi, step)), len(range(lo, hi, step))]
+
+
+@pytest.mark.parametrize("warps", [1, 4])
+@pytest.mark.parametrize("start,want", [(41, [41, 4]), (43, [42, 3])])
+def test_conditions_on_one_element_blocks(impl, warps, start, want):
+    x = torch.tensor([start, 0], dtype=torch.int32, device="cuda")
+    impl.one_element_conditions[(1,)](x, num_warps=warps)
+    assert host(x).tolist() == want

@@ -300,3 +300,21 @@ def test_an_integer_equal_to_one_is_compiled_in_as_a_constant():
     out.zero_()
     assert _strided_copy[(1,)](dev(x), out, 1000, 1, BLOCK=1024) is one          # (the fast path)
     assert_same(host(out), x[:1000])
+
+
+def test_pinned_host_tensors_and_none_arguments():
+    """Pinned host memory is reachable from the GPU (Triton launches on it); None is a
+    compile-time argument (`if x is not None:` folds), as in Triton."""
+    n = 1000
+    x = torch.randn(n).pin_memory()
+    y = torch.randn(n, device="cuda")
+    out = torch.zeros(n).pin_memory()
+    ew.add_kernel[(triton_cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+    torch.cuda.synchronize()
+    assert torch.equal(out, x + y.cpu())
+    with pytest.raises(ValueError, match="parameter 'x_ptr': got a tensor on cpu; it must be on a CUDA device"):
+        ew.add_kernel[(1,)](torch.randn(n), y, out, n, BLOCK=256)
+    got = torch.zeros(2, dtype=torch.int32, device="cuda")
+    basic.maybe_store[(1,)](None, got)
+    basic.maybe_store[(1,)](torch.tensor([7], dtype=torch.int32, device="cuda"), got)
+    assert host(got).tolist() == [1, 7]

@@ -476,7 +476,10 @@ class CodeGenerator(ast.NodeVisitor):
         self.visit_block(node.body if cond else node.orelse)
 
     def condition(self, test: ast.expr, cond: tensor, what: str) -> tensor:
-        """A run-time condition as a scalar int1 (non-zero is true, as Triton's ``cond.to(int1)``)."""
+        """A run-time condition as a scalar int1 (non-zero is true, as Triton's ``cond.to(int1)``);
+        a block of one element is that element (Triton "unsplats" it)."""
+        if isinstance(cond.type, BlockType) and cond.type.numel == 1:
+            cond = cond.item()
         if isinstance(cond.type, BlockType):
             raise self.error(test, f"the condition of a run-time `{what}` must be a scalar, got a block "
                                    f"({cond.type}); use tl.where to choose between blocks element by element"

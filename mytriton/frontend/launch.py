@@ -83,6 +83,11 @@ def launch(jit_fn, grid, args, kwargs):
             ones[name] = 1
             signature.append("1")
             continue
+        if value is None:
+            # as Triton does: None is a compile-time value (`if x is not None:` folds)
+            ones[name] = None
+            signature.append("none")
+            continue
         try:
             ty, address, device = driver.launch_argument_info(value)
         except TypeError as e:          # (its own class: an integer too large is an OverflowError too)
@@ -176,8 +181,9 @@ def _grid(grid, names, runtime, constexprs, num_warps):
 
 
 def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, num_stages, target, driver):
-    """The kernel of one specialization; the parameters in ``ones`` (equal to 1) are compiled in
-    as constants and left out of its launches (``kernel.jit_params``: the positions passed)."""
+    """The kernel of one specialization; the parameters in ``ones`` (equal to 1, or None) are
+    compiled in as constants and left out of its launches (``kernel.jit_params``: the positions
+    passed)."""
     from ..compiler import compile
     params = [(n, t) for n, t in zip(names, signature) if n not in ones]
     try:

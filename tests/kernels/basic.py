@@ -139,3 +139,12 @@ def literal_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0)
     tl.store(out_ptr + offs, (x + 1) // 3 + x % 5, mask=mask)
+
+
+@triton.jit
+def maybe_store(x_ptr, out_ptr):
+    """out[0] = 1 when x_ptr is None (a compile-time argument), else out[1] = x[0]."""
+    if x_ptr is None:
+        tl.store(out_ptr, 1)
+    else:
+        tl.store(out_ptr + 1, tl.load(x_ptr))

@@ -1093,11 +1093,20 @@ class CudaEmitter:
             elif isinstance(x.owner, Op):
                 if OPS[x.owner.name].reads_memory:
                     return True
-                if x.owner.name not in REDUCE_KINDS:    # a reduction gives every thread its one result
-                    work += x.owner.operands
+                if x.owner.name not in REDUCE_KINDS or not self._exchanges(x.owner):
+                    work += x.owner.operands    # (a reduction across threads gives them one result)
             elif isinstance(x.owner, Region) and x.owner.parent is not None:
                 work += control_operands(x.owner.parent)
         return False
+
+    def _exchanges(self, reduction: Op) -> bool:
+        """Whether a reduction combines values of several threads (lanes or warps move along its
+        axes); one within each thread (a block of one element: ``x.item()``) leaves each its own."""
+        src = reduction.operands[0]
+        lay = self.layout_of(src)
+        axis = reduction.attrs["axis"]
+        axes = list(range(lay.rank)) if axis is None else [axis]
+        return bool(lay.bits_along(LANE, axes) or lay.bits_along(WARP, axes))
 
     def uniform_condition(self, cond: str, value: Value, header: int, body_from: int) -> None:
         """Barriers need every thread of the block: when the lines from ``body_from`` on hold one
