@@ -623,8 +623,8 @@ def _make_converter(name: str, t: ParamType):
         def convert_pointer(v):
             try:
                 addr, dtype, desc, device = _pointer_info(v)
-            except TypeError as e:
-                raise TypeError(f"parameter '{name}' ({t}): {e}") from None
+            except TypeError as e:           # (its own class: a host tensor is a ValueError too)
+                raise type(e)(f"parameter '{name}' ({t}): {e}") from None
             if dtype != t.dtype and desc is not None:
                 raise TypeError(f"parameter '{name}' expects *{t.dtype}, got a {desc} array")
             return addr, _address_device(v, addr, device)

@@ -274,11 +274,11 @@ def int64_loop(out, lo, hi, STEP: tl.constexpr):
 
 @triton.jit
 def one_element_conditions(x_ptr):
-    """`if` and `while` on blocks of one element (Triton takes the element): x[0] capped at 42,
-    then x[1] = how many steps bring the loaded x[0] to 45."""
+    """An `if` on a block of one element (Triton takes the element): x[0] capped at 42, then
+    x[1] = how many steps bring the reloaded x[0] to 45."""
     if tl.load(x_ptr + tl.arange(0, 1)) > 42:
         tl.store(x_ptr, 42)
     n = 0
-    while tl.load(x_ptr + tl.arange(0, 1)) + n < 45:
+    while tl.load(x_ptr) + n < 45:
         n += 1
     tl.store(x_ptr + 1, n)
