@@ -1,4 +1,4 @@
-"""Names of Triton's language that mytriton lacks: ``tl.map_elementwise`` on the host is an AttributeError
+"""Names of Triton's language that mytriton lacks: ``tl.bitonic_merge`` on the host is an AttributeError
 subclass saying so, and in a kernel a CompilationError at the kernel's file:line:col."""
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ def message(name: str) -> str:
 def test_the_list_is_triton_36s():
     assert len(TRITON_LANGUAGE_NAMES) == len(set(TRITON_LANGUAGE_NAMES)) == 140
     assert {"cumsum", "dot", "atomic_add", "math", "extra", "float8e5", "sum", "load"} <= set(TRITON_LANGUAGE_NAMES)
-    assert {"map_elementwise", "dot_scaled"} <= set(MISSING)
+    assert {"bitonic_merge", "dot_scaled"} <= set(MISSING)
     assert not {"dot", "math", "extra", "cumsum", "reduce", "argmax", "gather", "flip", "sort", "topk", "advance",
-                "make_block_ptr", "make_tensor_descriptor", "pointer_type", "inline_asm_elementwise"} & set(MISSING)
+                "make_block_ptr", "make_tensor_descriptor", "pointer_type", "inline_asm_elementwise", "map_elementwise"} & set(MISSING)
 
 
 @pytest.mark.parametrize("name", MISSING)
@@ -43,10 +43,10 @@ def test_names_mytriton_has_and_names_triton_lacks_are_untouched():
 
 
 @mytriton.jit
-def uses_map_elementwise(x, BLOCK: tl.constexpr):
+def uses_bitonic_merge(x, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     values = tl.load(x + offs)
-    tl.store(x + offs, tl.map_elementwise(values, 4))  # ERR map_elementwise
+    tl.store(x + offs, tl.bitonic_merge(values, 4))  # ERR bitonic_merge
 
 
 @mytriton.jit
@@ -57,15 +57,15 @@ def uses_dot_scaled(x, BLOCK: tl.constexpr):
 
 
 @mytriton.jit
-def helper_uses_map_elementwise(a, b):
-    return tl.map_elementwise(a, 0) + b  # ERR helper_map_elementwise
+def helper_uses_dot_scaled(a, b):
+    return tl.dot_scaled(a, 0) + b  # ERR helper_dot_scaled
 
 
 @mytriton.jit
-def calls_helper_using_map_elementwise(x, BLOCK: tl.constexpr):
+def calls_helper_using_dot_scaled(x, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tile = tl.load(x + offs[:, None] * BLOCK + offs[None, :])
-    tl.store(x + offs[:, None] * BLOCK + offs[None, :], helper_uses_map_elementwise(tile, tile))
+    tl.store(x + offs[:, None] * BLOCK + offs[None, :], helper_uses_dot_scaled(tile, tile))
 
 
 def marker(case: str) -> tuple[int, str]:
@@ -74,9 +74,9 @@ def marker(case: str) -> tuple[int, str]:
     return line, lines[line - 1]
 
 
-@pytest.mark.parametrize("kernel,case,name", [(uses_map_elementwise, "map_elementwise", "map_elementwise"),
+@pytest.mark.parametrize("kernel,case,name", [(uses_bitonic_merge, "bitonic_merge", "bitonic_merge"),
                                               (uses_dot_scaled, "dot_scaled", "dot_scaled"),
-                                              (calls_helper_using_map_elementwise, "helper_map_elementwise", "map_elementwise")])
+                                              (calls_helper_using_dot_scaled, "helper_dot_scaled", "dot_scaled")])
 @pytest.mark.parametrize("how", ["compile", "interpreter"])
 def test_kernel_use_is_a_located_compile_error(kernel, case, name, how):
     with pytest.raises(mytriton.CompilationError) as info:

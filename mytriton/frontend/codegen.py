@@ -1097,14 +1097,18 @@ def _callable_kind(fn) -> str | None:
     return None
 
 
-def trace_combine(builder, combine_fn, arg_types: list, what: str) -> CombineTree:
+def trace_combine(builder, combine_fn, arg_types: list, what: str, result_types: list | None = None) -> CombineTree:
     """The combine function of ``tl.reduce`` / ``tl.associative_scan`` traced into a closed scope of its
     own: a ``@jit`` function (or one of the language's own combine functions, plain Python on
-    ``tl`` builtins) called on 2N scalar arguments, returning N values of the operands' types."""
+    ``tl`` builtins) called on 2N scalar arguments, returning N values of the operands' types. With
+    ``result_types=[]`` (``tl.map_elementwise``), any number of scalars of any types (a number
+    returned takes its own type, as in Triton)."""
     from .jit import JITFunction
     internal = getattr(combine_fn, "__mytriton_combine__", False)
+    role, order = ("combine_fn", "the operands' values, then the other side's") if result_types is None else \
+        ("scalar_fn", "pack elements of each operand in turn")
     if not (isinstance(combine_fn, JITFunction) or internal):
-        raise TypeError(f"{what}: combine_fn must be a @jit function, got {type_name(combine_fn)}")
+        raise TypeError(f"{what}: {role} must be a @jit function, got {type_name(combine_fn)}")
     scope = Scope(None)
     saved = builder.scope
     builder.scope = scope
@@ -1117,17 +1121,24 @@ def trace_combine(builder, combine_fn, arg_types: list, what: str) -> CombineTre
             try:
                 bound = combine_fn.signature.bind(*values)
             except TypeError as e:
-                raise TypeError(f"{what}: combine_fn {combine_fn.__name__}() is called with {len(values)} "
-                                f"arguments (the operands' values, then the other side's): {e}") from None
+                raise TypeError(f"{what}: {role} {combine_fn.__name__}() is called with {len(values)} "
+                                f"arguments ({order}): {e}") from None
             bound.apply_defaults()
             gen = CodeGenerator(combine_fn, dict(bound.arguments), builder, 1)
             returned = gen.run(combine_fn.parse())
         results = list(returned) if isinstance(returned, tuple) else [returned]
-        n = len(arg_types) // 2
+        if result_types is not None:
+            arg_types = [r.dtype if isinstance(r, tensor) else None for r in results]
+            if not results or returned is None:
+                raise TypeError(f"{what}: the function must return one or more scalars")
+        n = len(results) if result_types is not None else len(arg_types) // 2
         if len(results) != n:
             raise TypeError(f"{what}: combine_fn must return {n} value(s), one per input, got {len(results)}")
         nodes = []
         for i, (r, t) in enumerate(zip(results, arg_types)):
+            if t is None and isinstance(r, (bool, int, float)):
+                r = to_tensor(r)
+                t = r.type
             if isinstance(r, (bool, int, float)):
                 r = to_tensor(r, t)
             if not isinstance(r, tensor) or r.type != t:

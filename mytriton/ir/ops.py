@@ -1127,6 +1127,35 @@ def _combine_rule(types, attrs, scan: bool):
     return tuple(make_type(rest, e) for e in elems)
 
 
+def _map_rule(types, attrs):
+    """``tl.map_elementwise``: operands of one shape (broadcast by the language); the body (a
+    Combine) takes ``pack`` elements of each operand in turn and returns ``pack`` values per result,
+    all of one type each; one result block per returned value."""
+    shape = shape_of(types[0]) if types else ()
+    for t in types:
+        if shape_of(t) != shape:
+            raise OpTypeError(f"tl.map_elementwise: operands of one shape expected, got {', '.join(map(str, types))}")
+        if isinstance(t.scalar, PointerType):
+            raise OpTypeError(f"tl.map_elementwise is not defined on pointers ({t})")
+    pack, body = attrs["pack"], attrs["combine"]
+    region = getattr(body, "region", None)           # (a Combine; as traced, a CombineTree)
+    args = [a.type for a in (region.args if region is not None else body.args)]
+    want = [t.scalar for t in types for _ in range(pack)]
+    if args != want:
+        raise OpTypeError(f"tl.map_elementwise: the function takes {', '.join(map(str, args))}; "
+                          f"expected {', '.join(map(str, want))}")
+    out = [v.type for v in (region.ops[-1].operands if region is not None else body.results)]
+    if not out or len(out) % pack or any(out[i] != out[i - i % pack] for i in range(len(out))):
+        raise OpTypeError(f"tl.map_elementwise: the function must return {pack} value(s) of one type per result, "
+                          f"got {', '.join(map(str, out))}")
+    return tuple(make_type(shape, out[i]) for i in range(0, len(out), pack))
+
+
+define(OpDef("map_elementwise", (1, 1 << 30), _map_rule, keeps_layout=True,
+             doc="tl.map_elementwise: the `combine` body (a Combine) on each group of `pack` elements of the "
+                 "operands; one result per returned value (of `pack`)"))
+
+
 # constraint letters of inline PTX operands and the register width each names (bits)
 ASM_REGISTERS = {"r": 32, "l": 64, "h": 16, "f": 32, "d": 64}
 

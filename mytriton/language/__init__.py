@@ -706,13 +706,14 @@ from .reduction import argmax, argmin, associative_scan, cumprod, cumsum, reduce
 from .shape import broadcast, cat, flip, gather, interleave, join, ravel, reshape, split, view  # noqa: E402
 from .sort import sort, topk  # noqa: E402
 from .inline_asm import inline_asm_elementwise  # noqa: E402
+from .map_elementwise import map_elementwise  # noqa: E402
 from .block_ptr import (advance, block_ptr, load_tensor_descriptor, make_block_ptr, make_tensor_descriptor,  # noqa: E402
                         store_tensor_descriptor, tensor_descriptor)
 
 __all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram", "gather", "device_assert",
             "join", "split", "interleave", "cat", "flip", "broadcast", "sort", "topk", "make_block_ptr", "advance",
             "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "tensor_descriptor",
-            "inline_asm_elementwise"]
+            "inline_asm_elementwise", "map_elementwise"]
 
 # Triton's tensor member functions (``x.sum(0)``, ``x.reshape(...)``): the language's functions, the
 # tensor first

@@ -1255,6 +1255,47 @@ class CudaEmitter:
         self.emit("};")
         return name
 
+    def op_map_elementwise(self, op: Op):
+        """``tl.map_elementwise``: the body as a C++ lambda (operands by value, results by
+        reference), called on each group of ``pack`` registers; a group past the last register
+        repeats the last element and writes nothing."""
+        body, pack = op.attrs["combine"].region, op.attrs["pack"]
+        first = op.results[0]
+        block = isinstance(first.type, BlockType)
+        n = self.nregs(first) if block else 1
+        outs = body.ops[-1].operands
+        name = f"{self.ref(first)}_map"
+        params = ([f"const {self.c_type(a.type)} {self.ref(a)}" for a in body.args]
+                  + [f"{self.c_type(v.type)}& out{i}" for i, v in enumerate(outs)])
+        self.emit(f"auto {name} = [&]({', '.join(params)}) {{")
+        self.depth += 1
+        self.region(body)
+        self.emit(" ".join(f"out{i} = {self.ref(v)};" for i, v in enumerate(outs)))
+        self.depth -= 1
+        self.emit("};")
+        for res in op.results:
+            self.emit(self.declare(res) + ";")
+
+        def at(e: int) -> str:
+            return f"(r + {e} < {n} ? r + {e} : {n - 1})" if e and n % pack else (f"r + {e}" if e else "r")
+        args = [self.elem(first, v, at(e)) if block else self.ref(v) for v in op.operands for e in range(pack)]
+        temps = [f"t{i}" for i in range(len(outs))]
+        lines = [" ".join(f"{self.c_type(v.type)} {t};" for v, t in zip(outs, temps)),
+                 f"{name}({', '.join(args + temps)});"]
+        for k, res in enumerate(op.results):
+            for e in range(pack):
+                target = f"{self.ref(res)}[r + {e}]" if block else self.ref(res)
+                store = f"{target} = {temps[k * pack + e]};"
+                lines.append(f"if (r + {e} < {n}) {store}" if e and n % pack else store)
+        if block and n > pack:
+            self.emit("#pragma unroll")
+        self.emit(f"for (int r = 0; r < {n}; r += {pack}) {{" if block else "{ const int r = 0; (void)r;")
+        self.depth += 1
+        for line in lines:
+            self.emit(line)
+        self.depth -= 1
+        self.emit("}")
+
     def op_reduce(self, op: Op):
         """Combine, in this order, the registers, the lanes and the warps whose bases move along the
         reduced dimensions (positions that differ only in replicating bits hold the same elements

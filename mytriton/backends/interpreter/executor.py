@@ -234,6 +234,19 @@ def _reduce_by(ex, op, args):
     return [x[..., 0] for x in xs]
 
 
+def _map_elementwise(ex, op, args):
+    """The body on every element of the broadcast operands (groups of ``pack`` consecutive elements
+    in row-major order, the last group padded by repeating its last element)."""
+    rank, pack = _rank(op.results[0]), op.attrs["pack"]
+    xs = np.broadcast_arrays(*(_to_rank(a, rank) for a in args))
+    shape, n = xs[0].shape, xs[0].size
+    groups = -(-n // pack)
+    flat = [np.ascontiguousarray(x).reshape(-1) for x in xs]
+    padded = [np.concatenate([f, np.repeat(f[-1:], groups * pack - n)]).reshape(groups, pack) for f in flat]
+    outs = ex.combine(op, [p[:, i] for p in padded for i in range(pack)], [])
+    return [np.stack(outs[k:k + pack], axis=1).reshape(-1)[:n].reshape(shape) for k in range(0, len(outs), pack)]
+
+
 def _scan(ex, op, args):
     """Hillis and Steele's scan: at distance d = 1, 2, 4, ... each element i >= d becomes
     combine(element i - d, element i) (from the end when reversed)."""
@@ -392,6 +405,7 @@ STRUCTURAL: dict[str, Callable] = {
     "expand_dims": _expand_dims, "broadcast": _broadcast, "trans": _trans, "dot": _dot,
     "zeros": _zeros, "empty": _zeros, "full": _full,             # `empty` is zero-filled, deterministically
     **{kind: _reduce for kind in REDUCE_COMBINE}, "reduce": _reduce_by, "scan": _scan,
+    "map_elementwise": _map_elementwise,
     "histogram": _histogram, "gather": _gather, "reshape": _reshape, "join": _join, "split": _split, "cat": _cat, "flip": _flip,
     "addptr": _addptr, "load": _load, "store": _store,
     "atomic_rmw": _atomic, "atomic_cas": _atomic, "debug_barrier": _barrier, "device_print": _device_print,
