@@ -1,6 +1,6 @@
 """tl.map_elementwise: the interpreter and the generated CUDA (CPU emulator) against numpy, for a
-function with run-time ifs and early returns, several results, pack=2 (with a ragged last group)
-and a broadcast scalar; the misuse Triton refuses."""
+function with run-time ifs and early returns, several results, pack=2 (with a ragged last group),
+a scalar operand broadcast; the misuse refused."""
 import numpy as np
 import pytest
 
@@ -33,6 +33,18 @@ def test_map_elementwise(emulated, block, warps):
     np.testing.assert_array_equal(outs[1], x // y)
     np.testing.assert_array_equal(outs[2], x % y)
     np.testing.assert_array_equal(outs[3], np.maximum(f * np.float32(2.5), np.float32(-1.0)))
+
+
+def test_a_scalar_operand_broadcasts(tmp_path):
+    from tests.kernel_files import kernel_from_source
+    k = kernel_from_source(tmp_path / "s.py", "import mytriton\nimport mytriton.language as tl\n"
+                           "from tests.kernels.map_elementwise import clamp_scale\n\n\n@mytriton.jit\n"
+                           "def k(f, g):\n    o = tl.arange(0, 64)\n"
+                           "    tl.store(g + o, tl.map_elementwise(clamp_scale, tl.load(f + o), -1.0, 2.5))\n")
+    f = (RNG.standard_normal(64) * 2).astype(np.float32)
+    g = np.zeros(64, np.float32)
+    k[(1,)](f, g)
+    np.testing.assert_array_equal(g, np.maximum(f * np.float32(2.5), np.float32(-1.0)))
 
 
 HEAD = ("import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef two(a, b):\n    return a + b\n\n\n"

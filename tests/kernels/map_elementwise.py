@@ -1,5 +1,5 @@
 """Kernels of tests/test_map_elementwise.py: tl.map_elementwise with a run-time if and early
-returns, several results, pack=2, a broadcast scalar operand and a float function."""
+returns, several results, pack=2 and a float function."""
 import mytriton as triton
 import mytriton.language as tl
 
@@ -29,7 +29,8 @@ def clamp_scale(x, lo, s):
 
 @triton.jit
 def mapped(x_ptr, y_ptr, z_ptr, c_ptr, d_ptr, f_ptr, g_ptr, BLOCK: tl.constexpr):
-    """z = sign(x - y); (c, d) = divmod(x, y) two at a time; g = max(f * 2.5, -1) with -1 a scalar."""
+    """z = sign(x - y); (c, d) = divmod(x, y) two at a time; g = max(f * 2.5, -1), the bounds blocks
+    of one value (Triton takes blocks only; a scalar operand broadcasts in mytriton)."""
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     y = tl.load(y_ptr + offs)
@@ -37,4 +38,5 @@ def mapped(x_ptr, y_ptr, z_ptr, c_ptr, d_ptr, f_ptr, g_ptr, BLOCK: tl.constexpr)
     c, d = tl.map_elementwise(divmod_pairs, x, y, pack=2)
     tl.store(c_ptr + offs, c)
     tl.store(d_ptr + offs, d)
-    tl.store(g_ptr + offs, tl.map_elementwise(clamp_scale, tl.load(f_ptr + offs), -1.0, 2.5))
+    lo, s = tl.full([BLOCK], -1.0, tl.float32), tl.full([BLOCK], 2.5, tl.float32)
+    tl.store(g_ptr + offs, tl.map_elementwise(clamp_scale, tl.load(f_ptr + offs), lo, s))
