@@ -14,9 +14,11 @@ TR = triton_version(M.__file__)
 RNG = np.random.default_rng(6)
 
 
-@pytest.mark.skipif(TR is None, reason="needs Triton")
 @pytest.mark.parametrize("block,warps", [(128, 4), (512, 8), (32, 2)])
 def test_map_elementwise_as_triton(block, warps):
+    """(Triton 3.6 fails to compile pack=2 where a thread holds one element -- "failed to legalize
+    operation 'tt.map_elementwise'" at 128 elements on 4 warps and 32 on 2 -- so it is compared
+    where it compiles, numpy everywhere.)"""
     x = RNG.integers(1, 100, block).astype(np.int32)
     y = RNG.integers(1, 100, block).astype(np.int32)
     y[:7] = x[:7]
@@ -24,8 +26,15 @@ def test_map_elementwise_as_triton(block, warps):
     t = [torch.from_numpy(a).cuda() for a in (x, y)] + [torch.zeros(block, dtype=torch.int32, device="cuda")
                                                         for _ in range(3)]
     t += [torch.from_numpy(f).cuda(), torch.zeros(block, device="cuda")]
-    ours, theirs = run_both(M, TR, "mapped", (1,), *t, BLOCK=block, num_warps=warps)
-    for i in (2, 3, 4, 6):
-        assert torch.equal(ours[i], theirs[i]), i
+    if TR is not None and block // (32 * warps) >= 2:
+        ours, theirs = run_both(M, TR, "mapped", (1,), *t, BLOCK=block, num_warps=warps)
+        for i in (2, 3, 4, 6):
+            assert torch.equal(ours[i], theirs[i]), i
+    else:
+        M.mapped[(1,)](*t, BLOCK=block, num_warps=warps)
+        torch.cuda.synchronize()
+        ours = t
     assert ours[2].cpu().numpy().tolist() == np.sign(x - y).tolist()
-    assert ours[3].cpu().numpy().tolist() == (x // y).tolist()
+    assert ours[3].cpu().numpy().tolist() == (x // y).tolist() and ours[4].cpu().numpy().tolist() == (x % y).tolist()
+    want = np.maximum(f * np.float32(2.5), np.float32(-1.0))
+    assert np.array_equal(ours[6].cpu().numpy(), want)
