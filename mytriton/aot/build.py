@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import output
-from .cache import PendingCompiles, PreviousBuild, Toolchain, compiler_hash, job_key
+from .cache import PendingCompiles, PreviousBuild, SharedCache, Toolchain, compiler_hash, job_key
 from ..runtime import native
 from .errors import CompileFailed, ManifestError, UsageError
 from .jobs import Artifacts, CompileJob, Failure, default_workers, run_jobs
@@ -58,7 +58,8 @@ class PackageReport:
 def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: list[str] | None = None,
                    jobs: int | None = None, echo: Callable[[str], None] = print,
                    notify: Callable[[str], None] | None = None, *,
-                   max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False) -> list[PackageReport]:
+                   max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False,
+                   cache_dir: str | Path | None = None) -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
@@ -66,7 +67,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
     run in this process, which keeps its working directory: the output does not depend on it, as
     NVRTC is given the absolute source name ``/mytriton/<kernel>.cu`` (see ``mytriton.compiler``).
     A manifest may expand to at most *max_specializations* specializations, and may name kernel
-    files outside its folder only with *allow_outside* (see :func:`load_manifest`).
+    files outside its folder only with *allow_outside* (see :func:`load_manifest`). With a
+    *cache_dir*, compiles are looked up in and added to that shared cache (:class:`SharedCache`).
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
@@ -80,7 +82,12 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
             locks.enter_context(output.locked(plan.dest, notify))
             output.check_replaceable(plan.dest)
         units = [unit for plan in plans for unit in _units(plan, toolchain)]
-        results = _compile(units, jobs or default_workers(), echo)
+        shared = SharedCache(Path(cache_dir)) if cache_dir is not None else None
+        try:
+            results = _compile(units, jobs or default_workers(), echo, shared)
+        finally:
+            if shared is not None:
+                shared.record_stats()
         launcher = _native_launcher(plans, notify or echo)
         reports = [_finish(plan, toolchain, [u for u in units if u.plan is plan], results, echo, start, launcher)
                    for plan in plans]
@@ -147,9 +154,10 @@ def _units(plan: PackagePlan, toolchain: Toolchain) -> list[Unit]:
     return units
 
 
-def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | Failure]:
-    """Reuse cached artifacts, compile the rest; one progress line per compile. Each finished
-    compile is kept at once in the package's pending compiles, so Ctrl-C loses none of them."""
+def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None = None) -> dict[tuple, Artifacts | Failure]:
+    """Reuse cached artifacts (the previous build, its pending compiles, the shared cache), compile
+    the rest; one progress line per compile. Each finished compile is kept at once in the package's
+    pending compiles (so Ctrl-C loses none of them) and in the shared cache."""
     previous, pending = {}, {}
     results: dict[tuple, Artifacts | Failure] = {}
     todo: list[Unit] = []
@@ -158,7 +166,8 @@ def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | F
             previous[unit.plan.dest] = PreviousBuild(unit.plan.dest)
             pending[unit.plan.dest] = PendingCompiles(unit.plan.dest)
         cached = (previous[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
-                  or pending[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx))
+                  or pending[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
+                  or (shared.lookup(unit.key, unit.job.emit_ptx) if shared is not None else None))
         if cached is None:
             todo.append(unit)
         else:
@@ -185,6 +194,8 @@ def _compile(units: list[Unit], workers: int, echo) -> dict[tuple, Artifacts | F
         results[unit.plan.dest, unit.ident] = result
         if isinstance(result, Artifacts):
             pending[unit.plan.dest].put(unit.key, result)
+            if shared is not None:
+                shared.put(unit.key, result)
         progress(unit, result)
 
     run_jobs([unit.job for unit in todo], workers, finished)
@@ -225,9 +236,8 @@ def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results,
                 output.swap_in(staged, plan.dest)
                 written = True
         PendingCompiles(plan.dest).clear()      # the package holds them now
-        if compiled == 0:
-            note = "" if not written else "; loader files refreshed"
-            echo(f"{package}: {specs} specializations up to date{note} ({plan.dest})")
+        if compiled == 0 and not written:
+            echo(f"{package}: {specs} specializations up to date ({plan.dest})")
         else:
             echo(f"{package}: {specs} specializations for {', '.join(plan.targets)}: {compiled} compiled, "
                  f"{cached} cached in {time.perf_counter() - start:.1f} s -> {plan.dest}")

@@ -7,16 +7,21 @@ shipped, the mytriton and NVRTC versions, and a hash of the compiler's own sourc
 edit without a version bump still rebuilds). The previous build folder is the cache: artifacts
 whose key matches and whose sha256 still checks out are copied instead of recompiled. Compiles
 that finished in a build that did not write its package (Ctrl-C, another compile failed) wait in
-``.<package>.cache/`` beside it (:class:`PendingCompiles`) for the next build.
+``.<package>.cache/`` beside it (:class:`PendingCompiles`) for the next build. Every compile also
+goes to the shared cache (``--cache DIR``, :class:`SharedCache`), which other builds, processes
+and machines look up by the same key.
 """
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,6 +147,46 @@ class PreviousBuild:
         return data if sha256_bytes(data) == sha256 else None
 
 
+def _encode(artifacts: Artifacts) -> bytes:
+    """One compile's artifacts as the bytes of a cache entry: a JSON record and its sha256."""
+    record = {"cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
+              "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol}
+    data = json.dumps(record, sort_keys=True)
+    return json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
+
+
+def _decode(payload: bytes, emit_ptx: bool) -> Artifacts | None:
+    """The artifacts of a cache entry, or None when it is damaged (sha256) or lacks the PTX asked for."""
+    try:
+        outer = json.loads(payload)
+        data = outer["record"]
+        if sha256_bytes(data.encode()) != outer["sha256"]:
+            return None
+        record = json.loads(data)
+        if emit_ptx and (record["ptx"] is None or record["cu"] is None):
+            return None
+        return Artifacts(cubin=base64.b64decode(record["cubin"]), ptx=record["ptx"] if emit_ptx else None,
+                         cu=record["cu"] if emit_ptx else None, shared=int(record["shared"]),
+                         symbol=str(record["symbol"]), cached=True)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _write_atomically(folder: Path, name: str, payload: bytes) -> None:
+    """``folder/name`` holds ``payload`` whole or not at all (a temporary file, then a rename): a
+    concurrent reader sees the old entry or the new one, never a part."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+        os.replace(tmp, folder / name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 class PendingCompiles:
     """Compiles of a package that its folder does not hold yet, by job key: one file each,
     ``.<package>.cache/<key>.json``, written atomically as each compile finishes. A build that
@@ -152,33 +197,75 @@ class PendingCompiles:
         self.folder = dest.parent / f".{dest.name}.cache"
 
     def put(self, key: str, artifacts: Artifacts) -> None:
-        record = {"cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
-                  "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol}
-        data = json.dumps(record, sort_keys=True)
-        payload = json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
         try:
-            self.folder.mkdir(exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(payload)
-            os.replace(tmp, self.folder / f"{key}.json")
+            _write_atomically(self.folder, f"{key}.json", _encode(artifacts))
         except OSError:
             pass                # only a cache: the build goes on without it
 
     def lookup(self, key: str, emit_ptx: bool) -> Artifacts | None:
         try:
-            outer = json.loads((self.folder / f"{key}.json").read_bytes())
-            data = outer["record"]
-            if sha256_bytes(data.encode()) != outer["sha256"]:
-                return None
-            record = json.loads(data)
-            if emit_ptx and (record["ptx"] is None or record["cu"] is None):
-                return None
-            return Artifacts(cubin=base64.b64decode(record["cubin"]), ptx=record["ptx"] if emit_ptx else None,
-                             cu=record["cu"] if emit_ptx else None, shared=int(record["shared"]),
-                             symbol=str(record["symbol"]), cached=True)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return _decode((self.folder / f"{key}.json").read_bytes(), emit_ptx)
+        except OSError:
             return None
 
     def clear(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def default_cache_dir() -> Path:
+    """``$MYTRITON_CACHE_DIR``, else ``~/.cache/mytriton``."""
+    return Path(os.environ.get("MYTRITON_CACHE_DIR") or Path.home() / ".cache" / "mytriton")
+
+
+class SharedCache:
+    """A content-addressed store of compiles (``--cache DIR``) that processes and machines may share,
+    on a network file system too: entry ``DIR/compile/<key[:2]>/<key>.json`` (the job key covers
+    everything a cubin depends on), written atomically, its sha256 checked on every read (a damaged
+    entry is a miss, and is replaced). Each build adds its hits and misses to ``DIR/compile/stats/``
+    (one small file per build) for ``mytriton-build --cache-info``."""
+
+    def __init__(self, root: Path):
+        self.folder = Path(root) / "compile"
+        self.hits = self.misses = 0
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def lookup(self, key: str, emit_ptx: bool) -> Artifacts | None:
+        try:
+            found = _decode(self._path(key).read_bytes(), emit_ptx)
+        except OSError:
+            found = None
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def put(self, key: str, artifacts: Artifacts) -> None:
+        try:
+            _write_atomically(self._path(key).parent, f"{key}.json", _encode(artifacts))
+        except OSError:
+            pass                # (a read-only or full cache: the build goes on without it)
+
+    def record_stats(self) -> None:
+        if not (self.hits or self.misses):
+            return
+        name = f"{socket.gethostname()}-{os.getpid()}-{time.time_ns()}.json"
+        with contextlib.suppress(OSError):
+            _write_atomically(self.folder / "stats", name, json.dumps({"hits": self.hits, "misses": self.misses}).encode())
+
+    def info(self) -> dict:
+        """Entries, their bytes, and the hits and misses recorded by the builds that used it."""
+        entries = size = hits = misses = 0
+        if self.folder.is_dir():
+            for path in self.folder.glob("??/*.json"):
+                with contextlib.suppress(OSError):
+                    size += path.stat().st_size
+                    entries += 1
+            for path in (self.folder / "stats").glob("*.json"):
+                with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                    record = json.loads(path.read_bytes())
+                    hits, misses = hits + int(record["hits"]), misses + int(record["misses"])
+        return {"folder": str(self.folder), "entries": entries, "bytes": size, "hits": hits, "misses": misses,
+                "hit_rate": hits / (hits + misses) if hits + misses else None}

@@ -37,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
         prog="mytriton-build",
         description="Compile the kernels a manifest lists into an installable loader package "
                     "(DIR/<package>/: loader, cubins, PTX, manifest.json, pyproject.toml).")
-    p.add_argument("manifests", nargs="+", metavar="MANIFEST", help="YAML build manifest(s)")
+    p.add_argument("manifests", nargs="*", metavar="MANIFEST", help="YAML build manifest(s)")
     p.add_argument("--out", default="build", metavar="DIR",
                    help="output folder; each package goes to DIR/<package>/ (default: build)")
     p.add_argument("--target", action="append", metavar="sm_XX", dest="targets",
@@ -49,6 +49,12 @@ def parser() -> argparse.ArgumentParser:
                    help="refuse a manifest that expands to more specializations than this (default: 4096)")
     p.add_argument("--allow-outside", action="store_true",
                    help="allow kernel files outside the manifest's folder (../x.py, absolute paths)")
+    p.add_argument("--cache", metavar="DIR", default=None,
+                   help="shared compile cache, content-addressed (several processes and machines may use one "
+                        "folder; default: $MYTRITON_CACHE_DIR, else ~/.cache/mytriton)")
+    p.add_argument("--no-cache", action="store_true", help="use no shared compile cache")
+    p.add_argument("--cache-info", action="store_true",
+                   help="print the shared cache's size and hit rate, and exit")
     p.add_argument("--version", action="version", version=f"mytriton-build {__version__}")
     return p
 
@@ -72,7 +78,12 @@ def _leave(status: int) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
-        args = parser().parse_intermixed_args(argv)     # exits 2 with usage on a bad command line
+        cli = parser()
+        args = cli.parse_intermixed_args(argv)     # exits 2 with usage on a bad command line
+        if args.cache_info:
+            return _cache_info(args)
+        if not args.manifests:
+            cli.error("the following arguments are required: MANIFEST")
         targets = [t for value in args.targets or [] for t in value.split(",") if t] or None
         for path in args.manifests:
             if _TARGET_LIKE.fullmatch(path) and not os.path.exists(path):
@@ -94,7 +105,7 @@ def _build(args, targets) -> int:
         options = {} if args.max_specializations is None else {"max_specializations": args.max_specializations}
         build_packages(args.manifests, out_dir=args.out, targets=targets, jobs=args.jobs,
                        echo=lambda line: print(line, flush=True), notify=lambda line: _err(line),
-                       allow_outside=args.allow_outside, **options)
+                       allow_outside=args.allow_outside, cache_dir=_cache_dir(args), **options)
     except CompileFailed as exc:
         for labels, message in exc.failures:
             shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
@@ -112,6 +123,26 @@ def _build(args, targets) -> int:
             raise
         return _fail(f"internal error: {type(exc).__name__}: {exc} "
                      "(set MYTRITON_TRACEBACK=1 for the traceback)", 1)
+    return 0
+
+
+def _cache_dir(args):
+    """The shared cache's folder (None with --no-cache)."""
+    if args.no_cache:
+        return None
+    from .cache import default_cache_dir
+    return args.cache or default_cache_dir()
+
+
+def _cache_info(args) -> int:
+    from .cache import SharedCache
+    folder = _cache_dir(args)
+    if folder is None:
+        return _fail("--cache-info and --no-cache: no cache to describe", 2)
+    info = SharedCache(folder).info()
+    rate = "no lookups yet" if info["hit_rate"] is None else f"{100 * info['hit_rate']:.1f} %"
+    print(f"{info['folder']}: {info['entries']} compiles, {info['bytes'] / 2**20:.1f} MiB; "
+          f"{info['hits']} hits, {info['misses']} misses ({rate})", flush=True)
     return 0
 
 

@@ -1,0 +1,94 @@
+"""The shared compile cache (``mytriton-build --cache DIR``): a second build elsewhere reuses the
+first's compiles and writes byte-identical packages, damaged entries are misses and get replaced,
+concurrent writers and readers never see a partial entry, ``--cache-info`` reports size and hit
+rate, ``--no-cache`` writes nothing."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+from mytriton.aot.cache import SharedCache
+from mytriton.aot.jobs import Artifacts
+from test_aot_support import assert_no_traceback, run_cli, tree_bytes, write_project
+
+MANIFEST = """\
+package: pkg
+targets: [sm_90]
+kernels:
+  - kernel: kernels/k.py:add_kernel
+    signature: {x_ptr: "*fp32:16", y_ptr: "*fp32:16", out_ptr: "*fp32:16", n: i32}
+    constexprs: {BLOCK: [64, 128, 256]}
+"""
+
+
+def test_a_second_build_elsewhere_reuses_the_compiles(tmp_path):
+    write_project(tmp_path, MANIFEST)
+    cache = tmp_path / "shared"
+    first = run_cli(["m.yaml", "--out", "a", "--cache", str(cache), "-j", "1"], cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "3 compiled, 0 cached" in first.stdout
+    second = run_cli(["m.yaml", "--out", "b", "--cache", str(cache), "-j", "1"], cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "0 compiled, 3 cached" in second.stdout
+    assert tree_bytes(tmp_path / "a" / "pkg") == tree_bytes(tmp_path / "b" / "pkg")
+    info = run_cli(["--cache-info", "--cache", str(cache)], cwd=tmp_path)
+    assert info.returncode == 0 and f"{cache / 'compile'}: 3 compiles" in info.stdout
+    assert "3 hits, 3 misses (50.0 %)" in info.stdout, info.stdout
+
+
+def test_a_damaged_entry_is_a_miss_and_is_replaced(tmp_path):
+    write_project(tmp_path, MANIFEST)
+    cache = tmp_path / "shared"
+    assert run_cli(["m.yaml", "--out", "a", "--cache", str(cache), "-j", "1"], cwd=tmp_path).returncode == 0
+    entries = sorted((cache / "compile").glob("??/*.json"))
+    assert len(entries) == 3
+    damaged = entries[0]
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    damaged.write_bytes(bytes(data))
+    again = run_cli(["m.yaml", "--out", "b", "--cache", str(cache), "-j", "1"], cwd=tmp_path)
+    assert again.returncode == 0 and "1 compiled, 2 cached" in again.stdout, again.stdout
+    assert SharedCache(cache).lookup(damaged.stem, emit_ptx=True) is not None      # (written again, whole)
+    assert tree_bytes(tmp_path / "a" / "pkg") == tree_bytes(tmp_path / "b" / "pkg")
+
+
+def test_no_cache_writes_nothing_and_the_default_is_the_environment_s(tmp_path):
+    write_project(tmp_path, MANIFEST)
+    home = tmp_path / "env-cache"
+    result = run_cli(["m.yaml", "--no-cache", "-j", "1"], cwd=tmp_path, MYTRITON_CACHE_DIR=str(home))
+    assert result.returncode == 0 and not home.exists()
+    result = run_cli(["m.yaml", "--out", "c", "-j", "1"], cwd=tmp_path, MYTRITON_CACHE_DIR=str(home))
+    assert result.returncode == 0 and len(list((home / "compile").glob("??/*.json"))) == 3
+    info = run_cli(["--cache-info"], cwd=tmp_path, MYTRITON_CACHE_DIR=str(home))
+    assert "3 compiles" in info.stdout and "0 hits, 3 misses (0.0 %)" in info.stdout
+    refused = run_cli(["--cache-info", "--no-cache"], cwd=tmp_path)
+    assert refused.returncode == 2 and "no cache to describe" in refused.stderr
+    assert_no_traceback(refused.stderr)
+
+
+def _hammer(args):
+    """One process: write each key with its own artifacts, read every key, many times."""
+    root, me, keys, rounds = args
+    cache = SharedCache(Path(root))
+    bad = 0
+    for r in range(rounds):
+        for key in keys:
+            cache.put(key, Artifacts(cubin=(key * 50).encode(), ptx=f"ptx {key}", cu=f"cu {key} {me}", shared=r,
+                                     symbol=f"k_{key}"))
+            found = cache.lookup(key, emit_ptx=True)
+            if found is None or found.cubin != (key * 50).encode() or found.ptx != f"ptx {key}":
+                bad += 1
+    return bad
+
+
+def test_concurrent_writers_and_readers(tmp_path):
+    keys = [f"{i:02x}" * 32 for i in range(6)]
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(4) as pool:
+        bad = pool.map(_hammer, [(str(tmp_path), me, keys, 25) for me in range(4)])
+    assert bad == [0, 0, 0, 0]
+    leftovers = [p for p in (tmp_path / "compile").rglob("*") if p.is_file() and not p.name.endswith(".json")]
+    assert leftovers == []                       # (no temporary files left behind)
+    assert {p.stem for p in (tmp_path / "compile").glob("??/*.json")} == set(keys)
+    assert os.path.isdir(tmp_path / "compile")
