@@ -92,3 +92,26 @@ def test_concurrent_writers_and_readers(tmp_path):
     assert leftovers == []                       # (no temporary files left behind)
     assert {p.stem for p in (tmp_path / "compile").glob("??/*.json")} == set(keys)
     assert os.path.isdir(tmp_path / "compile")
+
+
+def test_shards_fill_the_cache_and_an_unsharded_build_assembles(tmp_path):
+    write_project(tmp_path, MANIFEST.replace("[64, 128, 256]", "[16, 32, 64, 128, 256, 512]"))
+    cache = tmp_path / "shared"
+    counts = []
+    for i in (1, 2, 3):
+        shard = run_cli(["m.yaml", "--out", "s", "--cache", str(cache), "--shard", f"{i}/3", "-j", "1"], cwd=tmp_path)
+        assert shard.returncode == 0, shard.stderr
+        assert f"pkg: shard {i}/3: " in shard.stdout and "the package is written by a build without --shard" in shard.stdout
+        counts.append(int(shard.stdout.split(f"shard {i}/3: ")[1].split(" of 6")[0]))
+        assert not (tmp_path / "s" / "pkg").exists()
+    assert sum(counts) == 6                     # (each compile in exactly one share)
+    final = run_cli(["m.yaml", "--out", "s", "--cache", str(cache), "-j", "1"], cwd=tmp_path)
+    assert final.returncode == 0 and "0 compiled, 6 cached" in final.stdout, final.stdout
+    local = run_cli(["m.yaml", "--out", "local", "--no-cache", "-j", "1"], cwd=tmp_path)
+    assert local.returncode == 0
+    assert tree_bytes(tmp_path / "s" / "pkg") == tree_bytes(tmp_path / "local" / "pkg")
+    for bad, message in (("0/3", "1 <= I <= N"), ("4/3", "1 <= I <= N"), ("x", "expected I/N")):
+        refused = run_cli(["m.yaml", "--shard", bad], cwd=tmp_path)
+        assert refused.returncode == 2 and message in refused.stderr
+    refused = run_cli(["m.yaml", "--shard", "1/2", "--no-cache"], cwd=tmp_path)
+    assert refused.returncode == 2 and "--shard needs the shared compile cache" in refused.stderr

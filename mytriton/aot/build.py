@@ -59,7 +59,7 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
                    jobs: int | None = None, echo: Callable[[str], None] = print,
                    notify: Callable[[str], None] | None = None, *,
                    max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False,
-                   cache_dir: str | Path | None = None) -> list[PackageReport]:
+                   cache_dir: str | Path | None = None, shard: tuple[int, int] | None = None) -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
@@ -69,6 +69,9 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
     A manifest may expand to at most *max_specializations* specializations, and may name kernel
     files outside its folder only with *allow_outside* (see :func:`load_manifest`). With a
     *cache_dir*, compiles are looked up in and added to that shared cache (:class:`SharedCache`).
+    With ``shard=(i, n)`` only the i-th of n deterministic shares of the compiles (by job key) is
+    compiled into the shared cache and no package is written: a build without ``shard`` that uses
+    the same cache then only assembles the packages.
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
@@ -83,6 +86,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
             output.check_replaceable(plan.dest)
         units = [unit for plan in plans for unit in _units(plan, toolchain)]
         shared = SharedCache(Path(cache_dir)) if cache_dir is not None else None
+        if shard is not None:
+            return _build_shard(units, shard, shared, jobs or default_workers(), echo)
         try:
             results = _compile(units, jobs or default_workers(), echo, shared)
         finally:
@@ -92,6 +97,39 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
         reports = [_finish(plan, toolchain, [u for u in units if u.plan is plan], results, echo, start, launcher)
                    for plan in plans]
     failures = _failures(units, results)
+    if failures:
+        raise CompileFailed(failures)
+    return reports
+
+
+def in_shard(key: str, shard: tuple[int, int]) -> bool:
+    """Whether the compile of job key ``key`` belongs to share ``i`` of ``n`` (1-based): the same
+    answer on every machine, about 1/n of the compiles each."""
+    i, n = shard
+    return int(key[:16], 16) % n == i - 1
+
+
+def _build_shard(units: list[Unit], shard: tuple[int, int], shared: SharedCache | None, workers: int,
+                 echo) -> list[PackageReport]:
+    """Compile this shard's share of ``units`` into the shared cache; write no package."""
+    if shared is None:
+        raise UsageError("--shard needs the shared compile cache (drop --no-cache): a shard's compiles go there")
+    mine = [u for u in units if in_shard(u.key, shard)]
+    try:
+        results = _compile(mine, workers, echo, shared)
+    finally:
+        shared.record_stats()
+    reports = []
+    for plan in dict.fromkeys(u.plan for u in units):
+        share = [results[u.plan.dest, u.ident] for u in mine if u.plan is plan]
+        failed = sum(isinstance(r, Failure) for r in share)
+        cached = sum(isinstance(r, Artifacts) and r.cached for r in share)
+        echo(f"{plan.manifest.package}: shard {shard[0]}/{shard[1]}: {len(share)} of "
+             f"{sum(u.plan is plan for u in units)} compiles ({len(share) - failed - cached} compiled, {cached} cached, "
+             f"{failed} failed) in {shared.folder}; the package is written by a build without --shard")
+        reports.append(PackageReport(plan.manifest.package, plan.dest, 0, len(share) - failed - cached, cached, failed,
+                                     False))
+    failures = _failures(mine, results)
     if failures:
         raise CompileFailed(failures)
     return reports

@@ -32,6 +32,16 @@ def _positive_int(what: str):
     return parse
 
 
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/N (e.g. 2/8), got {text!r}") from None
+    if not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N, got {text!r}")
+    return i, n
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mytriton-build",
@@ -53,6 +63,9 @@ def parser() -> argparse.ArgumentParser:
                    help="shared compile cache, content-addressed (several processes and machines may use one "
                         "folder; default: $MYTRITON_CACHE_DIR, else ~/.cache/mytriton)")
     p.add_argument("--no-cache", action="store_true", help="use no shared compile cache")
+    p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
+                   help="compile only the I-th of N deterministic shares of the compiles into the shared "
+                        "cache, and write no package (a later build without --shard assembles it)")
     p.add_argument("--cache-info", action="store_true",
                    help="print the shared cache's size and hit rate, and exit")
     p.add_argument("--version", action="version", version=f"mytriton-build {__version__}")
@@ -105,7 +118,7 @@ def _build(args, targets) -> int:
         options = {} if args.max_specializations is None else {"max_specializations": args.max_specializations}
         build_packages(args.manifests, out_dir=args.out, targets=targets, jobs=args.jobs,
                        echo=lambda line: print(line, flush=True), notify=lambda line: _err(line),
-                       allow_outside=args.allow_outside, cache_dir=_cache_dir(args), **options)
+                       allow_outside=args.allow_outside, cache_dir=_cache_dir(args), shard=args.shard, **options)
     except CompileFailed as exc:
         for labels, message in exc.failures:
             shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
