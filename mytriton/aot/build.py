@@ -59,7 +59,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
                    jobs: int | None = None, echo: Callable[[str], None] = print,
                    notify: Callable[[str], None] | None = None, *,
                    max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False,
-                   cache_dir: str | Path | None = None, shard: tuple[int, int] | None = None) -> list[PackageReport]:
+                   cache_dir: str | Path | None = None, shard: tuple[int, int] | None = None,
+                   executor: str = "local") -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
@@ -71,7 +72,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
     *cache_dir*, compiles are looked up in and added to that shared cache (:class:`SharedCache`).
     With ``shard=(i, n)`` only the i-th of n deterministic shares of the compiles (by job key) is
     compiled into the shared cache and no package is written: a build without ``shard`` that uses
-    the same cache then only assembles the packages.
+    the same cache then only assembles the packages. *executor* ``"dask://HOST:PORT"`` runs the
+    compiles on a Dask cluster (see :func:`run_jobs`); the output is the same as a local build's.
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
@@ -87,9 +89,9 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
         units = [unit for plan in plans for unit in _units(plan, toolchain)]
         shared = SharedCache(Path(cache_dir)) if cache_dir is not None else None
         if shard is not None:
-            return _build_shard(units, shard, shared, jobs or default_workers(), echo)
+            return _build_shard(units, shard, shared, jobs or default_workers(), echo, executor)
         try:
-            results = _compile(units, jobs or default_workers(), echo, shared)
+            results = _compile(units, jobs or default_workers(), echo, shared, executor)
         finally:
             if shared is not None:
                 shared.record_stats()
@@ -110,13 +112,13 @@ def in_shard(key: str, shard: tuple[int, int]) -> bool:
 
 
 def _build_shard(units: list[Unit], shard: tuple[int, int], shared: SharedCache | None, workers: int,
-                 echo) -> list[PackageReport]:
+                 echo, executor: str) -> list[PackageReport]:
     """Compile this shard's share of ``units`` into the shared cache; write no package."""
     if shared is None:
         raise UsageError("--shard needs the shared compile cache (drop --no-cache): a shard's compiles go there")
     mine = [u for u in units if in_shard(u.key, shard)]
     try:
-        results = _compile(mine, workers, echo, shared)
+        results = _compile(mine, workers, echo, shared, executor)
     finally:
         shared.record_stats()
     reports = []
@@ -192,7 +194,8 @@ def _units(plan: PackagePlan, toolchain: Toolchain) -> list[Unit]:
     return units
 
 
-def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None = None) -> dict[tuple, Artifacts | Failure]:
+def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None = None,
+             executor: str = "local") -> dict[tuple, Artifacts | Failure]:
     """Reuse cached artifacts (the previous build, its pending compiles, the shared cache), compile
     the rest; one progress line per compile. Each finished compile is kept at once in the package's
     pending compiles (so Ctrl-C loses none of them) and in the shared cache."""
@@ -236,7 +239,7 @@ def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None =
                 shared.put(unit.key, result)
         progress(unit, result)
 
-    run_jobs([unit.job for unit in todo], workers, finished)
+    run_jobs([unit.job for unit in todo], workers, finished, executor)
     return results
 
 

@@ -63,6 +63,10 @@ def parser() -> argparse.ArgumentParser:
                    help="shared compile cache, content-addressed (several processes and machines may use one "
                         "folder; default: $MYTRITON_CACHE_DIR, else ~/.cache/mytriton)")
     p.add_argument("--no-cache", action="store_true", help="use no shared compile cache")
+    p.add_argument("--executor", default="local", metavar="local|dask://HOST:PORT",
+                   help="where the compiles run: this machine (-j processes; the default) or the workers of a "
+                        "Dask distributed cluster (pip install 'mytriton[distributed]'; they must see the "
+                        "kernel files at the same paths)")
     p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
                    help="compile only the I-th of N deterministic shares of the compiles into the shared "
                         "cache, and write no package (a later build without --shard assembles it)")
@@ -118,7 +122,8 @@ def _build(args, targets) -> int:
         options = {} if args.max_specializations is None else {"max_specializations": args.max_specializations}
         build_packages(args.manifests, out_dir=args.out, targets=targets, jobs=args.jobs,
                        echo=lambda line: print(line, flush=True), notify=lambda line: _err(line),
-                       allow_outside=args.allow_outside, cache_dir=_cache_dir(args), shard=args.shard, **options)
+                       allow_outside=args.allow_outside, cache_dir=_cache_dir(args), shard=args.shard,
+                       executor=args.executor, **options)
     except CompileFailed as exc:
         for labels, message in exc.failures:
             shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")

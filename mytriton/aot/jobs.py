@@ -90,9 +90,13 @@ def describe_error(exc: BaseException) -> str:
 
 
 def run_jobs(jobs: list[CompileJob], workers: int,
-             on_done: Callable[[int, Artifacts | Failure], None]) -> list[Artifacts | Failure]:
-    """Compile *jobs*; results come back in job order, *on_done* is called as each one finishes."""
+             on_done: Callable[[int, Artifacts | Failure], None], executor: str = "local") -> list[Artifacts | Failure]:
+    """Compile *jobs*; results come back in job order, *on_done* is called as each one finishes.
+    *executor* is ``"local"`` (this process, or *workers* processes) or ``"dask://HOST:PORT"`` (the
+    workers of a Dask distributed cluster, which must see the kernel files at the same paths)."""
     results: list[Artifacts | Failure | None] = [None] * len(jobs)
+    if executor != "local":
+        return _run_on_dask(executor, jobs, on_done, results)
     if workers <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
             results[i] = compile_job(job)
@@ -114,6 +118,40 @@ def run_jobs(jobs: list[CompileJob], workers: int,
         _stop(pool)
         raise
     pool.shutdown()
+    return results
+
+
+DASK_SCHEME = "dask://"
+
+
+def _run_on_dask(executor: str, jobs: list[CompileJob], on_done, results: list) -> list:
+    """The jobs on a Dask cluster (``distributed.Client`` is an executor of futures); each result
+    is the same as a local compile's, so the build's output is too."""
+    from .errors import UsageError
+    if not executor.startswith(DASK_SCHEME) or not executor[len(DASK_SCHEME):]:
+        raise UsageError(f"--executor: expected 'local' or 'dask://HOST:PORT', got {executor!r}")
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise UsageError("--executor dask://...: Dask distributed is not installed "
+                         "(pip install 'mytriton[distributed]')") from None
+    address = "tcp://" + executor[len(DASK_SCHEME):]
+    try:
+        client = Client(address, timeout=10)
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"--executor: cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        futures = {client.submit(compile_job, job, pure=False): i for i, job in enumerate(jobs)}
+        for future in dask_completed(futures):
+            i = futures[future]
+            try:
+                results[i] = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker died or could not run the job
+                results[i] = Failure(f"the Dask worker failed: {type(exc).__name__}: {exc}")
+            on_done(i, results[i])
+    finally:
+        client.close()
     return results
 
 
