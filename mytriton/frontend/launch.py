@@ -66,14 +66,14 @@ def launch(jit_fn, grid, args, kwargs):
         kernel = fast[1]
         if not (kernel.globals_read and globals_changed(kernel.globals_read)):
             keep = kernel.jit_params
-            kernel.launch(_grid(grid, names, runtime, constexprs, num_warps), runtime if keep is None else [runtime[i] for i in keep],
-                          stream=stream)
+            kernel.launch(_grid(grid, names, runtime, constexprs, num_warps),
+                          runtime if keep is None else [runtime[i] for i in keep], stream=stream)
             return kernel
     check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
     if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for v in runtime):
         from ..backends.interpreter import interpret
-        return interpret(jit_fn, _grid(grid, names, runtime, constexprs, num_warps), list(zip(names, runtime)), constexprs,
-                         num_warps)
+        return interpret(jit_fn, _grid(grid, names, runtime, constexprs, num_warps), list(zip(names, runtime)),
+                         constexprs, num_warps)
     driver = _runtime()
     signature, devices, ones = [], {}, {}
     for name, value in zip(names, runtime):
@@ -125,8 +125,8 @@ def launch(jit_fn, grid, args, kwargs):
                     jit_fn._cache[(target, *key[1:])] = kernel
                 jit_fn._cache[key] = kernel
     keep = kernel.jit_params
-    kernel.launch(_grid(grid, names, runtime, constexprs, num_warps), runtime if keep is None else [runtime[i] for i in keep],
-                  stream=stream)
+    kernel.launch(_grid(grid, names, runtime, constexprs, num_warps),
+                  runtime if keep is None else [runtime[i] for i in keep], stream=stream)
     if fast is not None:                       # (only a launch that worked is remembered)
         jit_fn._fast[fast[0]] = kernel
     return kernel
