@@ -101,3 +101,24 @@ def test_interpreter_follows_a_pointer_to_a_pointee_of_the_same_size_only():
     np.testing.assert_array_equal(out, x.view(np.int32) + 1)
     with pytest.raises(InterpreterError, match="'x_ptr' .i64, 8-byte elements. through a pointer to 4-byte elements"):
         P.round_trip[(1,)](x.astype(np.int64), out, BLOCK=64)
+
+
+@pytest.mark.parametrize("emulated", [False, True])
+@pytest.mark.parametrize("value,dtype,want", [(100000, np.int32, 42), (37, np.int32, 37), (100000, np.int64, 100000),
+                                              (84.0, np.float32, 84.0)])
+def test_short_circuiting_on_compile_time_facts(emulated, value, dtype, want):
+    x = np.array([value], dtype)
+    if emulated:
+        if not cuda_emulator.available():
+            pytest.skip("needs g++ (C++20) to run CUDA on the CPU")
+        ty = {np.int32: "*i32", np.int64: "*i64", np.float32: "*fp32"}[dtype]
+        cuda_emulator.run(mytriton.compile(P.cap_int32, {"x": ty}, {}).asm["cu"], [x], (1,))
+    else:
+        P.cap_int32[(1,)](x)
+    assert x[0] == want
+
+
+def test_pointer_type_is_the_class_of_pointer_types():
+    import mytriton.language as tl
+    assert isinstance(tl.pi32_t, tl.pointer_type) and isinstance(tl.pointer_type(tl.float16), tl.pointer_type)
+    assert not isinstance(tl.int32, tl.pointer_type) and tl.pointer_type(tl.int32) == tl.pi32_t

@@ -48,3 +48,14 @@ def test_pointer_round_trip_and_narrow_sums_as_triton():
     torch.cuda.synchronize()
     assert torch.equal(out, x + 1) and torch.equal(out, tout)
     assert sums.tolist() == tsums.tolist() == [0, 0, 512, 0]
+
+
+@needs_triton
+def test_short_circuiting_as_triton():
+    for value, dtype in ((100000, torch.int32), (37, torch.int32), (100000, torch.int64), (84.0, torch.float32)):
+        x = torch.tensor([value], dtype=dtype, device="cuda")
+        tx = x.clone()
+        P.cap_int32[(1,)](x)
+        TR.cap_int32[(1,)](tx)
+        torch.cuda.synchronize()
+        assert torch.equal(x, tx), (value, dtype)

@@ -112,7 +112,8 @@ def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
                 tl.tensor_descriptor)
         kinds.update({id(t): "leaf" for t in ours})
         classes = [v for k, v in vars(builtins).items() if not k.startswith("_") and type(v) is type]
-        classes += [*ours, type(None), tl.constexpr, tl.PropagateNan]
+        classes += [*ours, type(None), tl.constexpr, tl.PropagateNan, tl.pointer_type]
+        kinds[id(type(tl.pointer_type))] = "class"       # (its metaclass: isinstance of any pointer type)
         _admitted_ids = kinds, {id(c) for c in classes}
     return _admitted_ids
 
@@ -1038,7 +1039,7 @@ class CodeGenerator(ast.NodeVisitor):
                 for a in args[1:]:
                     out = combine(out, a)
                 return out
-            if fn is not builtins.isinstance and any(isinstance(a, tensor) for a in values):
+            if fn not in (builtins.isinstance, builtins.hasattr) and any(isinstance(a, tensor) for a in values):
                 raise self.error(node, f"{fn.__name__}() cannot take run-time values; "
                                        f"use the tl equivalent (tl.minimum, tl.maximum, tl.abs, ...)")
             if fn is not builtins.isinstance:

@@ -274,17 +274,28 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
     return to_tensor(input).to(dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
 
 
-def pointer_type(element_ty, address_space: int = 1, const: bool = False) -> PointerType:
+class _PointerTypes(type):
+    """``isinstance(x.dtype, tl.pointer_type)`` is true of every pointer type, as in Triton."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, PointerType)
+
+
+class pointer_type(metaclass=_PointerTypes):  # noqa: N801 - Triton's spelling
     """Triton's ``tl.pointer_type(dtype)``: the type of a pointer to ``dtype`` elements, for
-    ``x.to(tl.pointer_type(tl.float16))`` (a 64-bit integer or another pointer read as one)."""
-    if not isinstance(element_ty, ScalarType):
-        raise TypeError(f"tl.pointer_type expects a dtype such as tl.float16, got {element_ty!r}")
-    if address_space != 1:
-        raise TypeError(f"tl.pointer_type: only global memory (address_space=1) is supported, got {address_space}")
-    return PointerType(element_ty)
+    ``x.to(tl.pointer_type(tl.float16))`` (a 64-bit integer or another pointer read as one), and
+    the class of pointer types for ``isinstance``. Callable in kernels and on the host."""
+
+    __mytriton_builtin__ = True
+
+    def __new__(cls, element_ty, address_space: int = 1, const: bool = False) -> PointerType:
+        if not isinstance(element_ty, ScalarType):
+            raise TypeError(f"tl.pointer_type expects a dtype such as tl.float16, got {element_ty!r}")
+        if address_space != 1:
+            raise TypeError(f"tl.pointer_type: only global memory (address_space=1) is supported, got {address_space}")
+        return PointerType(element_ty)
 
 
-pointer_type.__mytriton_builtin__ = True        # (callable in kernels, and on the host: a type)
 pi32_t = pointer_type(int32)
 TRITON_MAX_TENSOR_NUMEL = _MAX_TENSOR_NUMEL        # (the most elements a block may hold)
 

@@ -42,3 +42,12 @@ def narrow_sums(out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
     tl.store(out_ptr + 1, tl.sum(ones, dtype=tl.int8).to(tl.int32))
     tl.store(out_ptr + 2, tl.sum(ones))
     tl.store(out_ptr + 3, tl.sum(tl.sum(ones, axis=1, dtype=tl.int1).to(tl.int32)))
+
+
+@triton.jit
+def cap_int32(x):
+    """Triton's short-circuiting idiom: compile-time tests of the argument (None, its dtype), then
+    a run-time one; x[0] capped at 42 when x points to int32."""
+    if (x is not None) and hasattr(x, "dtype") and isinstance(x.dtype, tl.pointer_type) and \
+            (x.dtype.element_ty == tl.int32) and (tl.load(x) > 42):
+        tl.store(x, 42)
