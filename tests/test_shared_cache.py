@@ -115,3 +115,14 @@ def test_shards_fill_the_cache_and_an_unsharded_build_assembles(tmp_path):
         assert refused.returncode == 2 and message in refused.stderr
     refused = run_cli(["m.yaml", "--shard", "1/2", "--no-cache"], cwd=tmp_path)
     assert refused.returncode == 2 and "--shard needs the shared compile cache" in refused.stderr
+
+
+def test_a_cache_that_cannot_be_written_is_a_note_not_a_failure(tmp_path):
+    write_project(tmp_path, MANIFEST)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache's folder would be")
+    result = run_cli(["m.yaml", "--cache", str(blocked), "-j", "1"], cwd=tmp_path)
+    assert result.returncode == 0 and "3 compiled, 0 cached" in result.stdout
+    assert "note: the shared compile cache could not be written (" in result.stderr
+    assert "this build's compiles are not in it" in result.stderr
+    assert_no_traceback(result.stderr)

@@ -95,6 +95,9 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
         finally:
             if shared is not None:
                 shared.record_stats()
+        if shared is not None and shared.problem is not None:
+            (notify or echo)(f"note: the shared compile cache could not be written ({shared.problem}); "
+                             f"this build's compiles are not in it (--cache DIR picks another folder)")
         launcher = _native_launcher(plans, notify or echo)
         reports = [_finish(plan, toolchain, [u for u in units if u.plan is plan], results, echo, start, launcher)
                    for plan in plans]

@@ -227,6 +227,7 @@ class SharedCache:
     def __init__(self, root: Path):
         self.folder = Path(root) / "compile"
         self.hits = self.misses = 0
+        self.problem: str | None = None      # why a write failed (the first time), for the build to say
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -245,8 +246,8 @@ class SharedCache:
     def put(self, key: str, artifacts: Artifacts) -> None:
         try:
             _write_atomically(self._path(key).parent, f"{key}.json", _encode(artifacts))
-        except OSError:
-            pass                # (a read-only or full cache: the build goes on without it)
+        except OSError as exc:  # (a read-only or full cache: the build goes on without it)
+            self.problem = self.problem or f"{exc.strerror or exc}: {exc.filename or self.folder}"
 
     def record_stats(self) -> None:
         if not (self.hits or self.misses):
