@@ -213,8 +213,14 @@ class PendingCompiles:
 
 
 def default_cache_dir() -> Path:
-    """``$MYTRITON_CACHE_DIR``, else ``~/.cache/mytriton``."""
-    return Path(os.environ.get("MYTRITON_CACHE_DIR") or Path.home() / ".cache" / "mytriton")
+    """``$MYTRITON_CACHE_DIR``, else ``~/.cache/mytriton`` (where there is no home folder, the
+    temporary folder's ``mytriton-cache``)."""
+    if os.environ.get("MYTRITON_CACHE_DIR"):
+        return Path(os.environ["MYTRITON_CACHE_DIR"])
+    try:
+        return Path.home() / ".cache" / "mytriton"
+    except RuntimeError:
+        return Path(tempfile.gettempdir()) / "mytriton-cache"
 
 
 class SharedCache:
