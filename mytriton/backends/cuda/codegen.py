@@ -903,6 +903,20 @@ class CudaEmitter:
     def smem(self, nbytes: int):
         self.smem_bytes = max(self.smem_bytes, nbytes + (self.ring_bytes if self.rings_live else 0))
 
+    def through_shared(self, ctype: str, count: int, elem_bytes: int, write, read):
+        """Values moved through shared memory, in a block of their own: ``buf`` (``count`` elements of
+        ``ctype``) filled by ``write()``, a barrier, ``read()``, and a barrier that frees it again."""
+        self.smem(count * elem_bytes)
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({self.scratch});")
+        write()
+        self.emit("__syncthreads();")
+        read()
+        self.emit("__syncthreads();")
+        self.depth -= 1
+        self.emit("}")
+
     def op_convert_layout(self, op: Op):
         """Through shared memory; where both layouts place every element in the same thread (an
         MMA accumulator read as the next dot's A operand), only registers are renumbered."""
@@ -916,64 +930,49 @@ class CudaEmitter:
             index = self.index(register_expr(self.layout_of(res), regs), "r")
             self.per_element(res, f"{self.ref(res)}[r] = {self.ref(src)}[{index}];")
             return
-        ctype = self.value_c_type(res)
-        buf = f"reinterpret_cast<{ctype}*>({self.scratch})"
-        numel = res.type.numel
-        self.smem(numel * _smem_bytes(res.type.scalar))
         self.emit(self.declare(res) + ";")
-        self.emit("{")
-        self.depth += 1
-        self.emit(f"{ctype}* buf = {buf};")
-        self.per_element(src, f"buf[{self.offset(src, 'r')}] = {self.ref(src)}[r];")
-        self.emit("__syncthreads();")
-        self.per_element(res, f"{self.ref(res)}[r] = buf[{self.offset(res, 'r')}];")
-        self.emit("__syncthreads();")
-        self.depth -= 1
-        self.emit("}")
+        self.through_shared(self.value_c_type(res), res.type.numel, _smem_bytes(res.type.scalar),
+                            lambda: self.per_element(src, f"buf[{self.offset(src, 'r')}] = {self.ref(src)}[r];"),
+                            lambda: self.per_element(res, f"{self.ref(res)}[r] = buf[{self.offset(res, 'r')}];"))
 
     def shape_op(self, op: Op):
         """reshape, join, split, cat, flip: the operands go to shared memory, one after the other,
         each in row-major order; each result register reads the element it is (an offset that
         follows from its row-major offset, or its coordinates)."""
         srcs, results = op.operands, op.results
-        elem = srcs[0].type.scalar
-        ctype = self.value_c_type(srcs[0])
         numel = [s.type.numel if isinstance(s.type, BlockType) else 1 for s in srcs]
-        self.smem(sum(numel) * _smem_bytes(elem))
         for r in results:
             self.emit(self.declare(r) + ";")
-        self.emit("{")
-        self.depth += 1
-        self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({self.scratch});")
-        base = 0
-        for src, n in zip(srcs, numel):
-            at = f"{base} + " if base else ""
-            if isinstance(src.type, BlockType):
-                self.per_element(src, f"buf[{at}{self.offset(src, 'r')}] = {self.ref(src)}[r];")
-            else:
-                self.emit(f"buf[{base}] = {self.ref(src)};")
-            base += n
-        self.emit("__syncthreads();")
-        for j, res in enumerate(results):
-            if not isinstance(res.type, BlockType):                # split of a (2,) block: scalars
-                self.emit(f"{self.ref(res)} = buf[{j}];")
-                continue
-            flat = self.offset(res, "r")
-            if op.name == "join":                                   # (..., k): element k * numel + (... flat)
-                where = f"({flat} & 1) * {numel[0]} + ({flat} >> 1)"
-            elif op.name == "split":
-                where = f"{flat} * 2 + {j}"
-            elif op.name == "flip":
-                dim, shape = op.attrs["dim"], res.type.shape
-                stride = math.prod(shape[dim + 1:])
-                c = self.coords(res, "r")[dim]
-                where = f"{flat} + ({shape[dim] - 1} - 2 * {c}) * {stride}"
-            else:                                                   # reshape, cat: the same row-major offset
-                where = flat
-            self.per_element(res, f"{self.ref(res)}[r] = buf[{where}];")
-        self.emit("__syncthreads();")
-        self.depth -= 1
-        self.emit("}")
+
+        def write():
+            base = 0
+            for src, n in zip(srcs, numel):
+                at = f"{base} + " if base else ""
+                if isinstance(src.type, BlockType):
+                    self.per_element(src, f"buf[{at}{self.offset(src, 'r')}] = {self.ref(src)}[r];")
+                else:
+                    self.emit(f"buf[{base}] = {self.ref(src)};")
+                base += n
+
+        def read():
+            for j, res in enumerate(results):
+                if not isinstance(res.type, BlockType):                # split of a (2,) block: scalars
+                    self.emit(f"{self.ref(res)} = buf[{j}];")
+                    continue
+                flat = self.offset(res, "r")
+                if op.name == "join":                                   # (..., k): element k * numel + (... flat)
+                    where = f"({flat} & 1) * {numel[0]} + ({flat} >> 1)"
+                elif op.name == "split":
+                    where = f"{flat} * 2 + {j}"
+                elif op.name == "flip":
+                    dim, shape = op.attrs["dim"], res.type.shape
+                    stride = math.prod(shape[dim + 1:])
+                    c = self.coords(res, "r")[dim]
+                    where = f"{flat} + ({shape[dim] - 1} - 2 * {c}) * {stride}"
+                else:                                                   # reshape, cat: the same row-major offset
+                    where = flat
+                self.per_element(res, f"{self.ref(res)}[r] = buf[{where}];")
+        self.through_shared(self.value_c_type(srcs[0]), sum(numel), _smem_bytes(srcs[0].type.scalar), write, read)
 
     op_reshape = op_join = op_split = op_cat = op_flip = shape_op
 
@@ -983,22 +982,16 @@ class CudaEmitter:
         src, index = op.operands
         res = op.result
         axis, shape = op.attrs["axis"], src.type.shape
-        elem = src.type.scalar
-        self.smem(src.type.numel * _smem_bytes(elem))
-        ctype = self.value_c_type(src)
         self.emit(self.declare(res) + ";")
-        self.emit("{")
-        self.depth += 1
-        self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({self.scratch});")
-        self.per_element(src, f"buf[{self.offset(src, 'r')}] = {self.ref(src)}[r];")
-        self.emit("__syncthreads();")
-        coords = self.coords(res, "r")
-        coords[axis] = f"((int){self.elem(res, index)} & {shape[axis] - 1})"
-        flat = " + ".join(f"{c} * {math.prod(shape[d + 1:])}" for d, c in enumerate(coords))
-        self.per_element(res, f"{self.ref(res)}[r] = buf[{flat}];")
-        self.emit("__syncthreads();")
-        self.depth -= 1
-        self.emit("}")
+
+        def read():
+            coords = self.coords(res, "r")
+            coords[axis] = f"((int){self.elem(res, index)} & {shape[axis] - 1})"
+            flat = " + ".join(f"{c} * {math.prod(shape[d + 1:])}" for d, c in enumerate(coords))
+            self.per_element(res, f"{self.ref(res)}[r] = buf[{flat}];")
+        self.through_shared(self.value_c_type(src), src.type.numel, _smem_bytes(src.type.scalar),
+                            lambda: self.per_element(src, f"buf[{self.offset(src, 'r')}] = {self.ref(src)}[r];"),
+                            read)
 
     def op_histogram(self, op: Op):
         """Counters in shared memory: each element's one owner (copies of a replicated layout
