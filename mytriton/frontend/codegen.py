@@ -1098,15 +1098,15 @@ def _callable_kind(fn) -> str | None:
     return None
 
 
-def trace_combine(builder, combine_fn, arg_types: list, what: str, result_types: list | None = None) -> CombineTree:
+def trace_combine(builder, combine_fn, arg_types: list, what: str, any_results: bool = False) -> CombineTree:
     """The combine function of ``tl.reduce`` / ``tl.associative_scan`` traced into a closed scope of its
     own: a ``@jit`` function (or one of the language's own combine functions, plain Python on
     ``tl`` builtins) called on 2N scalar arguments, returning N values of the operands' types. With
-    ``result_types=[]`` (``tl.map_elementwise``), any number of scalars of any types (a number
+    ``any_results`` (``tl.map_elementwise``), any number of scalars of any types (a number
     returned takes its own type, as in Triton)."""
     from .jit import JITFunction
     internal = getattr(combine_fn, "__mytriton_combine__", False)
-    role, order = ("combine_fn", "the operands' values, then the other side's") if result_types is None else \
+    role, order = ("combine_fn", "the operands' values, then the other side's") if not any_results else \
         ("scalar_fn", "pack elements of each operand in turn")
     if not (isinstance(combine_fn, JITFunction) or internal):
         raise TypeError(f"{what}: {role} must be a @jit function, got {type_name(combine_fn)}")
@@ -1128,11 +1128,11 @@ def trace_combine(builder, combine_fn, arg_types: list, what: str, result_types:
             gen = CodeGenerator(combine_fn, dict(bound.arguments), builder, 1)
             returned = gen.run(combine_fn.parse())
         results = list(returned) if isinstance(returned, tuple) else [returned]
-        if result_types is not None:
+        if any_results:
             arg_types = [r.dtype if isinstance(r, tensor) else None for r in results]
             if not results or returned is None:
                 raise TypeError(f"{what}: the function must return one or more scalars")
-        n = len(results) if result_types is not None else len(arg_types) // 2
+        n = len(results) if any_results else len(arg_types) // 2
         if len(results) != n:
             raise TypeError(f"{what}: combine_fn must return {n} value(s), one per input, got {len(results)}")
         nodes = []

@@ -30,6 +30,6 @@ def map_elementwise(scalar_fn, *args, pack=1):
             shape = tuple(x.shape)
     xs = [x if not shape or (is_block(x) and tuple(x.shape) == shape) else broadcast_to(x, shape) for x in xs]
     b = current_builder()
-    tree = trace_combine(b, scalar_fn, [x.dtype for x in xs for _ in range(pack)], what, result_types=[])
+    tree = trace_combine(b, scalar_fn, [x.dtype for x in xs for _ in range(pack)], what, any_results=True)
     results = [tensor(n) for n in b.multi("map_elementwise", [x.node for x in xs], {"pack": pack, "combine": tree})]
     return results[0] if len(results) == 1 else tuple(results)

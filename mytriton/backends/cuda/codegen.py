@@ -14,6 +14,7 @@ comments are escaped; constants are spelled bit-exact by ``c_literal``.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -473,6 +474,18 @@ class CudaEmitter:
         own = self.store_owner(x)
         self.per_element(x, f"if ({own}) {stmt}" if own else stmt)
 
+    def per_group(self, n: int | None, pack: int, lines: list[str]):
+        """``lines`` (which use ``r``) for each group of ``pack`` registers of ``n`` (unrolled), or
+        once with ``r`` = 0 for scalars (``n`` None)."""
+        if n is not None and n > pack:
+            self.emit("#pragma unroll")
+        self.emit(f"for (int r = 0; r < {n}; r += {pack}) {{" if n is not None else "{ const int r = 0; (void)r;")
+        self.depth += 1
+        for line in lines:
+            self.emit(line)
+        self.depth -= 1
+        self.emit("}")
+
     def op_inline_asm(self, op: Op):
         """``tl.inline_asm_elementwise``: an ``asm`` statement per group of ``pack`` registers, its
         operands packed into and out of the registers the constraints name (Triton's numbering:
@@ -540,18 +553,7 @@ class CudaEmitter:
         clobber = ' : "memory"' if op.name == "inline_asm_effects" else ""
         template = c_string(_ptx_template(op.attrs["asm"]))
         body.append(f"asm{volatile}({template} : {', '.join(outs)} : {', '.join(ins)}{clobber});")
-        body += unpack
-        if block:
-            if n > pack:
-                self.emit("#pragma unroll")
-            self.emit(f"for (int r = 0; r < {n}; r += {pack}) {{")
-        else:
-            self.emit("{ const int r = 0; (void)r;")
-        self.depth += 1
-        for line in body:
-            self.emit(line)
-        self.depth -= 1
-        self.emit("}")
+        self.per_group(n if block else None, pack, body + unpack)
 
     op_inline_asm_effects = op_inline_asm
 
@@ -756,27 +758,25 @@ class CudaEmitter:
         unless no read of memory in the kernel can reach a parameter the store writes."""
         if owner is None or not self.has_loads:
             return
-        stored, read = self._roots(ptr), self._read_roots()
+        stored, read = self._roots(ptr), self.read_roots
         if stored is None or read is None or stored & read:
             self.emit("__syncthreads();")
 
-    def _read_roots(self) -> frozenset | None:
+    @functools.cached_property
+    def read_roots(self) -> frozenset | None:
         """The pointer parameters any op that reads memory may read through (None: unknown)."""
-        if not hasattr(self, "_read_roots_memo"):
-            roots = set()
-            for op in walk(self.fn.body):
-                if not OPS[op.name].reads_memory:
+        roots = set()
+        for op in walk(self.fn.body):
+            if not OPS[op.name].reads_memory:
+                continue
+            for v in (op.operands if op.name == "inline_asm_effects" else op.operands[:1]):
+                if not isinstance(v.type.scalar, PointerType):
                     continue
-                for v in (op.operands if op.name == "inline_asm_effects" else op.operands[:1]):
-                    if not isinstance(v.type.scalar, PointerType):
-                        continue
-                    r = self._roots(v)
-                    if r is None:
-                        self._read_roots_memo = None
-                        return None
-                    roots |= r
-            self._read_roots_memo = frozenset(roots)
-        return self._read_roots_memo
+                r = self._roots(v)
+                if r is None:
+                    return None
+                roots |= r
+        return frozenset(roots)
 
     def op_atomic_rmw(self, op: Op):
         self.atomic(op, op.attrs["kind"], op.operands[1:2], op.operands[2] if len(op.operands) == 3 else None)
@@ -1280,14 +1280,7 @@ class CudaEmitter:
                 target = f"{self.ref(res)}[r + {e}]" if block else self.ref(res)
                 store = f"{target} = {temps[k * pack + e]};"
                 lines.append(f"if (r + {e} < {n}) {store}" if e and n % pack else store)
-        if block and n > pack:
-            self.emit("#pragma unroll")
-        self.emit(f"for (int r = 0; r < {n}; r += {pack}) {{" if block else "{ const int r = 0; (void)r;")
-        self.depth += 1
-        for line in lines:
-            self.emit(line)
-        self.depth -= 1
-        self.emit("}")
+        self.per_group(n if block else None, pack, lines)
 
     def op_reduce(self, op: Op):
         """Combine, in this order, the registers, the lanes and the warps whose bases move along the
