@@ -484,10 +484,10 @@ def _pointer_info(obj):
         # bf16 and for tensors that require grad; get_device() is -1 on the host
         get_device = getattr(obj, "get_device", None)
         device = get_device() if callable(get_device) else -1
-        is_pinned = getattr(obj, "is_pinned", None)
-        pinned = callable(is_pinned) and getattr(obj, "is_cuda", True) is False and is_pinned()
-        if not pinned and (getattr(obj, "is_cuda", True) is False or (callable(get_device) and device < 0)):
-            raise HostMemoryArgument(f"got a tensor on {getattr(obj, 'device', 'the host')}; it must be on a CUDA device")
+        if getattr(obj, "is_cuda", True) is False or (callable(get_device) and device < 0):
+            is_pinned = getattr(obj, "is_pinned", None)     # (pinned host memory the GPU reaches: launchable)
+            if not (callable(is_pinned) and is_pinned()):
+                raise HostMemoryArgument(f"got a tensor on {getattr(obj, 'device', 'the host')}; it must be on a CUDA device")
         dt = getattr(obj, "dtype", None)
         dtype, desc = (None, None) if dt is None else _dtype_info(dt)
         if dtype is not None and type(obj).__name__ == "Tensor" and type(obj).__module__ == "torch":
