@@ -843,9 +843,9 @@ def family():
 
 def test_family_selection(family, fake):
     assert family.specializations == [
-        {"id": "BLOCK64_w4", "constexprs": {"BLOCK": 64}, "num_warps": 4, "shared": 0},
-        {"id": "BLOCK256_w4", "constexprs": {"BLOCK": 256}, "num_warps": 4, "shared": 0},
-        {"id": "BLOCK256_w8", "constexprs": {"BLOCK": 256}, "num_warps": 8, "shared": 0}]
+        {"id": "BLOCK64_w4", "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": None, "shared": 0},
+        {"id": "BLOCK256_w4", "constexprs": {"BLOCK": 256}, "num_warps": 4, "num_stages": None, "shared": 0},
+        {"id": "BLOCK256_w8", "constexprs": {"BLOCK": 256}, "num_warps": 8, "num_stages": None, "shared": 0}]
     args = (0x1000, 0x2000, 0x3000, 10)
     family[(1,)](*args, BLOCK=64)                     # one build for BLOCK=64: num_warps may be omitted
     family[2](*args, BLOCK=256, num_warps=8)
@@ -1133,3 +1133,76 @@ def test_integer_divisibility_promise_inline(fake):
         fam[1](0x1000, "32")
     assert [la["args"][1] for la in fake.launches] == [struct.pack("<i", 32), struct.pack("<i", 48)]
 
+
+
+# --------------------------------------------------------------------------- tuned dispatch
+
+def tuned_family(choices):
+    """Three configs (BLOCK 64 w1, 256 w2, 1024 w8) tuned on the key n."""
+    return rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], [spec(64, 1), spec(256, 2), spec(1024, 8)],
+                           tuning={"key": ["n"], "choices": choices})
+
+
+@pytest.mark.parametrize("n, chosen", [
+    (1000, 64), (10**6, 1024), (10**4, 256),            # exact key values
+    (1, 64), (0, 64), (-5, 64), (31622, 256),           # below 1 counts as 1; nearest in log2
+    (31623 * 10, 1024), (2 * 10**4, 256), (10**9, 1024),
+])
+def test_tuned_dispatch_nearest_problem_in_log_space(n, chosen):
+    fam = tuned_family([[[1000], 0], [[10**4], 1], [[10**6], 2]])
+    assert fam.best(n=n)["constexprs"] == {"BLOCK": chosen}
+
+
+def test_tuned_dispatch_several_keys_and_ties():
+    params = [("x", "*fp32"), ("M", "i32"), ("N", "i32")]
+    specs = [spec(64, 4), spec(128, 4), spec(256, 4)]
+    fam = rt.KernelFamily("k", params, ["BLOCK"], specs,
+                          tuning={"key": ["N", "M"], "choices": [[[16, 16], 0], [[64, 64], 1], [[16, 64], 2]]})
+    assert fam.best(M=16, N=16)["id"] == "BLOCK64_w4"
+    assert fam.best(M=64, N=16)["id"] == "BLOCK256_w4"        # key order is the tuning's: (N, M)
+    assert fam.best(M=32, N=16)["id"] == "BLOCK64_w4"         # equally far from (16,16) and (16,64): the first
+    assert fam.best(M=60, N=60)["id"] == "BLOCK128_w4"
+    assert fam.best(M=2**20, N=1)["id"] == "BLOCK256_w4"
+
+
+def test_tuned_dispatch_without_choices_runs_the_first_config_and_best_checks_its_keywords():
+    fam = tuned_family([])
+    assert fam.best(n=123) == {"id": "BLOCK64_w1", "constexprs": {"BLOCK": 64}, "num_warps": 1,
+                               "num_stages": None, "shared": 0}
+    with pytest.raises(TypeError, match=r"add_kernel.best\(\) takes the tuning key n as keywords: missing n; "
+                                        r"unexpected m"):
+        fam.best(m=3)
+    with pytest.raises(TypeError, match="the tuning key argument 'n' must be a number, got str"):
+        tuned_family([[[1000], 0]]).best(n="big")
+    with pytest.raises(TypeError, match="add_kernel was not tuned at build time"):
+        rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], [spec(64, 1)]).best(n=3)
+    with pytest.raises(ValueError, match="tuning key m is not a runtime parameter"):
+        rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], [spec(64, 1)], tuning={"key": ["m"], "choices": []})
+    with pytest.raises(ValueError, match="malformed tuning choice"):
+        tuned_family([[[1000], 7]])
+
+
+@pytest.mark.parametrize("grid_kind", ["fixed", "callable"])
+def test_tuned_launch_without_constexprs_runs_the_choice(fake, grid_kind):
+    """fam[grid](*args) with no constexprs launches the config tuned for the nearest problem (its
+    block size shows which); explicit constexprs still select directly; a partial set is an error."""
+    fam = tuned_family([[[1000], 0], [[10**6], 2]])
+    seen = []
+
+    def grid(meta):
+        seen.append((meta["BLOCK"], meta["num_warps"]))
+        return (-(-meta["n"] // meta["BLOCK"]),)
+    launcher = fam[grid] if grid_kind == "callable" else fam[(3,)]
+    for n in (900, 10**6, 900, 5 * 10**5, 10**6):
+        launcher(0x1000, 0x2000, 0x3000, n)
+    launcher(0x1000, 0x2000, 0x3000, 900, BLOCK=256)
+    launcher(0x1000, 0x2000, 0x3000, 900, BLOCK=1024, num_warps=8)
+    assert [la["block"][0] for la in fake.launches] == [32, 256, 32, 256, 256, 64, 256]
+    if grid_kind == "callable":
+        assert seen == [(64, 1), (1024, 8), (64, 1), (1024, 8), (1024, 8), (256, 2), (1024, 8)]
+        assert [la["grid"][0] for la in fake.launches] == [15, 977, 15, 489, 977, 4, 1]
+    with pytest.raises(TypeError, match="missing constexpr argument"):
+        launcher(0x1000, 0x2000, 0x3000, 900, num_warps=8)
+    assert len(fam._tuned) == 3          # one selection per distinct key value
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'n'"):
+        launcher(0x1000, 0x2000, 0x3000)

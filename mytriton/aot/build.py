@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import output
+from . import output, tuning
 from .cache import PendingCompiles, PreviousBuild, SharedCache, Toolchain, compiler_hash, job_key
 from ..runtime import native
 from .errors import CompileFailed, ManifestError, UsageError
@@ -60,7 +60,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
                    notify: Callable[[str], None] | None = None, *,
                    max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False,
                    cache_dir: str | Path | None = None, shard: tuple[int, int] | None = None,
-                   executor: str = "local") -> list[PackageReport]:
+                   executor: str = "local", tune: bool = False,
+                   tune_from: list[str] | None = None) -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
@@ -74,12 +75,21 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
     compiled into the shared cache and no package is written: a build without ``shard`` that uses
     the same cache then only assembles the packages. *executor* ``"dask://HOST:PORT"`` runs the
     compiles on a Dask cluster (see :func:`run_jobs`); the output is the same as a local build's.
+    Kernels with ``autotune:`` are timed on this machine's GPU with *tune*, or take the records of
+    the *tune_from* files (``tuning.json`` of an earlier ``tune``; see :mod:`.tuning`); without
+    either, their first config is the one launched.
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
     start = time.perf_counter()
     manifests = [load_manifest(path, max_specializations=max_specializations, allow_outside=allow_outside)
                  for path in manifest_paths]
+    if tune and tune_from:
+        raise UsageError("--tune measures anew and --tune-from reuses a recording: pass one of them")
+    if shard is not None and (tune or tune_from):
+        raise UsageError("--shard compiles into the shared cache and writes no package: tune in the build "
+                         "that assembles it (without --shard)")
+    recorded = tuning.load_recorded(tune_from, manifests) if tune_from else {}
     toolchain = _toolchain()
     plans = _plans(manifests, Path(out_dir), targets)
     with ExitStack() as locks:
@@ -99,8 +109,11 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
             (notify or echo)(f"note: the shared compile cache could not be written ({shared.problem}); "
                              f"this build's compiles are not in it (--cache DIR picks another folder)")
         launcher = _native_launcher(plans, notify or echo)
-        reports = [_finish(plan, toolchain, [u for u in units if u.plan is plan], results, echo, start, launcher)
-                   for plan in plans]
+        reports = []
+        for plan in plans:
+            mine = [u for u in units if u.plan is plan]
+            record = _tuning(plan, mine, results, tune, recorded, echo, notify or echo)
+            reports.append(_finish(plan, toolchain, mine, results, echo, start, launcher, record))
     failures = _failures(units, results)
     if failures:
         raise CompileFailed(failures)
@@ -246,6 +259,27 @@ def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None =
     return results
 
 
+def _tuning(plan: PackagePlan, units: list[Unit], results, tune: bool, recorded: dict, echo, remark) -> dict | None:
+    """The package's tuning record: measured now (*tune*), recorded (``--tune-from``), or None."""
+    tuned = tuning.tuned_entries(plan.manifest)
+    package = plan.manifest.package
+    if not tuned:
+        if tune:
+            remark(f"note: {package}: --tune: no kernel has 'autotune:', nothing to time")
+        return None
+    if any(isinstance(results[plan.dest, u.ident], Failure) for u in units):
+        return None                 # the package is not written
+    if tune:
+        record = tuning.measure(plan.manifest, {u.ident: results[plan.dest, u.ident] for u in units}, echo)
+        echo(tuning.report_text(record).rstrip("\n"))
+        return record
+    if package in recorded:
+        return recorded[package]
+    remark(f"note: {package}: {', '.join(e.name for e in tuned)} not tuned: the first config is launched "
+           "(mytriton-build --tune on a machine with a GPU, or --tune-from a recorded tuning.json)")
+    return None
+
+
 def _native_launcher(plans: list[PackagePlan], remark) -> native.NativeBuild:
     """The native launch library for every package of this build: the previous build's copy when
     nothing it depends on changed, else compiled (~0.3 s); where it cannot be built, *remark* why."""
@@ -260,7 +294,7 @@ def _native_launcher(plans: list[PackagePlan], remark) -> native.NativeBuild:
 
 
 def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results, echo,
-            start: float, launcher: native.NativeBuild) -> PackageReport:
+            start: float, launcher: native.NativeBuild, record: dict | None = None) -> PackageReport:
     """Write the package if all its compiles succeeded, and print its summary line."""
     mine = [results[plan.dest, unit.ident] for unit in units]
     failed = sum(isinstance(r, Failure) for r in mine)
@@ -275,7 +309,7 @@ def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results,
         artifacts = {unit.ident: results[plan.dest, unit.ident] for unit in units}
         keys = {unit.ident: unit.key for unit in units}
         with output.staging(plan.dest) as staged:
-            write_package(staged, plan, toolchain, artifacts, keys, launcher)
+            write_package(staged, plan, toolchain, artifacts, keys, launcher, record)
             if not output.same_tree(staged, plan.dest):
                 output.swap_in(staged, plan.dest)
                 written = True

@@ -1,5 +1,6 @@
 """``mytriton-build MANIFEST... [--out DIR] [--target sm_XX ...] [-j N] [--max-specializations N]
-[--allow-outside]``.
+[--allow-outside] [--cache DIR | --no-cache] [--executor dask://HOST:PORT] [--shard I/N]
+[--tune | --tune-from FILE]``.
 
 Exit status: 0 success, 1 a kernel failed to compile, 2 a usage or manifest error, 130 interrupted.
 Errors go to stderr without a Python traceback (set MYTRITON_TRACEBACK=1 to see one for internal
@@ -70,6 +71,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
                    help="compile only the I-th of N deterministic shares of the compiles into the shared "
                         "cache, and write no package (a later build without --shard assembles it)")
+    p.add_argument("--tune", action="store_true",
+                   help="time every config of the kernels with 'autotune:' on this machine's GPU and build the "
+                        "package to launch the fastest per problem (writes DIR/<package>/tuning.json and a report)")
+    p.add_argument("--tune-from", action="append", metavar="FILE", default=None,
+                   help="reuse the tuning.json of an earlier --tune (no GPU needed; the same package, byte for "
+                        "byte); repeat it for several packages")
     p.add_argument("--cache-info", action="store_true",
                    help="print the shared cache's size and hit rate, and exit")
     p.add_argument("--version", action="version", version=f"mytriton-build {__version__}")
@@ -123,7 +130,7 @@ def _build(args, targets) -> int:
         build_packages(args.manifests, out_dir=args.out, targets=targets, jobs=args.jobs,
                        echo=lambda line: print(line, flush=True), notify=lambda line: _err(line),
                        allow_outside=args.allow_outside, cache_dir=_cache_dir(args), shard=args.shard,
-                       executor=args.executor, **options)
+                       executor=args.executor, tune=args.tune, tune_from=args.tune_from, **options)
     except CompileFailed as exc:
         for labels, message in exc.failures:
             shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")

@@ -44,23 +44,33 @@ def file_location(ref: str) -> str | None:
     return location if location and _is_path(location) else None
 
 
-def resolve(ref: str, manifest_dir: str) -> KernelSource:
-    """Parse a manifest ``kernel:`` value; raises :class:`KernelImportError`."""
+def resolve(ref: str, manifest_dir: str, what: str = "kernel") -> KernelSource:
+    """Parse a manifest ``kernel:`` value (or another function reference: *what* names it in
+    errors); raises :class:`KernelImportError`."""
     location, sep, function = ref.rpartition(":")
     if not sep or not location or not function:
         raise KernelImportError(
-            f"kernel '{ref}' must be 'path/to/file.py:function' or 'module:function'")
+            f"{what} '{ref}' must be 'path/to/file.py:function' or 'module:function'")
     if not function.isidentifier():
-        raise KernelImportError(f"kernel '{ref}': '{function}' is not a Python function name")
+        raise KernelImportError(f"{what} '{ref}': '{function}' is not a Python function name")
     if _is_path(location):
         path = os.path.abspath(os.path.join(manifest_dir, location))
         if not os.path.isfile(path):
-            raise KernelImportError(f"kernel file '{location}' not found (looked for {path})")
+            raise KernelImportError(f"{what} file '{location}' not found (looked for {path})")
         return KernelSource(ref, function, file=path, search_path=(os.path.dirname(path),))
     if not all(part.isidentifier() for part in location.split(".")):
-        raise KernelImportError(f"kernel '{ref}': '{location}' is neither a .py file nor a module name")
+        raise KernelImportError(f"{what} '{ref}': '{location}' is neither a .py file nor a module name")
     return KernelSource(ref, function, module=location,
                         search_path=(os.path.abspath(manifest_dir), os.getcwd()))
+
+
+def load_function(source: KernelSource):
+    """Import the module and return the named function (any callable, e.g. a tuning inputs function)."""
+    module = _import(source)
+    fn = getattr(module, source.function, None)
+    if not callable(fn):
+        raise KernelImportError(f"'{source.where}' has no function '{source.function}'")
+    return fn
 
 
 def load(source: KernelSource):

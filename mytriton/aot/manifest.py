@@ -25,7 +25,10 @@ from .signature import sort_targets, target_error, type_error, type_suggestion
 from .yamldoc import YamlDoc, did_you_mean, kind_name, line_of
 
 TOP_KEYS = ("package", "version", "targets", "kernels")
-KERNEL_KEYS = ("kernel", "signature", "constexprs", "specializations", "num_warps", "num_stages")
+KERNEL_KEYS = ("kernel", "signature", "constexprs", "specializations", "num_warps", "num_stages", "autotune")
+AUTOTUNE_KEYS = ("key", "configs", "problems", "inputs", "tolerance")
+# What an entry with ``autotune:`` lists under autotune.configs instead.
+VARIANT_KEYS = ("constexprs", "specializations", "num_warps", "num_stages")
 DEFAULT_NUM_WARPS = (4,)
 DEFAULT_VERSION = "0.1.0"
 # A manifest expanding to more specializations than this is almost certainly a mistake (each is a
@@ -98,6 +101,25 @@ class Specialization:
 
 
 @dataclass(frozen=True)
+class Autotune:
+    """A kernel entry's ``autotune:``: its specializations are the configs to time on ``problems``
+    (each a mapping of launch-argument values holding every ``key`` parameter, passed whole to the
+    ``inputs`` function); the loader launches the one measured fastest on the nearest problem."""
+
+    key: tuple[str, ...]                    # runtime scalar parameters the choice depends on
+    problems: tuple[dict, ...]              # as written, in manifest order
+    inputs: kernel_source.KernelSource      # (problem dict) -> (grid, args); imported only to tune
+    inputs_ref: str                         # as manifest.json and tuning.json record it
+    rtol: float | None = None               # the tolerance of the output check (None: by dtype)
+    atol: float | None = None
+    line: int | None = field(default=None, compare=False)
+    inputs_line: int | None = field(default=None, compare=False)
+
+    def key_values(self, problem: dict) -> tuple:
+        return tuple(problem[name] for name in self.key)
+
+
+@dataclass(frozen=True)
 class KernelEntry:
     name: str                               # the function's name; the loader attribute
     source: kernel_source.KernelSource
@@ -109,6 +131,7 @@ class KernelEntry:
     # The kernel reference as manifest.json records it: a file path relative to the manifest's
     # folder, '/'-separated (never an absolute path of the build machine), or module:function.
     portable_ref: str = field(default="", compare=False)
+    autotune: Autotune | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +223,12 @@ class _Parser:
         doc = self.doc
         items = {key: (k, v) for key, k, v in doc.mapping(node, "kernel entry")}
         doc.check_keys(node, list(items), KERNEL_KEYS, "kernel entry", required=("kernel", "signature"))
+        if "autotune" in items:
+            for key in VARIANT_KEYS:
+                if key in items:
+                    raise doc.error(items[key][0], f"a kernel entry with 'autotune' lists its variants under "
+                                                   f"autotune.configs (each may set num_warps and num_stages), "
+                                                   f"not under '{key}'")
         if "constexprs" in items and "specializations" in items:
             raise doc.error(items["specializations"][0],
                             "a kernel entry takes either 'constexprs' (a product) or 'specializations' "
@@ -234,12 +263,83 @@ class _Parser:
         if "num_warps" in items:
             num_warps = self.num_warps_list(items["num_warps"][1])
         stages = self.num_stages_value(items["num_stages"][1]) if "num_stages" in items else None
-        if "specializations" in items:
+        autotune = None
+        if "autotune" in items:
+            autotune, configs_node = self.autotune(items["autotune"], kernel, params)
+            combos = self.explicit_specializations(configs_node, kernel, num_warps, None, what="config")
+        elif "specializations" in items:
             combos = self.explicit_specializations(items["specializations"][1], kernel, num_warps, stages)
         else:
             combos = [(*combo, stages) for combo in self.product(items.get("constexprs"), kernel, num_warps, node)]
         return KernelEntry(source.function, source, params, constexpr_names,
-                           self.name_specializations(combos), line_of(node), fn, portable)
+                           self.name_specializations(combos), line_of(node), fn, portable, autotune)
+
+    def autotune(self, key_and_value, kernel: "_KernelInfo", params) -> tuple[Autotune, Any]:
+        """The entry's ``autotune:`` (and its ``configs`` node, read as specializations)."""
+        doc = self.doc
+        key_node, node = key_and_value
+        items = {key: (k, v) for key, k, v in doc.mapping(node, "autotune")}
+        doc.check_keys(node, list(items), AUTOTUNE_KEYS, "autotune",
+                       required=("key", "configs", "problems", "inputs"))
+        types = dict(params)
+        key = []
+        for item in doc.sequence(items["key"][1], "autotune.key"):
+            name = doc.string(item, "a key parameter")
+            if name not in types:
+                what = ("a tl.constexpr parameter (the configs choose it)" if name in kernel.constexpr_names
+                        else f"not a parameter of {kernel.name}")
+                raise doc.error(item, f"autotune key '{name}' is {what}; the key names run-time scalar "
+                                      f"parameters ({kernel.runtime_list})" + did_you_mean(name, kernel.runtime_names))
+            if types[name].startswith("*"):
+                raise doc.error(item, f"autotune key '{name}' is a pointer ({types[name]}); the key names run-time "
+                                      "integer or float parameters (sizes, strides)")
+            if name in key:
+                raise doc.error(item, f"autotune key '{name}' is listed twice")
+            key.append(name)
+        problems, seen = [], {}
+        for item in doc.sequence(items["problems"][1], "autotune.problems"):
+            problem = {}
+            for name, name_node, value_node in doc.mapping(item, "a problem"):
+                value = doc.scalar(value_node, f"the value of '{name}'")
+                if name in key and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                    raise doc.error(value_node, f"problem value of key '{name}' must be a number, got "
+                                                f"{kind_name(value_node)}")
+                if not isinstance(value, (bool, int, float, str)):
+                    raise doc.error(value_node, f"problem value '{name}' must be a number, a boolean or a string, "
+                                                f"got {kind_name(value_node)}")
+                problem[name] = value
+            missing = [name for name in key if name not in problem]
+            if missing:
+                raise doc.error(item, f"problem does not give the key parameter(s) {', '.join(map(repr, missing))}")
+            values = tuple(problem[name] for name in key)
+            if values in seen:
+                raise doc.error(item, f"duplicate problem: the same key values as the problem at line {seen[values]}")
+            seen[values] = line_of(item)
+            problems.append(problem)
+        inputs_node = items["inputs"][1]
+        ref = doc.string(inputs_node, "autotune.inputs")
+        self.check_inside(kernel_source.file_location(ref), inputs_node)
+        try:
+            inputs = kernel_source.resolve(ref, self.base_dir, what="inputs")
+        except kernel_source.KernelImportError as exc:
+            raise doc.error(inputs_node, str(exc)) from None
+        rtol = atol = None
+        if "tolerance" in items:
+            rtol, atol = self.tolerance(items["tolerance"][1])
+        return Autotune(tuple(key), tuple(problems), inputs, self.portable_ref(inputs), rtol, atol,
+                        line_of(key_node), line_of(inputs_node)), items["configs"][1]
+
+    def tolerance(self, node) -> tuple[float | None, float | None]:
+        doc = self.doc
+        found = {}
+        for name, name_node, value_node in doc.mapping(node, "autotune.tolerance"):
+            if name not in ("rtol", "atol"):
+                raise doc.error(name_node, f"unknown key '{name}' in autotune.tolerance (expected rtol, atol)")
+            value = doc.scalar(value_node, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise doc.error(value_node, f"tolerance {name} must be a number >= 0, got {kind_name(value_node)}")
+            found[name] = float(value)
+        return found.get("rtol"), found.get("atol")
 
     def check_inside(self, location: str | None, ref_node) -> None:
         """A kernel file outside the manifest's folder (``../x.py``, an absolute path) is an error
@@ -372,12 +472,14 @@ class _Parser:
                 for combo in itertools.product(*(values[name] for name in names))
                 for warps in num_warps]
 
-    def explicit_specializations(self, node, kernel: "_KernelInfo", num_warps, num_stages) -> list:
+    def explicit_specializations(self, node, kernel: "_KernelInfo", num_warps, num_stages,
+                                 what: str = "specialization") -> list:
         doc = self.doc
         combos = []
-        for item in doc.sequence(node, "specializations"):
+        listed = "autotune.configs" if what == "config" else "specializations"
+        for item in doc.sequence(node, listed):
             given, warps, stages = {}, None, num_stages
-            for name, name_node, value_node in doc.mapping(item, "a specialization"):
+            for name, name_node, value_node in doc.mapping(item, f"a {what}"):
                 self.check_constexpr_name(name, name_node, kernel, extra=("num_warps", "num_stages"))
                 if name == "num_warps":
                     warps = (self.num_warps_value(value_node),)
@@ -387,7 +489,7 @@ class _Parser:
                     given[name] = self.constexpr_value(value_node, name)
             missing = [name for name in kernel.constexpr_names if name not in given]
             if missing:
-                raise doc.error(item, f"specialization does not set tl.constexpr parameter(s) "
+                raise doc.error(item, f"{what} does not set tl.constexpr parameter(s) "
                                       f"{', '.join(map(repr, missing))} of {kernel.name}")
             constexprs = tuple((name, given[name]) for name in kernel.constexpr_names)
             self.count_specializations(len(warps or num_warps), item)

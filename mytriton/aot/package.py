@@ -9,6 +9,8 @@
     <package>/manifest.json    what was built, with per-artifact sha256 and the cache keys
     <package>/pyproject.toml   so that `pip install` / `pip wheel` ship the kernels
     <package>/setup.py         only with the native library: tags the wheel cp310-abi3-<platform>
+    <package>/tuning.json      kernels with ``autotune:``, once tuned: the timings and the choices
+    <package>/tuning.txt, tuning.png   the same as a table and (with matplotlib) a plot
 
 User text reaches the generated Python and TOML only through the escaping filters at the end of
 this file (``py``, ``toml``, ``comment``); names are checked as identifiers by the manifest.
@@ -30,6 +32,7 @@ from .cache import CACHE_FORMAT, GENERATOR, Toolchain, sha256_bytes
 from .errors import AotError
 from .jobs import Artifacts
 from .manifest import KernelEntry, Manifest, Specialization
+from . import tuning as _tuning
 from ..runtime import native
 
 from .._paths import templates_dir as _templates_dir  # noqa: E402
@@ -61,9 +64,11 @@ class PackagePlan:
 
 def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
                   artifacts: dict[tuple[str, str, str], Artifacts],
-                  keys: dict[tuple[str, str, str], str], launcher: native.NativeBuild | None = None) -> None:
+                  keys: dict[tuple[str, str, str], str], launcher: native.NativeBuild | None = None,
+                  tuning: dict | None = None) -> None:
     """Write the whole package into *folder*; *artifacts*/*keys* by (kernel, spec id, target);
-    *launcher* is the native launch library, when one was built."""
+    *launcher* is the native launch library, when one was built; *tuning* the package's tuning
+    record (see :mod:`.tuning`), when its tuned kernels were timed."""
     kernels = []
     for entry in plan.manifest.kernels:
         specs = [_write_spec(folder, plan, entry, spec, artifacts, keys) for spec in entry.specializations]
@@ -73,7 +78,7 @@ def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
         library = {"file": native.FILENAME, "sha256": _write(folder / native.FILENAME, launcher.data),
                    "key": launcher.key, "compiler": launcher.compiler, "platform": launcher.platform,
                    "abi": "abi3 (CPython >= 3.10)"}
-    context = _template_context(plan, toolchain, kernels)
+    context = _template_context(plan, toolchain, kernels, tuning)
     context["native"] = library and {**library, "limited_api": LIMITED_API, "plat_name": _plat_name(library)}
     context["wheel_tag"] = wheel_tag(library)
     context["package_data"] = ["manifest.json", "kernels/*/*.cubin", "kernels/*/*.ptx", "kernels/*/*.cu",
@@ -86,7 +91,11 @@ def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
         _write(folder / "_runtime.py", RUNTIME_SOURCE.read_bytes())
     except OSError as exc:
         raise AotError(f"cannot copy the runtime {RUNTIME_SOURCE}: {exc.strerror}") from None
-    _write(folder / "manifest.json", _manifest_json(plan, toolchain, kernels, library).encode())
+    _write(folder / "manifest.json", _manifest_json(plan, toolchain, kernels, library, tuning).encode())
+    if tuning is not None:
+        _write(folder / "tuning.json", _tuning.to_json(tuning).encode())
+        _write(folder / "tuning.txt", _tuning.report_text(tuning).encode())
+        _tuning.write_plot(tuning, folder / "tuning.png")
 
 
 def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifacts, keys) -> dict:
@@ -128,7 +137,16 @@ def _write(path: Path, data: bytes) -> str:
     return sha256_bytes(data)
 
 
-def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels, library: dict | None) -> str:
+def _autotune_json(entry: KernelEntry, tuning: dict | None) -> dict | None:
+    if entry.autotune is None:
+        return None
+    return {"key": list(entry.autotune.key), "problems": list(entry.autotune.problems),
+            "inputs": entry.autotune.inputs_ref, "tuned": tuning is not None,
+            "choices": _tuning.dispatch_table(entry, tuning)["choices"]}
+
+
+def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels, library: dict | None,
+                   tuning: dict | None = None) -> str:
     data = {
         "native_launcher": library,
         "generator": GENERATOR,
@@ -147,6 +165,7 @@ def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels, library: di
                 "num_warps": sorted({spec.num_warps for spec in entry.specializations}),
                 "targets": list(plan.targets),
                 "specializations": specs,
+                **({"autotune": _autotune_json(entry, tuning)} if entry.autotune is not None else {}),
             }
             for entry, specs in kernels
         },
@@ -154,7 +173,7 @@ def _manifest_json(plan: PackagePlan, toolchain: Toolchain, kernels, library: di
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def _template_context(plan: PackagePlan, toolchain: Toolchain, kernels) -> dict:
+def _template_context(plan: PackagePlan, toolchain: Toolchain, kernels, tuning: dict | None = None) -> dict:
     """Plain data for the templates; all decisions are made here, not in Jinja."""
     image_keys = [*plan.targets, "ptx"]
     names = [entry.name for entry, _ in kernels]
@@ -172,11 +191,13 @@ def _template_context(plan: PackagePlan, toolchain: Toolchain, kernels) -> dict:
                 "name": entry.name,
                 "params": [tuple(param) for param in entry.params],
                 "constexpr_names": list(entry.constexpr_names),
+                "tuning": _tuning.dispatch_table(entry, tuning) if entry.autotune is not None else None,
                 "specs": [
                     {
                         "id": record["id"],
                         "constexprs": record["constexprs"],
                         "num_warps": record["num_warps"],
+                        "num_stages": record["num_stages"],
                         "shared": record["shared"],
                         "symbol": record["symbol"],
                         "images": [(key, record["images"][key]) for key in image_keys],

@@ -21,6 +21,7 @@ import os
 import re
 import struct
 import sys
+import textwrap
 import threading
 import weakref
 
@@ -961,19 +962,35 @@ def make(_self, _tls, _pack_into, _params, _spec, {converters}):
 # latest selection; identical constexpr objects (the usual case: the same call site) find
 # it with one ``is`` each, anything else looks it up in the family's table.
 _FAMILY_LAUNCHER = """\
-def make(_fam, _grid, _gx, _gy, _gz, _fast, _pack_into, _params, {converters}):
+def make(_fam, _grid, _gx, _gy, _gz, _fast, _tuned, _pack_into, _params, {converters}):
     _last = (_UNSET,) * {nkey}
     def run({params}*, {keywords}stream=None, num_warps=None{grid_keyword}):
         nonlocal _last
+{select}\
+        _self, _tls, _block, _shared, _spec = _sel[{nkey}]
+{grid_code}{body}
+    return run
+"""
+_SELECT_CODE = """\
         _sel = _last
         if not ({hit}):
             try:
                 _sel = _last = _fast[({key})]
             except (KeyError, TypeError):
                 return _fam.launch(_grid, ({params}), {{{given}}}, num_warps, stream)
-        _self, _tls, _block, _shared, _spec = _sel[{nkey}]
-{grid_code}{body}
-    return run
+"""
+# A family tuned at build time: no constexprs (and no num_warps) means the tuned choice for the
+# key arguments' values, remembered per distinct values (the first launch with new values asks
+# the family for the nearest problem's config).
+_TUNED_SELECT_CODE = """\
+        if {unset}num_warps is None:
+            try:
+                _sel = _tuned[({tuned_key})]
+            except (KeyError, TypeError):
+                return _fam.launch(_grid, ({params}), {{}}, None, stream)
+{assign}\
+        else:
+{select}\
 """
 # How the family's launcher gets its grid: fixed when fam[grid] was made, called with meta,
 # or (a grid _grid3 refused) refused again at every call, naming the bad dimension.
@@ -995,7 +1012,7 @@ def _identifiers(*templates) -> frozenset:
 
 
 _FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIBLE_CODE, _ONE_CODE, _LAUNCH_BODY,
-                             _FAMILY_LAUNCHER, *_GRID_CODE.values())
+                             _FAMILY_LAUNCHER, _SELECT_CODE, _TUNED_SELECT_CODE, *_GRID_CODE.values())
 
 
 def _argument_code(params, names):
@@ -1313,6 +1330,43 @@ class Kernel:
 
 _UNSET = object()    # a constexpr keyword that was not passed
 
+
+def _log_point(value) -> float:
+    return math.log2(max(float(value), 1.0))
+
+
+class TunedDispatch:
+    """A build-time tuning's choices (see :class:`KernelFamily`): key values -> specialization."""
+
+    def __init__(self, family: str, param_names: list[str], tuning: dict, specs: list[dict]):
+        self.family, self.key = family, [str(n) for n in tuning["key"]]
+        unknown = [n for n in self.key if n not in param_names]
+        if unknown:
+            raise ValueError(f"{family}: tuning key {', '.join(unknown)} is not a runtime parameter")
+        self.positions = [param_names.index(n) for n in self.key]
+        self.exact, self.points = {}, []
+        for values, index in tuning.get("choices", ()):
+            if len(values) != len(self.key) or not 0 <= index < len(specs):
+                raise ValueError(f"{family}: malformed tuning choice {values!r} -> {index!r}")
+            self.exact.setdefault(tuple(values), specs[index])
+            self.points.append(([_log_point(v) for v in values], specs[index]))
+        self.default = specs[0]
+
+    def choose(self, values: tuple) -> dict:
+        try:
+            return self.exact[values]
+        except (KeyError, TypeError):
+            pass
+        if not self.points:
+            return self.default
+        try:
+            here = [_log_point(v) for v in values]
+        except (TypeError, ValueError):
+            bad = next(n for n, v in zip(self.key, values) if not isinstance(v, (int, float)))
+            raise TypeError(f"{self.family}: the tuning key argument '{bad}' must be a number, got "
+                            f"{type(values[self.key.index(bad)]).__name__}") from None
+        return min(self.points, key=lambda point: sum((a - b) ** 2 for a, b in zip(point[0], here)))[1]
+
 class KernelFamily:
     """The built specializations of one kernel, launched Triton-style:
     ``fam[grid](*args, CONSTEXPR=value, ..., num_warps=None, stream=None)``, on the device of
@@ -1322,10 +1376,17 @@ class KernelFamily:
     specialization; each one's ``Kernel`` is created on first use.  ``grid`` may be a
     callable of ``meta``: the runtime arguments by name, the constexprs and num_warps.
     ``specializations`` are dicts ``{"id", "constexprs", "num_warps", "shared", "symbol",
-    "images", "sha256"}``.
+    "images", "sha256"}`` (and ``"num_stages"``).
+
+    ``tuning`` (a kernel tuned at build time): ``{"key": [runtime parameter names], "choices":
+    [[key values, index of a specialization], ...]}``. A launch without constexprs and without
+    num_warps then runs the choice for its key arguments: the exact key values if recorded, else
+    the nearest recorded ones in log space (the sum over the key of (log2 a - log2 b)^2, values
+    below 1 counting as 1; ties go to the earlier choice), else (no choices) the first
+    specialization. :meth:`best` says which.
     """
 
-    def __init__(self, name: str, params, constexpr_names, specializations):
+    def __init__(self, name: str, params, constexpr_names, specializations, tuning=None):
         self.name = name
         self.params = [(str(n), str(parse_type(t)) if isinstance(t, str) else str(t)) for n, t in params]
         self.constexpr_names = list(constexpr_names)
@@ -1346,12 +1407,58 @@ class KernelFamily:
         self._fast = {}
         self._runs = {}       # grid -> its launcher, for fam[grid](...)
         self._callable_run = None   # the launcher for callable grids (generated once)
+        self._dispatch = None if tuning is None else TunedDispatch(self.name, [n for n, _ in self.params],
+                                                                   tuning, self._specs)
+        self._tuned = {}      # key argument values -> a selection as in _fast, for tuned launches
 
     @property
     def specializations(self) -> list[dict]:
         """What was built: ``[{"id", "constexprs", "num_warps", "shared"}, ...]``."""
-        return [{"id": s.get("id"), "constexprs": dict(s.get("constexprs", {})),
-                 "num_warps": s["num_warps"], "shared": s.get("shared", 0)} for s in self._specs]
+        return [self._public(s) for s in self._specs]
+
+    @staticmethod
+    def _public(spec: dict) -> dict:
+        return {"id": spec.get("id"), "constexprs": dict(spec.get("constexprs", {})), "num_warps": spec["num_warps"],
+                "num_stages": spec.get("num_stages"), "shared": spec.get("shared", 0)}
+
+    def best(self, **key_values) -> dict:
+        """The specialization a launch without constexprs runs for these values of the tuning key
+        (``fam.best(M=4096, N=4096, K=512)``), as in :attr:`specializations`."""
+        if self._dispatch is None:
+            raise TypeError(f"{self.name} was not tuned at build time (its manifest entry has no 'autotune:')")
+        key = self._dispatch.key
+        missing = [n for n in key if n not in key_values]
+        unknown = [n for n in key_values if n not in key]
+        if missing or unknown:
+            raise TypeError(f"{self.name}.best() takes the tuning key {', '.join(key)} as keywords: " + "; ".join(
+                [f"missing {', '.join(missing)}"] * bool(missing) + [f"unexpected {', '.join(unknown)}"] * bool(unknown)))
+        return self._public(self._dispatch.choose(tuple(key_values[n] for n in key)))
+
+    def _selection(self, spec: dict, num_warps) -> tuple:
+        """What the launchers keep of a selection: ``(*constexpr values, num_warps as asked,
+        (Kernel, its thread slots, block, shared, native spec))``."""
+        kernel = self.kernel(spec)
+        values = tuple(spec["constexprs"][n] for n in self.constexpr_names)
+        return (*values, num_warps, (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec))
+
+    def _tuned_selection(self, args) -> tuple:
+        """The selection for a launch without constexprs of a tuned family, remembered per values."""
+        if len(args) != len(self.params):
+            raise self.kernel(self._specs[0])._count_error(args)
+        values = tuple(args[i] for i in self._dispatch.positions)
+        try:
+            return self._tuned[values]
+        except (KeyError, TypeError):
+            pass
+        spec = self._dispatch.choose(values)
+        selection = self._selection(spec, spec["num_warps"])
+        try:
+            if len(self._tuned) >= 4096:
+                self._tuned.clear()
+            self._tuned[values] = selection
+        except TypeError:   # unhashable key values: chosen again next time
+            pass
+        return selection
 
     def __repr__(self):
         return f"<KernelFamily {self.name}: {len(self._specs)} specializations>"
@@ -1404,23 +1511,32 @@ class KernelFamily:
 
     def launch(self, grid, args, constexprs: dict, num_warps: int | None = None, stream=None) -> None:
         """Select the specialization and launch it (see the class docstring)."""
+        if self._dispatch is not None and num_warps is None and all(v is _UNSET for v in constexprs.values()):
+            selection = self._tuned_selection(args)
+            kernel, constexprs = selection[-1][0], dict(zip(self.constexpr_names, selection))
+        else:
+            constexprs = {k: v for k, v in constexprs.items() if v is not _UNSET}
+            kernel = self._select_kernel(constexprs, num_warps)
+        if callable(grid):
+            meta = dict(zip((n for n, _ in self.params), args))
+            meta.update(constexprs, num_warps=kernel.num_warps)
+            grid = grid(meta)
+        kernel.launch(grid, args, stream)
+
+    def _select_kernel(self, constexprs: dict, num_warps) -> Kernel:
         try:   # fast path: the same selection as before
             kernel = self._fast[(*map(constexprs.__getitem__, self.constexpr_names), num_warps)][-1][0] \
                 if len(constexprs) == len(self.constexpr_names) else None
         except (KeyError, TypeError):
             kernel = None
         if kernel is None:
-            kernel = self.kernel(self.select(constexprs, num_warps))
+            selection = self._selection(self.select(constexprs, num_warps), num_warps)
+            kernel = selection[-1][0]
             try:
-                key = (*(constexprs[n] for n in self.constexpr_names), num_warps)
-                self._fast[key] = (*key, (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec))
+                self._fast[selection[:-1]] = selection
             except TypeError:   # unhashable constexpr value: no fast path
                 pass
-        if callable(grid):
-            meta = dict(zip((n for n, _ in self.params), args))
-            meta.update(constexprs, num_warps=kernel.num_warps)
-            grid = grid(meta)
-        kernel.launch(grid, args, stream)
+        return kernel
 
     def __getitem__(self, grid):
         try:
@@ -1457,15 +1573,26 @@ class KernelFamily:
             usable = n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_")
             names.append(n if usable and n not in _FAMILY_NAMES and n not in names else f"_arg{i}")
         meta = "".join(f"{n!r}: {a}, " for (n, _), a in zip(params, names)) + "".join(f"{n!r}: {n}, " for n in cx)
-        make, source, converters, packer = _generate(
-            _FAMILY_LAUNCHER, f"{self.name}[grid]", params, names, "_block", "_shared",
-            nkey=len(cx) + 1, keywords="".join(f"{n}, " for n in cx),
-            grid_keyword=", _grid" if grid_kind == "callable" else "",
+        select = _SELECT_CODE.format(
             hit=" and ".join([f"{n} is _sel[{i}]" for i, n in enumerate(cx)] + [f"num_warps is _sel[{len(cx)}]"]),
             key="".join(f"{n}, " for n in cx) + "num_warps,", given=", ".join(f"{n!r}: {n}" for n in cx),
+            params="".join(f"{n}, " for n in names))
+        keywords = "".join(f"{n}, " for n in cx)
+        if self._dispatch is not None:
+            keywords = "".join(f"{n}=_UNSET, " for n in cx)
+            assign = "".join(f"            {n} = _sel[{i}]\n" for i, n in enumerate(cx)) if grid_kind == "callable" else ""
+            select = _TUNED_SELECT_CODE.format(
+                unset="".join(f"{n} is _UNSET and " for n in cx),
+                tuned_key="".join(f"{names[i]}, " for i in self._dispatch.positions),
+                params="".join(f"{n}, " for n in names), assign=assign,
+                select=textwrap.indent(select, "    "))
+        make, source, converters, packer = _generate(
+            _FAMILY_LAUNCHER, f"{self.name}[grid]", params, names, "_block", "_shared",
+            nkey=len(cx) + 1, keywords=keywords, select=select,
+            grid_keyword=", _grid" if grid_kind == "callable" else "",
             grid_code=_GRID_CODE[grid_kind].format(meta=meta))
         gx, gy, gz = _grid3(grid) if grid_kind == "fixed" else (None, None, None)
-        run = make(self, grid, gx, gy, gz, self._fast, packer.pack_into, params, None, **converters)
+        run = make(self, grid, gx, gy, gz, self._fast, self._tuned, packer.pack_into, params, None, **converters)
         run.__name__ = run.__qualname__ = self.name   # Python's own argument errors name the kernel
         run.launcher_source = source
         return run
