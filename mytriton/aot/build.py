@@ -61,7 +61,7 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
                    max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False,
                    cache_dir: str | Path | None = None, shard: tuple[int, int] | None = None,
                    executor: str = "local", tune: bool = False,
-                   tune_from: list[str] | None = None) -> list[PackageReport]:
+                   tune_from: list[str] | None = None, emit_c: bool = False) -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
@@ -77,7 +77,7 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
     compiles on a Dask cluster (see :func:`run_jobs`); the output is the same as a local build's.
     Kernels with ``autotune:`` are timed on this machine's GPU with *tune*, or take the records of
     the *tune_from* files (``tuning.json`` of an earlier ``tune``; see :mod:`.tuning`); without
-    either, their first config is the one launched.
+    either, their first config is the one launched. *emit_c* adds each package's C API (``c/``).
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
@@ -113,7 +113,7 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
         for plan in plans:
             mine = [u for u in units if u.plan is plan]
             record = _tuning(plan, mine, results, tune, recorded, echo, notify or echo)
-            reports.append(_finish(plan, toolchain, mine, results, echo, start, launcher, record))
+            reports.append(_finish(plan, toolchain, mine, results, echo, start, launcher, record, emit_c))
     failures = _failures(units, results)
     if failures:
         raise CompileFailed(failures)
@@ -294,7 +294,8 @@ def _native_launcher(plans: list[PackagePlan], remark) -> native.NativeBuild:
 
 
 def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results, echo,
-            start: float, launcher: native.NativeBuild, record: dict | None = None) -> PackageReport:
+            start: float, launcher: native.NativeBuild, record: dict | None = None,
+            emit_c: bool = False) -> PackageReport:
     """Write the package if all its compiles succeeded, and print its summary line."""
     mine = [results[plan.dest, unit.ident] for unit in units]
     failed = sum(isinstance(r, Failure) for r in mine)
@@ -309,7 +310,7 @@ def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results,
         artifacts = {unit.ident: results[plan.dest, unit.ident] for unit in units}
         keys = {unit.ident: unit.key for unit in units}
         with output.staging(plan.dest) as staged:
-            write_package(staged, plan, toolchain, artifacts, keys, launcher, record)
+            write_package(staged, plan, toolchain, artifacts, keys, launcher, record, emit_c)
             if not output.same_tree(staged, plan.dest):
                 output.swap_in(staged, plan.dest)
                 written = True

@@ -11,6 +11,7 @@
     <package>/setup.py         only with the native library: tags the wheel cp310-abi3-<platform>
     <package>/tuning.json      kernels with ``autotune:``, once tuned: the timings and the choices
     <package>/tuning.txt, tuning.png   the same as a table and (with matplotlib) a plot
+    <package>/c/<package>.h, <package>.c   with ``--emit-c``: the C API (fatbins embedded)
 
 User text reaches the generated Python and TOML only through the escaping filters at the end of
 this file (``py``, ``toml``, ``comment``); names are checked as identifiers by the manifest.
@@ -32,7 +33,7 @@ from .cache import CACHE_FORMAT, GENERATOR, Toolchain, sha256_bytes
 from .errors import AotError
 from .jobs import Artifacts
 from .manifest import KernelEntry, Manifest, Specialization
-from . import tuning as _tuning
+from . import capi, tuning as _tuning
 from ..runtime import native
 
 from .._paths import templates_dir as _templates_dir  # noqa: E402
@@ -65,10 +66,11 @@ class PackagePlan:
 def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
                   artifacts: dict[tuple[str, str, str], Artifacts],
                   keys: dict[tuple[str, str, str], str], launcher: native.NativeBuild | None = None,
-                  tuning: dict | None = None) -> None:
+                  tuning: dict | None = None, emit_c: bool = False) -> None:
     """Write the whole package into *folder*; *artifacts*/*keys* by (kernel, spec id, target);
     *launcher* is the native launch library, when one was built; *tuning* the package's tuning
-    record (see :mod:`.tuning`), when its tuned kernels were timed."""
+    record (see :mod:`.tuning`), when its tuned kernels were timed; *emit_c* adds the C API
+    (``c/<package>.h`` and ``.c``, see :mod:`.capi`)."""
     kernels = []
     for entry in plan.manifest.kernels:
         specs = [_write_spec(folder, plan, entry, spec, artifacts, keys) for spec in entry.specializations]
@@ -92,6 +94,10 @@ def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
     except OSError as exc:
         raise AotError(f"cannot copy the runtime {RUNTIME_SOURCE}: {exc.strerror}") from None
     _write(folder / "manifest.json", _manifest_json(plan, toolchain, kernels, library, tuning).encode())
+    if emit_c:
+        c_context = {**capi.c_context(plan, kernels, artifacts), "mytriton_version": toolchain.mytriton_version}
+        _write(folder / "c" / f"{plan.manifest.package}.h", _render("c/package.h.j2", c_context).encode())
+        _write(folder / "c" / f"{plan.manifest.package}.c", _render("c/package.c.j2", c_context).encode())
     if tuning is not None:
         _write(folder / "tuning.json", _tuning.to_json(tuning).encode())
         _write(folder / "tuning.txt", _tuning.report_text(tuning).encode())
@@ -224,6 +230,7 @@ def _render(name: str, context: dict) -> str:
         _environment.filters["py"] = py_literal
         _environment.filters["toml"] = toml_value
         _environment.filters["comment"] = comment_text
+        _environment.filters["c_string"] = capi.c_string
     return _environment.get_template(name).render(context)
 
 

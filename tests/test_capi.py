@@ -1,0 +1,152 @@
+"""The C API (``mytriton-build --emit-c``) on the CPU: what the header declares, that header and
+source compile as strict C11 (and the header as C++), escaping of user text, exact constants,
+determinism, errors."""
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from mytriton.aot import AotError, build_packages, capi
+from test_aot_support import KERNELS, tree_bytes, write_project
+
+C_KERNELS = KERNELS + '''
+
+@triton.jit
+def odd_kernel(x_ptr, int, flag, h, gx, MODE: tl.constexpr, SCALE: tl.constexpr, ENABLE: tl.constexpr):
+    offs = tl.arange(0, 64)
+    x = tl.load(x_ptr + offs)
+    if MODE == "double":
+        x = x * 2.0
+    if ENABLE:
+        x = x + SCALE
+    tl.store(x_ptr + offs, x + int + h.to(tl.float32) + flag.to(tl.float32) + gx)
+'''
+
+MANIFEST = '''\
+package: capkg
+targets: [sm_80, sm_90]
+kernels:
+  - kernel: kernels/k.py:add_kernel
+    signature: {x_ptr: "*fp32:16", y_ptr: "*fp32:16", out_ptr: "*fp32:16", n: i32}
+    specializations:
+      - {BLOCK: 64, num_warps: 2}
+      - {BLOCK: 256}
+      - {BLOCK: 256, num_warps: 8}
+  - kernel: kernels/k.py:scale_kernel
+    signature: {x_ptr: "*fp32", out_ptr: "*fp32", n: "i32:16", alpha: fp32}
+    constexprs: {BLOCK: [128], EVEN: [true, false]}
+  - kernel: kernels/k.py:odd_kernel
+    signature: {x_ptr: "*fp32:16", int: i64, flag: i1, h: fp16, gx: "i32:1"}
+    specializations:
+      - {MODE: "double", SCALE: 0.1, ENABLE: true}
+      - {MODE: "x\\"*/\\n\\\\", SCALE: -2.5e-300, ENABLE: false}
+'''
+
+
+def cuda_include() -> str:
+    import nvidia.cu13
+    return f"{nvidia.cu13.__path__[0]}/include"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("capi")
+    path = write_project(folder, MANIFEST, C_KERNELS)
+    build_packages([str(path)], out_dir=str(folder / "out"), jobs=2, echo=lambda line: None,
+                   notify=lambda line: None, emit_c=True)
+    return folder / "out" / "capkg"
+
+
+def test_header_declares_one_function_per_specialization_and_a_dispatcher(built):
+    header = (built / "c" / "capkg.h").read_text()
+    declared = re.findall(r"^CUresult (\w+)\((.*)\);$", header, re.M)
+    grid = "CUstream stream, unsigned gx, unsigned gy, unsigned gz"
+    add = f"{grid}, CUdeviceptr x_ptr, CUdeviceptr y_ptr, CUdeviceptr out_ptr, int32_t n"
+    odd = f"{grid}, CUdeviceptr x_ptr, int64_t int_, bool flag, uint16_t h, int32_t gx_"
+    assert declared == [
+        ("capkg_load", "void"), ("capkg_unload", "void"),
+        ("capkg_add_kernel_BLOCK64_w2", add), ("capkg_add_kernel_BLOCK256_w4", add),
+        ("capkg_add_kernel_BLOCK256_w8", add), ("capkg_add_kernel", f"{add}, int64_t BLOCK, int num_warps"),
+        ("capkg_scale_kernel_BLOCK128_EVENTrue_w4", f"{grid}, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, float alpha"),
+        ("capkg_scale_kernel_BLOCK128_EVENFalse_w4", f"{grid}, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, float alpha"),
+        ("capkg_scale_kernel", f"{grid}, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, float alpha, "
+                               "int64_t BLOCK, bool EVEN, int num_warps"),
+        ("capkg_odd_kernel_MODEdouble_SCALE0p1_ENABLETrue_w4", odd),
+        (declared[10][0], odd),
+        ("capkg_odd_kernel", f"{odd}, const char * MODE, double SCALE, bool ENABLE, int num_warps"),
+    ]
+    assert declared[10][0].startswith("capkg_odd_kernel_MODEx")
+
+
+def test_source_checks_promises_and_dispatches_on_exact_constants(built):
+    source = (built / "c" / "capkg.c").read_text()
+    assert "if (n % 16 != 0)\n        return CUDA_ERROR_INVALID_VALUE;    // promised 16-divisible" in source
+    assert "if (gx_ != 1)\n        return CUDA_ERROR_INVALID_VALUE;    // built as 1" in source
+    assert "void *params[] = { &x_ptr, &int_, &flag, &h };" in source      # (gx_ is built in, not passed)
+    assert 'MODE != NULL && strcmp(MODE, "double") == 0 && SCALE == 0x1.999999999999ap-4 && ENABLE == true' in source
+    assert r'strcmp(MODE, "x\"*/\012\\") == 0 && SCALE == -0x1.ac9a7b3b7302fp-996 && ENABLE == false' in source
+    assert float.fromhex("-0x1.ac9a7b3b7302fp-996") == -2.5e-300
+    # the string constexpr with a newline and */ is a safe one-line comment
+    assert '// odd_kernel MODE=x"*/\\n\\x5c SCALE=-2.5e-300 ENABLE=False w4\n' in source
+    images = re.findall(r"mt_image_(\w+)\[(\d+)\] = \{\n((?:    [0-9,]+\n)+)\};", source)
+    assert len(images) == 7
+    for name, size, body in images:
+        data = bytes(int(b) for b in body.replace("\n", "").replace(" ", "").rstrip(",").split(","))
+        assert len(data) == int(size)
+        assert data[:4] == b"\x50\xed\x55\xba", name      # the fatbin magic
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler (CI installs gcc)")
+def test_c_api_compiles_as_strict_c11_and_the_header_as_cpp(built, tmp_path):
+    c = built / "c"
+    result = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", cuda_include(),
+                             "-c", str(c / "capkg.c"), "-o", str(tmp_path / "capkg.o")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    symbols = subprocess.run(["nm", "--defined-only", "-g", str(tmp_path / "capkg.o")], capture_output=True,
+                             text=True).stdout
+    exported = sorted(line.split()[-1] for line in symbols.splitlines())
+    assert all(name.startswith("capkg_") for name in exported) and len(exported) == 12, exported
+    if shutil.which("c++"):
+        result = subprocess.run(["c++", "-std=c++17", "-Wall", "-Werror", "-fsyntax-only", "-x", "c++", "-I",
+                                 cuda_include(), str(c / "capkg.h")], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+
+
+def test_emit_c_is_deterministic(built, tmp_path):
+    path = write_project(tmp_path, MANIFEST, C_KERNELS)
+    build_packages([str(path)], out_dir=str(tmp_path / "out"), jobs=1, echo=lambda line: None,
+                   notify=lambda line: None, emit_c=True)
+    assert tree_bytes(tmp_path / "out" / "capkg") == tree_bytes(built)
+
+
+@pytest.mark.parametrize("value, ctype, literal", [
+    (True, "bool", "true"), (7, "int64_t", "INT64_C(7)"), (-2**63, "int64_t", "INT64_MIN"),
+    (0.5, "double", "0x1.0000000000000p-1"), (math.inf, "double", "INFINITY"), (-math.inf, "double", "-INFINITY"),
+    (math.nan, "double", "NAN"), ("a\tb\u00e9", "const char *", '"a\\011b\\303\\251"'),
+])
+def test_constants_are_exact(value, ctype, literal):
+    assert capi.c_constant(value) == (ctype, literal)
+
+
+def test_c_errors():
+    with pytest.raises(AotError, match="does not fit a C int64_t"):
+        capi.c_constant(2**63)
+    assert capi._unique_names(["int", "int_", "x", "_y"]) == {"int": "int_", "int_": "int__", "x": "x", "_y": "_y_"}
+
+
+def test_emit_c_without_nvfatbin_is_a_clear_error(monkeypatch, tmp_path):
+    import builtins
+    real = builtins.__import__
+
+    def no_nvfatbin(name, *args, **kwargs):
+        if name == "cuda.bindings" and args[2] and "nvfatbin" in args[2]:
+            raise ImportError("libnvfatbin.so.13: cannot open shared object file")
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_nvfatbin)
+    with pytest.raises(AotError, match=r"--emit-c needs nvFatbin \(pip install 'cuda-toolkit\[nvfatbin\]==13.0.\*'\): "
+                                       "libnvfatbin.so.13"):
+        capi.fatbin({"sm_90": b"x"}, ("sm_90", b"y"), "k")
