@@ -27,7 +27,7 @@ kernels:
         - {BLOCK: 1024}
       problems:
         - {n: 1000}
-        - {n: 1000000, note: big}
+        - {n: 1000000, kind: big}
       inputs: kernels/k.py:not_a_kernel
 """
 
@@ -37,7 +37,7 @@ def record_for(times, notes=None, best=None) -> dict:
     configs = [{"id": "BLOCK64_w1", "constexprs": {"BLOCK": 64}, "num_warps": 1, "num_stages": None},
                {"id": "BLOCK256_w2", "constexprs": {"BLOCK": 256}, "num_warps": 2, "num_stages": 2},
                {"id": "BLOCK1024_w4", "constexprs": {"BLOCK": 1024}, "num_warps": 4, "num_stages": None}]
-    problems = [{"n": 1000}, {"n": 1000000, "note": "big"}]
+    problems = [{"n": 1000}, {"n": 1000000, "kind": "big"}]
     items = []
     for i, (problem, row) in enumerate(zip(problems, times)):
         row_notes = (notes or {}).get(i, [None] * 3)
@@ -77,7 +77,7 @@ def test_autotune_entry_becomes_specializations_with_its_key_and_problems(tmp_pa
     entry = manifest.kernels[0]
     assert [s.label for s in entry.specializations] == ["BLOCK=64 w1", "BLOCK=256 w2 s2", "BLOCK=1024 w4"]
     assert entry.autotune.key == ("n",)
-    assert entry.autotune.problems == ({"n": 1000}, {"n": 1000000, "note": "big"})
+    assert entry.autotune.problems == ({"n": 1000}, {"n": 1000000, "kind": "big"})
     assert entry.autotune.inputs_ref == "kernels/k.py:not_a_kernel"
     assert (entry.autotune.rtol, entry.autotune.atol) == (None, None)
 
@@ -99,7 +99,7 @@ ERRORS = {
         "unknown key 'repeats' in autotune (expected one of: key, configs, problems, inputs, tolerance)"),
     "missing problems": (
         _variant("      key: [n]\n", "      key: [n]  #<\n").replace(
-            "      problems:\n        - {n: 1000}\n        - {n: 1000000, note: big}\n", ""),
+            "      problems:\n        - {n: 1000}\n        - {n: 1000000, kind: big}\n", ""),
         "autotune is missing the required key 'problems'"),
     "key is a pointer": (_variant("      key: [n]\n", "      key: [n, x_ptr]  #<\n"),
                          "autotune key 'x_ptr' is a pointer (*fp32:16)"),
@@ -113,7 +113,7 @@ ERRORS = {
                                 "problem does not give the key parameter(s) 'n'"),
     "problem key not a number": (_variant("        - {n: 1000}\n", "        - {n: big}  #<\n"),
                                  "problem value of key 'n' must be a number, got str 'big'"),
-    "duplicate problem": (_variant("        - {n: 1000000, note: big}\n", "        - {n: 1000, note: big}  #<\n"),
+    "duplicate problem": (_variant("        - {n: 1000000, kind: big}\n", "        - {n: 1000, kind: big}  #<\n"),
                           "duplicate problem: the same key values as the problem at line 13"),
     "config without a constexpr": (_variant("        - {BLOCK: 1024}\n", "        - {num_warps: 8}  #<\n"),
                                    "config does not set tl.constexpr parameter(s) 'BLOCK' of add_kernel"),
@@ -152,7 +152,7 @@ def test_untuned_build_launches_the_first_config_and_says_so(tmp_path):
     pkg = tmp_path / "out" / "tuned"
     assert not (pkg / "tuning.json").exists()
     info = json.loads((pkg / "manifest.json").read_text())["kernels"]["add_kernel"]["autotune"]
-    assert info == {"key": ["n"], "problems": [{"n": 1000}, {"n": 1000000, "note": "big"}],
+    assert info == {"key": ["n"], "problems": [{"n": 1000}, {"n": 1000000, "kind": "big"}],
                     "inputs": "kernels/k.py:not_a_kernel", "tuned": False, "choices": []}
     out = loader(pkg)("import tuned; f = tuned.add_kernel; print(f.best(n=5)['id'], f.best(n=10**7)['id'], "
                       "[s['num_stages'] for s in f.specializations])")
@@ -175,14 +175,14 @@ def test_tune_from_dispatches_to_the_recorded_winners(tmp_path):
     report = (pkg / "tuning.txt").read_text()
     assert report.splitlines()[2:8] == [
         "add_kernel (key: n)",
-        "config            n=1000  n=1000000 note=big",
+        "config            n=1000  n=1000000 kind=big",
         "BLOCK=64 w1      0.0040*             0.3000",
         "BLOCK=256 w2 s2  0.0050              0.2100*",
         "BLOCK=1024 w4    0.0090              0.2000!",
         "tuned dispatch vs the best single config (BLOCK=256 w2 s2): 1.118x the geometric-mean speed over "
         "these problems",
     ]
-    assert "note: BLOCK=1024 w4 @ n=1000000 note=big: output differs" in report
+    assert "note: BLOCK=1024 w4 @ n=1000000 kind=big: output differs" in report
 
 
 def test_tune_from_reproduces_a_tuned_build_byte_for_byte(tmp_path, monkeypatch):

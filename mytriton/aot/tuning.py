@@ -11,7 +11,7 @@ the results (``tuning.json``), and turn them into the loader's dispatch table.
 A package is a function of its manifest and its tuning record only: ``--tune-from`` the file a
 ``--tune`` wrote builds the same bytes on a machine without a GPU.
 
-The record (``tuning.json``, keys sorted)::
+The record (``tuning.json``)::
 
     {"format": 1, "package": "...", "device": {"name", "compute_capability", "driver"},
      "method": {...how times were taken...},
@@ -52,7 +52,9 @@ def config_record(spec: Specialization) -> dict:
 
 
 def to_json(record: dict) -> str:
-    return json.dumps(record, indent=2, sort_keys=True) + "\n"
+    """The file's text. Keys keep their order (the manifest's: configs' constexprs and problems read
+    as written), which a load keeps too, so a --tune-from build writes the same bytes."""
+    return json.dumps(record, indent=2) + "\n"
 
 
 # -- the dispatch table ---------------------------------------------------------------------------
