@@ -6,7 +6,7 @@ Builds benchmarks/manifests/bench.yaml with mytriton-build, then times each kern
 Results are checked before timing; times are CUDA-event medians after warm-up, with inputs rotated
 over several buffer sets so the L2 cache flatters no one. Prints a table and writes JSON.
 
-    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,scans,tutorials,gemm,attention]
+    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,scans,rows,gemm,attention]
                                 [--quick]
 """
 from __future__ import annotations
@@ -148,31 +148,30 @@ class Suite:
                  "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
             self.record("matmul", f"{n}^3 {bm}x{bn} w{warps}", "TFLOP/s", 2 * n**3, t)
 
-    def tutorials(self):
-        """Triton's tutorial kernels (manifests/kernels/tutorials/, the same source through both
-        JITs): the fused softmax on fp16 32768x1024 (persistent programs stepping by
-        tl.num_programs(0), num_warps=8, num_stages=4) and the layer norm forward on fp16 and fp32
-        (the tutorial's BLOCK_SIZE and num_warps rule)."""
+    def rows(self):
+        """manifests/kernels/rows.py through both JITs: the softmax by persistent programs on fp16
+        32768x1024 (stepping by tl.num_programs(0), num_warps=8, 4 stages) and the layer norm
+        forward on fp16 and fp32 (BLOCK up to 64 KiB of a row, a warp per 256 columns up to 8).
+        (Triton's tutorials themselves: benchmarks/tutorials.py.)"""
         from common import load_module
-        mt_sm = load_module(KERNELS / "tutorials" / "fused_softmax.py", "mt_tutorial_softmax")
-        mt_ln = load_module(KERNELS / "tutorials" / "layer_norm.py", "mt_tutorial_layer_norm")
-        tr_sm, tr_ln = triton_module("tutorials/fused_softmax.py"), triton_module("tutorials/layer_norm.py")
+        mt_sm = mt_ln = load_module(KERNELS / "rows.py", "mt_rows")
+        tr_sm = tr_ln = triton_module("rows.py")
         rows, cols = (4096 if self.quick else 32768), 1024
         sets = 4
         xs = [torch.randn(rows, cols, device="cuda", dtype=torch.float16) for _ in range(sets)]
         y = torch.empty_like(xs[0])
         programs = min(rows, torch.cuda.get_device_properties(0).multi_processor_count * 8)
         for impl in (mt_sm, tr_sm):
-            impl.softmax_kernel[(programs,)](y, xs[0], cols, cols, rows, cols, BLOCK_SIZE=1024, num_stages=4,
-                                             num_warps=8)
-            check("tutorial softmax", y.float(), torch.softmax(xs[0].float(), 1), 2e-3, 1e-3)
+            impl.softmax_rows_kernel[(programs,)](y, xs[0], cols, cols, rows, cols, BLOCK=1024, STAGES=4,
+                                                  num_warps=8)
+            check("row softmax", y.float(), torch.softmax(xs[0].float(), 1), 2e-3, 1e-3)
 
         def run_sm(impl):
-            return lambda i: impl.softmax_kernel[(programs,)](y, xs[i], cols, cols, rows, cols, BLOCK_SIZE=1024,
-                                                              num_stages=4, num_warps=8)
+            return lambda i: impl.softmax_rows_kernel[(programs,)](y, xs[i], cols, cols, rows, cols, BLOCK=1024,
+                                                                   STAGES=4, num_warps=8)
         t = {"mytriton": bench(run_sm(mt_sm), sets), "triton": bench(run_sm(tr_sm), sets),
              "torch": bench(lambda i: torch.softmax(xs[i], 1), sets)}
-        self.record("softmax_fp16", f"{rows}x{cols} tutorial 02", "GB/s", 4 * rows * cols, t)
+        self.record("softmax_fp16", f"{rows}x{cols} persistent rows", "GB/s", 4 * rows * cols, t)
         m, n = (1024 if self.quick else 4096), 4096
         for dtype, name in ((torch.float16, "layernorm_fp16"), (torch.float32, "layernorm_fp32")):
             xs = [torch.randn(m, n, device="cuda", dtype=dtype) for _ in range(sets)]
@@ -183,15 +182,15 @@ class Suite:
             warps = min(max(block // 256, 1), 8)
 
             def run_ln(impl):
-                return lambda i: impl._layer_norm_fwd_fused[(m,)](xs[i], y, w, b, mean, rstd, n, n, 1e-5,
-                                                                  BLOCK_SIZE=block, num_warps=warps)
+                return lambda i: impl.layer_norm_fwd_kernel[(m,)](xs[i], y, w, b, mean, rstd, n, n, 1e-5,
+                                                                  BLOCK=block, num_warps=warps)
             want = torch.nn.functional.layer_norm(xs[0].float(), (n,), w.float(), b.float(), 1e-5)
             for impl in (mt_ln, tr_ln):
                 run_ln(impl)(0)
                 check(name, y.float(), want, 1e-2, 1e-2)
             t = {"mytriton": bench(run_ln(mt_ln), sets), "triton": bench(run_ln(tr_ln), sets),
                  "torch": bench(lambda i: torch.nn.functional.layer_norm(xs[i], (n,), w, b, 1e-5), sets)}
-            self.record(name, f"{m}x{n} tutorial 05", "GB/s", 2 * m * n * xs[0].element_size(), t)
+            self.record(name, f"{m}x{n}", "GB/s", 2 * m * n * xs[0].element_size(), t)
 
     def scans(self):
         """Row-wise tl.cumsum and tl.argmax (manifests/kernels/scans.py through both JITs) on fp32
@@ -365,7 +364,7 @@ def main():
     mt = build_mytriton(Path(tempfile.mkdtemp()) / "build")
     suite = Suite(mt, args.quick)
     print(f"device: {torch.cuda.get_device_name()}  (GB/s counts bytes read + written; fp32 matmul without tf32)")
-    groups = ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "scans", "tutorials", "gemm",
+    groups = ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "scans", "rows", "gemm",
               "attention")
     for name in groups:
         # (the tl.dot groups, gemm and attention, run when asked for: mytriton's tensor-core dot is new)

@@ -3,7 +3,7 @@ and the 16-byte alignment promise, in one process on one GPU.
 
 Kernels (sources under manifests/kernels/, compiled by Triton with their imports swapped, as
 benchmarks/bench.py does): vector add and axpby (BLOCK 16…4096), row softmax (one row per program,
-BLOCK the next power of 2 of the row length, num_warps up to 16), Triton's tutorial layer norm
+BLOCK the next power of 2 of the row length, num_warps up to 16), the layer norm
 forward (fp32, BLOCK 16…4096 columns per loop iteration), a looped row sum (BLOCK 16…4096), and the
 seed's runtime-K matmul (BM, BN 16…128) — with num_warps 1, 2, 4, 8, each with and without the
 alignment promise. With it (":16" in the table), both sides specialize as their JITs do: pointers
@@ -124,7 +124,7 @@ def softmax_problem(c):
 
 def layer_norm_configs(quick):
     size = (256, 4096) if quick else (4096, 4096)
-    return [Config("layer_norm", (("BLOCK_SIZE", b),), w, a, size)
+    return [Config("layer_norm", (("BLOCK", b),), w, a, size)
             for b in ((1024,) if quick else BLOCKS) for w in ((4,) if quick else WARPS) for a in (True, False)]
 
 
@@ -167,7 +167,7 @@ KERNELS = {k.name: k for k in (
               axpby_problem),
     KernelDef("softmax", "manifests/kernels/softmax.py", "softmax_kernel", "GB/s", 1e-5, 1e-6, softmax_configs,
               softmax_problem),
-    KernelDef("layer_norm", "manifests/kernels/tutorials/layer_norm.py", "_layer_norm_fwd_fused", "GB/s", 1e-4,
+    KernelDef("layer_norm", "manifests/kernels/rows.py", "layer_norm_fwd_kernel", "GB/s", 1e-4,
               1e-4, layer_norm_configs, layer_norm_problem),
     KernelDef("row_sum", "manifests/kernels/reductions.py", "row_sum_kernel", "GB/s", 1e-4, 1e-3, row_sum_configs,
               row_sum_problem),

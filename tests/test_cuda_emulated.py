@@ -163,22 +163,22 @@ def test_float_downcasts_round_as_asked(src, dst):
                                  [x, np.zeros(len(x), NP[dst]), len(x)], (mytriton.cdiv(len(x), 256),))
 
 
-def test_tutorial_kernels():
-    """Triton's tutorials 02 (persistent rows, a run-time tl.range step) and 05 (fp16 layer norm)."""
-    from tests.test_tutorials import fused_softmax, layer_norm
+def test_row_kernels():
+    """Persistent rows with a run-time tl.range step, and an fp16 layer norm (manifests/kernels/rows.py)."""
+    from tests.test_row_kernels import rows
     x = randn(7, 100)
-    same_as_interpreter(fused_softmax.softmax_kernel,
-                        {"output_ptr": "*fp32:16", "input_ptr": "*fp32:16", "input_row_stride": "i32",
-                         "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
-                        {"BLOCK_SIZE": 128, "num_stages": 2}, [np.zeros_like(x), x, 100, 100, 7, 100], (3,), 4)
+    same_as_interpreter(rows.softmax_rows_kernel,
+                        {"out_ptr": "*fp32:16", "in_ptr": "*fp32:16", "in_row_stride": "i32",
+                         "out_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
+                        {"BLOCK": 128, "STAGES": 2}, [np.zeros_like(x), x, 100, 100, 7, 100], (3,), 4)
     m, n = 3, 300
     rng = np.random.default_rng(9)
     x, w, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, n), n, n))
     # (the row sums' order differs between the backends: an fp32 ulp in rstd, an fp16 ulp in y)
-    same_as_interpreter(layer_norm._layer_norm_fwd_fused,
-                        {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32",
-                         "Rstd": "*fp32", "stride": "i32", "N": "i32", "eps": "fp32"},
-                        {"BLOCK_SIZE": 128}, [x, np.zeros_like(x), w, b, np.zeros(m, np.float32),
+    same_as_interpreter(rows.layer_norm_fwd_kernel,
+                        {"x_ptr": "*fp16", "y_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "mean_ptr": "*fp32",
+                         "rstd_ptr": "*fp32", "row_stride": "i32", "n_cols": "i32", "eps": "fp32"},
+                        {"BLOCK": 128}, [x, np.zeros_like(x), w, b, np.zeros(m, np.float32),
                                               np.zeros(m, np.float32), n, n, 1e-5], (m,), 4, tol=2e-3)
 
 

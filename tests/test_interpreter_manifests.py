@@ -17,8 +17,7 @@ from mytriton import cdiv
 from mytriton.aot import load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
-# (manifests/tutorials.yaml ships Triton's tutorial kernels verbatim: tests/test_tutorials.py covers it)
-MANIFESTS = sorted(p for p in (ROOT / "manifests").glob("*.yaml") if p.name != "tutorials.yaml")
+MANIFESTS = sorted((ROOT / "manifests").glob("*.yaml"))
 
 
 @dataclass

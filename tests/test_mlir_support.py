@@ -421,14 +421,14 @@ REJECTED = [
 
 # --- manifests ------------------------------------------------------------------------------------
 
-def manifest_specializations(tutorials: bool = False):
+def manifest_specializations():
     """(id, jit function, signature, constexprs, num_warps) for every specialization of every
-    manifest shipped under manifests/ (with ``tutorials``, also of manifests/tutorials.yaml)."""
+    manifest shipped under manifests/."""
     from mytriton.aot.manifest import load_manifest
     out = []
     # (manifests/gemm.yaml's kernels use tl.dot, scans.yaml's tl.cumsum and tl.argmax, which the MLIR
     # backend refuses: test_dot.py and test_scan.py check that)
-    skip = {"gemm.yaml", "scans.yaml"} | (set() if tutorials else {"tutorials.yaml"})
+    skip = {"gemm.yaml", "scans.yaml"}
     for path in sorted(p for p in (REPO / "manifests").glob("*.yaml") if p.name not in skip):
         manifest = load_manifest(str(path))
         for entry in manifest.kernels:

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(tools_missing_reason() is not None, reason=tools
 def modules() -> tuple[tuple[str, str], ...]:
     """(id, MLIR text) for every manifest specialization and every test case."""
     out = [(sid, emit_mlir(build_ssa(fn, sig, constexprs, num_warps)))
-           for sid, fn, sig, constexprs, num_warps in manifest_specializations(tutorials=True)]
+           for sid, fn, sig, constexprs, num_warps in manifest_specializations()]
     out += [(case.name, emit_mlir(case.ssa())) for case in CASES]
     out += [(f"golden:{p.name}", p.read_text()) for p in sorted(GOLDENS.glob("*.mlir"))]
     return tuple(out)
@@ -34,7 +34,7 @@ def modules() -> tuple[tuple[str, str], ...]:
 
 def test_the_manifests_are_covered():
     ids = {sid.split(":")[0] for sid, _ in modules() if sid.count(":") == 2}
-    assert {"elementwise", "matmul", "reductions", "softmax", "tutorials"} <= ids
+    assert {"elementwise", "matmul", "reductions", "rows", "softmax"} <= ids
 
 
 def test_mlir_opt_accepts_every_module():

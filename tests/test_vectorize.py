@@ -155,14 +155,14 @@ def test_loop_accesses_that_cannot_be_vectors_are_coalesced_one_element_a_lane()
     not a multiple of 16) is unproven moves one element per access; the row's layout then gives a
     thread elements one lane apart (coalesced warps, as Triton's sizePerThread=[1]) instead of
     runs of 8 halves that each warp access would stride across."""
-    from tests.test_tutorials import fused_softmax
-    base = {"output_ptr": "*fp16:16", "input_ptr": "*fp16:16", "input_row_stride": "i32:16",
-            "output_row_stride": "i32:16", "n_rows": "i32", "n_cols": "i32:16"}
-    ce = {"BLOCK_SIZE": 4096, "num_stages": 1}
-    assert _layout_of_loads(fused_softmax.softmax_kernel, base, ce, 8) == [    # 16 bytes of fp16
+    from tests.test_row_kernels import rows
+    base = {"out_ptr": "*fp16:16", "in_ptr": "*fp16:16", "in_row_stride": "i32:16",
+            "out_row_stride": "i32:16", "n_rows": "i32", "n_cols": "i32:16"}
+    ce = {"BLOCK": 4096, "STAGES": 1}
+    assert _layout_of_loads(rows.softmax_rows_kernel, base, ce, 8) == [    # 16 bytes of fp16
         "#blocked<spt=[8], tpw=[32], wpc=[8], order=[0]>"]
-    for unproven in ({"n_cols": "i32"}, {"input_row_stride": "i32"}):
-        assert _layout_of_loads(fused_softmax.softmax_kernel, {**base, **unproven}, ce, 8) == [
+    for unproven in ({"n_cols": "i32"}, {"in_row_stride": "i32"}):
+        assert _layout_of_loads(rows.softmax_rows_kernel, {**base, **unproven}, ce, 8) == [
             "#blocked<spt=[1], tpw=[32], wpc=[8], order=[0]>"], unproven
 
 
@@ -177,13 +177,13 @@ def test_loop_loads_of_rows_and_columns_leave_the_tile_layout_alone():
 
 
 def test_fp32_math_on_fp16_data_takes_the_16_byte_runs_of_the_fp16_accesses():
-    """Tutorial 05's layer norm on fp16 sums in fp32: every row value has the fp16 loads' layout
-    (8 halves per 16-byte access), so no value is converted and no load moves only 8 bytes."""
+    """A layer norm on fp16 that sums in fp32: every row value has the fp16 loads' layout (8 halves
+    per 16-byte access), so no value is converted and no load moves only 8 bytes."""
     from mytriton.passes.layout import assign_layouts
-    from tests.test_tutorials import layer_norm
-    sig = {"X": "*fp16:16", "Y": "*fp16:16", "W": "*fp16:16", "B": "*fp16:16", "Mean": "*fp32:16",
-           "Rstd": "*fp32:16", "stride": "i32:16", "N": "i32:16", "eps": "fp32"}
-    func = assign_layouts(build_ssa(layer_norm._layer_norm_fwd_fused, sig, {"BLOCK_SIZE": 4096}, 8))
+    from tests.test_row_kernels import rows
+    sig = {"x_ptr": "*fp16:16", "y_ptr": "*fp16:16", "w_ptr": "*fp16:16", "b_ptr": "*fp16:16",
+           "mean_ptr": "*fp32:16", "rstd_ptr": "*fp32:16", "row_stride": "i32:16", "n_cols": "i32:16", "eps": "fp32"}
+    func = assign_layouts(build_ssa(rows.layer_norm_fwd_kernel, sig, {"BLOCK": 4096}, 8))
     layouts = {str(v.layout) for op in walk(func.body) for v in op.results if v.layout is not None}
     assert layouts == {"#blocked<spt=[8], tpw=[32], wpc=[8], order=[0]>"}
     assert not any(op.name == "convert_layout" for op in walk(func.body))
