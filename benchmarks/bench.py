@@ -6,7 +6,7 @@ Builds benchmarks/manifests/bench.yaml with mytriton-build, then times each kern
 Results are checked before timing; times are CUDA-event medians after warm-up, with inputs rotated
 over several buffer sets so the L2 cache flatters no one. Prints a table and writes JSON.
 
-    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,scans,rows,gemm,attention]
+    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,scans,rowwise,gemm,attention]
                                 [--quick]
 """
 from __future__ import annotations
@@ -148,7 +148,7 @@ class Suite:
                  "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
             self.record("matmul", f"{n}^3 {bm}x{bn} w{warps}", "TFLOP/s", 2 * n**3, t)
 
-    def rows(self):
+    def rowwise(self):
         """manifests/kernels/rows.py through both JITs: the softmax by persistent programs on fp16
         32768x1024 (stepping by tl.num_programs(0), num_warps=8, 4 stages) and the layer norm
         forward on fp16 and fp32 (BLOCK up to 64 KiB of a row, a warp per 256 columns up to 8).
@@ -364,7 +364,7 @@ def main():
     mt = build_mytriton(Path(tempfile.mkdtemp()) / "build")
     suite = Suite(mt, args.quick)
     print(f"device: {torch.cuda.get_device_name()}  (GB/s counts bytes read + written; fp32 matmul without tf32)")
-    groups = ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "scans", "rows", "gemm",
+    groups = ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "scans", "rowwise", "gemm",
               "attention")
     for name in groups:
         # (the tl.dot groups, gemm and attention, run when asked for: mytriton's tensor-core dot is new)

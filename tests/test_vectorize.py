@@ -187,3 +187,40 @@ def test_fp32_math_on_fp16_data_takes_the_16_byte_runs_of_the_fp16_accesses():
     layouts = {str(v.layout) for op in walk(func.body) for v in op.results if v.layout is not None}
     assert layouts == {"#blocked<spt=[8], tpw=[32], wpc=[8], order=[0]>"}
     assert not any(op.name == "convert_layout" for op in walk(func.body))
+
+
+def test_a_promise_of_alignment_replaces_the_run_time_check():
+    """tl.multiple_of on pointers the analysis cannot see through (read from memory): with the
+    promise, even when its result is dropped, the accesses are 16-byte vectors with no check."""
+    from tests.kernels import hints
+
+    def body(hint):
+        cu = mytriton.compile(hints.table_copy_kernel, signature={"table": "*i64", "out_ptr": "*fp32:16"},
+                              constexprs={"BLOCK": 1024, "HINT": hint}).asm["cu"]
+        return cu.split('extern "C"')[1]
+    assert body(0).count("mt_aligned(") == 1
+    for hint in (1, 2):
+        assert body(hint).count("mt_aligned(") == 0 and "mt_vec<float, 4>" in body(hint), hint
+
+
+def test_a_promise_on_a_loops_carried_pointers_holds_for_every_iteration():
+    """tl.multiple_of(a_ptrs, [16, 16]) inside the K loop (tutorial 08's idiom): the initial and
+    the advanced pointers get it too, so every pipelined dot operand load is a 16-byte cp.async."""
+    from tests.kernels import hints
+    sig = {"table": "*i64", "c_ptr": "*fp32:16", "K": "i32:16", "lda": "i32:16"}
+
+    def cu(hint):
+        return mytriton.compile(hints.table_dot_kernel, signature=sig, constexprs={"BLOCK": 64, "HINT": hint},
+                                target="sm_90", num_warps=4, num_stages=3).asm["cu"]
+    assert "mt_cp_async<16>(" not in cu(0)
+    promised = cu(1)
+    assert promised.count("mt_cp_async<16>(") == 6 and "mt_aligned(" not in promised.split('extern "C"')[1]
+
+
+def test_a_promise_of_the_wrong_rank_is_an_error():
+    from tests.kernels import hints
+    import pytest
+    with pytest.raises(mytriton.CompilationError, match=r"hints.py:37:22: error: tl.multiple_of takes a positive integer "
+                                                        r"or one per dimension \(2\), got \[16\]"):
+        mytriton.compile(hints.table_dot_kernel, signature={"table": "*i64", "c_ptr": "*fp32:16", "K": "i32:16", "lda": "i32:16"},
+                         constexprs={"BLOCK": 64, "HINT": 3}, target="sm_90")

@@ -28,12 +28,15 @@ class Loc:
 
 class Value:
     """An SSA value: an op result or a region argument."""
-    __slots__ = ("type", "owner", "layout")
+    __slots__ = ("type", "owner", "layout", "hints")
 
     def __init__(self, type: Type, owner: "Op | Region | None" = None):
         self.type = type
         self.owner = owner
         self.layout = None            # set by layout assignment for block values
+        # the user's promises (tl.multiple_of, tl.max_contiguous, tl.max_constancy): kind -> a
+        # power of 2 per dimension, read by the axis analysis (passes/axisinfo.py)
+        self.hints = None
 
     def __repr__(self) -> str:
         return f"<Value {self.type} at {id(self):#x}>"

@@ -27,7 +27,7 @@ class Scope:
 
 class Node:
     """One expression: an op of the registry, or a leaf (const, param, loop index/carry/result)."""
-    __slots__ = ("op", "operands", "attrs", "loc", "scope", "type")
+    __slots__ = ("op", "operands", "attrs", "loc", "scope", "type", "hints")
 
     def __init__(self, op: str, operands: tuple["Node", ...], attrs: dict, loc: Loc | None,
                  scope: Scope | None, type: Type | None = None):
@@ -37,6 +37,7 @@ class Node:
         self.loc = loc
         self.scope = scope
         self.type = type
+        self.hints = None       # the user's promises about its values (ir.ssa.Value.hints), lowered with it
 
     def __repr__(self) -> str:
         return f"<Node {self.op} : {self.type}>"

@@ -624,20 +624,39 @@ def cdiv(x, div):
     return (x + div - 1) // div
 
 
+def _hint(input, values, kind: str, name: str):
+    """Record a promise about *input*'s values on the value itself (as Triton annotates the op
+    that made it, so a call whose result is dropped still counts) and return *input*. *values*: one
+    number for every dimension or one per dimension; each counts as its largest power-of-2 divisor.
+    The axis analysis takes the better of the promise and what it proves. Constants are exact:
+    a promise about one is ignored."""
+    x = to_tensor(input)
+    rank = builtins.max(1, len(x.shape) if is_block(x) else 0)
+    listed = list(values) if isinstance(values, (list, tuple)) else [values] * rank
+    if len(listed) != rank or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in listed):
+        raise ValueError(f"tl.{name} takes a positive integer or one per dimension ({rank}), got {values!r}")
+    if x.node.op != "const":
+        x.node.hints = {**(x.node.hints or {}), kind: tuple(v & -v for v in listed)}
+    return x
+
+
 @builtin
 def multiple_of(input, values):
-    return input            # a hint; accepted for compatibility
+    """A promise (Triton's): every run of the values along a dimension starts at a multiple of
+    *values* (for pointers: of that many bytes), e.g. the 16-byte alignment a vector access needs."""
+    return _hint(input, values, "divisibility", "multiple_of")
 
 
 @builtin
 def max_contiguous(input, values):
-    return input
+    """A promise (Triton's): the values run in steps of +1 for *values* elements along each dimension."""
+    return _hint(input, values, "contiguity", "max_contiguous")
 
 
 @builtin
 def max_constancy(input, values):
-    """A hint (Triton's): ``input`` unchanged."""
-    return input
+    """A promise (Triton's): the values repeat for runs of *values* elements along each dimension."""
+    return _hint(input, values, "constancy", "max_constancy")
 
 
 @builtin

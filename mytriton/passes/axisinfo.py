@@ -73,6 +73,10 @@ class AxisAnalysis:
         self.region(fn.body)
 
     def get(self, v: Value) -> AxisInfo:
+        info = self._proven(v)
+        return _with_hints(info, v.hints) if v.hints else info
+
+    def _proven(self, v: Value) -> AxisInfo:
         if v in self.info:
             return self.info[v]
         if isinstance(v, Const):
@@ -261,6 +265,18 @@ class AxisAnalysis:
 
     rule_cmp_eq = rule_cmp_ne = _constancy_only
     rule_and = rule_or = rule_xor = rule_where = _constancy_only
+
+
+def _with_hints(info: AxisInfo, hints: dict) -> AxisInfo:
+    """*info* with the user's promises (tl.multiple_of...) taken where they say more."""
+    fields = {}
+    for kind in ("contiguity", "divisibility", "constancy"):
+        have = getattr(info, kind)
+        promised = hints.get(kind)
+        if promised is not None and len(promised) == len(have):
+            have = tuple(max(a, b) for a, b in zip(have, promised))
+        fields[kind] = have
+    return AxisInfo(**fields)
 
 
 def _meet(infos: list[AxisInfo]) -> AxisInfo:

@@ -7,6 +7,7 @@ into the region of the scope that created it — so a value created before a loo
 from __future__ import annotations
 
 from ..ir.ops import OPS
+from ..ir.regions import is_target, lanes
 from ..ir.ssa import Combine, Const, Function, Op, Param, Region, Value
 from ..ir.tree import CombineTree, Node, RegionStmt, Scope
 
@@ -45,7 +46,7 @@ class Lowering:
                 stack.extend(reversed(pending))
                 continue
             stack.pop()
-            values[id(top)] = self.lower_node(top)
+            values[id(top)] = _with_hints(self.lower_node(top), top)
             self.keep.append(top)
         return values[id(node)]
 
@@ -71,7 +72,7 @@ class Lowering:
         operands = [self.value(n) for n in st.operands]
         regions = []
         for i, (scope, args, exits) in enumerate(zip(st.scopes, st.args, st.exits)):
-            values = [Value(n.type) for n in args]
+            values = [_with_hints(Value(n.type), n) for n in args]
             for n, v in zip(args, values):
                 self.values[id(n)] = v
             self.keep.extend(args)
@@ -84,8 +85,9 @@ class Lowering:
         op = Op(st.op, operands, [n.type for n in st.results], attrs, regions=regions, loc=st.loc)
         region.ops.append(op)
         for n, r in zip(st.results, op.results):
-            self.values[id(n)] = r
+            self.values[id(n)] = _with_hints(r, n)
             self.keep.append(n)
+        _spread_hints(op)
 
     def lower_combine(self, tree: CombineTree) -> Combine:
         """A combine function's closed scope → a Combine whose region ends in ``yield``."""
@@ -97,6 +99,28 @@ class Lowering:
         self.lower_scope(tree.scope, body)
         body.ops.append(Op("yield", [self.value(n) for n in tree.results], []))
         return Combine(body)
+
+
+def _with_hints(value: Value | None, node: Node) -> Value | None:
+    """*value*, carrying *node*'s promises (tl.multiple_of...) on to the SSA value."""
+    if node.hints and value is not None and not isinstance(value, Const):
+        value.hints = {**(value.hints or {}), **node.hints}
+    return value
+
+
+def _spread_hints(op: Op) -> None:
+    """A promise about a region argument or result (``tl.multiple_of(a_ptrs, 16)`` on a loop's
+    carried pointers, as Triton's tutorials write it) holds for every value flowing into it: its
+    initial value and what each iteration yields get it too, so that passes which rebuild the loop
+    (the prefetch of dot operands) still see it."""
+    for group, _, values in lanes(op):
+        hints = {}
+        for v, p in zip(values, group):
+            if is_target(p) and v.hints:
+                hints.update(v.hints)
+        for v, p in zip(values, group):
+            if hints and not is_target(p) and not isinstance(v, Const):
+                v.hints = {**(v.hints or {}), **hints}
 
 
 def lower(root: Scope, name: str, params: list[Param], constexprs: dict, num_warps: int, loc=None) -> Function:
