@@ -138,6 +138,28 @@ def case_row_argmax(rng, c):
     return Case([x, np.zeros(rows, np.int32), cols], (rows,), {1: x.argmax(axis=1).astype(np.int32)})
 
 
+def case_softmax_rows(rng, c):
+    rows, cols, programs = 9, c["BLOCK"] - 3, 4          # persistent programs: 4 take the 9 rows
+    x = _randn(rng, rows, cols) * 4
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    want = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    return Case([np.zeros((rows, cols), np.float32), x, cols, cols, rows, cols], (programs,), {0: want},
+                rtol=1e-5, atol=1e-7, gpu_rtol=1e-5, gpu_atol=1e-7)
+
+
+def case_layer_norm(rng, c):
+    rows, cols = 3, 2 * c["BLOCK"] + 48                   # (a multiple of 16, as the signature promises)
+    x = (-2.3 + 0.5 * _randn(rng, rows, cols)).astype(np.float16)
+    w, b = rng.random(cols).astype(np.float16), rng.random(cols).astype(np.float16)
+    xf = x.astype(np.float64)
+    mean, var = xf.mean(axis=1), xf.var(axis=1)
+    rstd = 1 / np.sqrt(var + 1e-5)
+    y = ((xf - mean[:, None]) * rstd[:, None] * w + b).astype(np.float16)
+    case = Case([x, np.zeros_like(x), w, b, np.zeros(rows, np.float32), np.zeros(rows, np.float32), cols, cols,
+                 1e-5], (rows,), {1: y, 4: mean.astype(np.float32), 5: rstd.astype(np.float32)})
+    return _half_tol(case)
+
+
 def _half_tol(case: Case) -> Case:
     case.rtol = case.atol = case.gpu_rtol = case.gpu_atol = 2e-2
     return case
@@ -182,6 +204,7 @@ CASES = {
     "row_sum_kernel": case_row_sum, "col_max_kernel": case_col_max,
     "softmax_kernel": case_softmax, "row_cumsum_kernel": case_row_cumsum, "row_argmax_kernel": case_row_argmax,
     "gemm:matmul_kernel": case_gemm, "linear_kernel": case_linear, "attention_fwd_kernel": case_attention,
+    "softmax_rows_kernel": case_softmax_rows, "layer_norm_fwd_kernel": case_layer_norm,
 }
 
 

@@ -7,7 +7,7 @@ into the region of the scope that created it — so a value created before a loo
 from __future__ import annotations
 
 from ..ir.ops import OPS
-from ..ir.regions import is_target, lanes
+from ..ir.regions import flow_of, is_target, lanes
 from ..ir.ssa import Combine, Const, Function, Op, Param, Region, Value
 from ..ir.tree import CombineTree, Node, RegionStmt, Scope
 
@@ -113,6 +113,9 @@ def _spread_hints(op: Op) -> None:
     carried pointers, as Triton's tutorials write it) holds for every value flowing into it: its
     initial value and what each iteration yields get it too, so that passes which rebuild the loop
     (the prefetch of dot operands) still see it."""
+    targets = [*op.results, *(a for r in op.regions for a in r.args)]
+    if not any(v.hints for v in targets) or flow_of(op) is None:
+        return
     for group, _, values in lanes(op):
         hints = {}
         for v, p in zip(values, group):
