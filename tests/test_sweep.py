@@ -82,10 +82,11 @@ def test_signatures_mirror_the_jit_or_promise_nothing():
     c = [c for c in sweep.all_configs(True) if c.kernel == "layer_norm"][0]
     p = k.problem(c)
     aligned = sweep.mytriton_signature(names, p, True)
-    assert aligned == {"X": "*fp32:16", "Y": "*fp32:16", "W": "*fp32:16", "B": "*fp32:16", "Mean": "*fp32:16",
-                       "Rstd": "*fp32:16", "stride": "i32:16", "N": "i32:16", "eps": "fp32"}
+    assert aligned == {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "w_ptr": "*fp32:16", "b_ptr": "*fp32:16",
+                       "mean_ptr": "*fp32:16", "rstd_ptr": "*fp32:16", "row_stride": "i32:16", "n_cols": "i32:16",
+                       "eps": "fp32"}
     plain = sweep.mytriton_signature(names, p, False)
-    assert all(":" not in t for t in plain.values()) and plain["eps"] == "fp32" and plain["N"] == "i32"
+    assert all(":" not in t for t in plain.values()) and plain["eps"] == "fp32" and plain["n_cols"] == "i32"
     # an integer not divisible by 16 gets no promise even in the aligned configuration
     sm = [c for c in sweep.all_configs(True) if c.kernel == "softmax"][0]
     assert sweep.mytriton_signature(sweep.runtime_params(sweep.KERNELS["softmax"]), sweep.softmax_problem(sm),
