@@ -136,7 +136,7 @@ def compile(fn: JITFunction, signature=None, constexprs: dict | None = None, tar
     try:
         return _compile(fn, signature, constexprs, target, num_warps, backend, num_stages)
     except CompilationError as e:
-        raise e.with_traceback(None) from None
+        raise e.with_traceback(None) from e.__cause__   # (a builtin's refusal, frameless)
 
 
 def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):

@@ -79,7 +79,8 @@ def test_compile_error(case, kernel, message):
     assert caret.index("^") - 4 == col - 1
     frames = traceback.extract_tb(err.__traceback__)
     assert not [f.filename for f in frames if INTERNAL.search(f.filename)]
-    assert err.__cause__ is None and err.__suppress_context__
+    # no host traceback inside: a cause (the refusing builtin's own error, as Triton) has no frames
+    assert err.__suppress_context__ and (err.__cause__ is None or err.__cause__.__traceback__ is None)
 
 
 def test_column_points_at_the_construct():
@@ -132,3 +133,19 @@ def test_unknown_backend():
 def test_alignment_must_be_a_power_of_two():
     with pytest.raises(mytriton.CompilationError, match="type '\\*fp32:24': alignment must be a power of two, got 24"):
         mytriton.compile(bad.needs_block, signature={"x": "*fp32:24"}, constexprs={"BLOCK": 16})
+
+
+@pytest.mark.parametrize("kernel, cause", [
+    (bad.arange_not_pow2, "arange: the range length (12) must be a power of 2"),
+    (bad.calls_bad_callee, "load: the mask must be int1 (a comparison), got i32"),      # (inside a @jit callee)
+])
+def test_the_refusing_builtins_error_is_the_cause_as_in_triton(kernel, cause):
+    """Triton's tests read a builtin's own error as the CompilationError's __cause__: ours is there,
+    with its type and text, and without frames."""
+    with pytest.raises(mytriton.CompilationError) as info:
+        mytriton.compile(kernel, signature=SIG)
+    assert isinstance(info.value.__cause__, (TypeError, ValueError)) and str(info.value.__cause__) == cause
+    assert info.value.__cause__.__traceback__ is None
+    with pytest.raises(mytriton.CompilationError) as info:
+        mytriton.compile(bad.undefined_name, signature=SIG)
+    assert info.value.__cause__ is None               # (a name error of the kernel's own: no builtin refused)

@@ -401,7 +401,10 @@ class CodeGenerator(ast.NodeVisitor):
         except RecursionError:
             raise self.error(node, "the kernel nests expressions or @jit calls too deeply to compile") from None
         except _USER_ERRORS as e:
-            raise self.error(node, str(e) or type(e).__name__) from None
+            # as Triton: the error of the builtin that refused (its type and text) is the cause,
+            # without its frames (they are the compiler's)
+            e.__suppress_context__ = True
+            raise self.error(node, str(e) or type(e).__name__) from e.with_traceback(None)
         finally:
             self.builder.loc = saved
 

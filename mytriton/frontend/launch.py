@@ -191,7 +191,7 @@ def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, n
                      num_warps=num_warps, num_stages=num_stages)
         cubin = ck.asm["cubin"]
     except CompilationError as e:
-        raise e.with_traceback(None) from None
+        raise e.with_traceback(None) from e.__cause__   # (a builtin's refusal, frameless)
     kernel = driver.Kernel(jit_fn.__name__, params, num_warps, ck.metadata["shared"],
                            {target: cubin}, symbol=ck.metadata["name"])
     kernel.jit_params = [i for i, n in enumerate(names) if n not in ones] if ones else None

@@ -119,7 +119,7 @@ def _program(jit_fn, signature: dict, constexprs: dict, num_warps: int) -> Progr
                                                "run: launch the kernel on a GPU", op.loc, jit_fn.__name__)
                 program = Program(fn)
             except CompilationError as e:
-                raise e.with_traceback(None) from None
+                raise e.with_traceback(None) from e.__cause__
             cache[key] = program
     return program
 

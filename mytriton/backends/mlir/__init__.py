@@ -75,7 +75,7 @@ def emit_mlir(fn: Function) -> str:
     try:
         return MLIREmitter(fn).generate()
     except CompilationError as e:
-        raise e.with_traceback(None) from None          # the user's line, no compiler frames
+        raise e.with_traceback(None) from e.__cause__   # the user's line, no compiler frames
 
 
 __all__ = ["emit_mlir", "tools"]
