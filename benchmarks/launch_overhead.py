@@ -15,6 +15,8 @@ batches of the host time per launch call, in microseconds (see ``measure``).  Ro
   KernelFamily[grid](...)         the AOT loader's dispatch (constexpr selection + launch), with the
                                   native launch path a built package ships (_mtlaunch.abi3.so,
                                   compiled here from mytriton/runtime/launcher.c)
+  ... tuned dispatch              a family tuned at build time launched without constexprs: the
+                                  config tuned for the nearest problem, found per launch
   ... pure Python                 the same with the pure-Python launchers (a second copy of the
                                   runtime without the native library: where it cannot be built)
   ... torch on cuda:1             (two GPUs) tensors on cuda:1 while cuda:0 is current: the launch
@@ -147,13 +149,22 @@ def steady_state(cubin, arch, launches, repeats):
     rows.append(("KernelFamily[grid](...) (DeviceArray)", lambda: fam[(1,)](x, y, out, N, BLOCK=128), sync))
     xp, yp, op = x.ptr, y.ptr, out.ptr
     rows.append(("KernelFamily[grid](...) (int addresses)", lambda: fam[(1,)](xp, yp, op, N, BLOCK=128), sync))
+    # a family tuned at build time: no constexprs, the config tuned for the key (n) chosen per launch
+    tuned_specs = specs + [{**specs[0], "id": "BLOCK256_w4", "constexprs": {"BLOCK": 256}}]
+    tuning = {"key": ["n"], "choices": [[[N], 0], [[64 * N], 1]]}
+    tfam = rt.KernelFamily("tiny_add", PARAMS, ["BLOCK"], tuned_specs, tuning=tuning)
+    rows.append(("KernelFamily[grid](...) tuned dispatch (DeviceArray)", lambda: tfam[(1,)](x, y, out, N), sync))
+    rows.append(("KernelFamily[grid](...) tuned dispatch (int addresses)", lambda: tfam[(1,)](xp, yp, op, N), sync))
     pure = pure_python_runtime()
     pfam = pure.KernelFamily("tiny_add", PARAMS, ["BLOCK"], specs)
+    ptfam = pure.KernelFamily("tiny_add", PARAMS, ["BLOCK"], tuned_specs, tuning=tuning)
     px, py_, pout = (pure.DeviceArray.from_numpy(np.ones(N, np.float32)) for _ in range(3))
     rows.append(("KernelFamily[grid](...) (DeviceArray) pure Python",
                  lambda: pfam[(1,)](px, py_, pout, N, BLOCK=128), sync))
     rows.append(("KernelFamily[grid](...) (int addresses) pure Python",
                  lambda: pfam[(1,)](xp, yp, op, N, BLOCK=128), sync))
+    rows.append(("KernelFamily[grid](...) tuned dispatch (int addresses) pure Python",
+                 lambda: ptfam[(1,)](xp, yp, op, N), sync))
     try:
         import torch
         if not torch.cuda.is_available():
@@ -295,12 +306,12 @@ def main():
     rows = steady_state(cubin, arch, args.launches, args.repeats)
     print(f"native launch path: {rt.native_launcher_status()}")
     bare = rows[0][1]
-    print(f"{'launch path':44s} {'us/launch':>10s} {'vs bare':>9s}")
+    print(f"{'launch path':66s} {'us/launch':>10s} {'vs bare':>9s}")
     for name, us in rows:
         if us is None:
-            print(f"{name:44s} {'n/a':>10s}")
+            print(f"{name:66s} {'n/a':>10s}")
         else:
-            print(f"{name:44s} {us:10.2f} {100 * (us / bare - 1):+8.1f}%")
+            print(f"{name:66s} {us:10.2f} {100 * (us / bare - 1):+8.1f}%")
     print(f"\n{'time to first launch (fresh process)':44s} {'import s':>10s} {'total s':>9s} {'wall s':>8s}")
     for name, t_import, t_total, wall in first_launch(cubin, arch):
         print(f"{name:44s} {t_import:10.3f} {t_total:9.3f} {wall:8.3f}")
