@@ -118,7 +118,7 @@ ERRORS = {
     "config without a constexpr": (_variant("        - {BLOCK: 1024}\n", "        - {num_warps: 8}  #<\n"),
                                    "config does not set tl.constexpr parameter(s) 'BLOCK' of add_kernel"),
     "duplicate config": (_variant("        - {BLOCK: 1024}\n", "        - {BLOCK: 64, num_warps: 1}  #<\n"),
-                         "duplicate specialization BLOCK=64 w1"),
+                         "duplicate config BLOCK=64 w1 (first at line 9)"),
     "inputs file missing": (_variant("      inputs: kernels/k.py:not_a_kernel\n",
                                      "      inputs: kernels/nowhere.py:make  #<\n"),
                             "inputs file 'kernels/nowhere.py' not found"),
@@ -318,3 +318,20 @@ def test_dispatch_table_leaves_out_problems_where_nothing_ran(tmp_path):
     record = record_for([[None, None, None], [0.30, 0.21, 0.20]])
     assert tuning.dispatch_table(entry, record) == {"key": ["n"], "choices": [[[1000000], 2]]}
     assert tuning.dispatch_table(entry, None) == {"key": ["n"], "choices": []}
+
+
+def test_configs_may_differ_in_num_stages_alone(tmp_path):
+    text = TUNED.replace('''        - {BLOCK: 64, num_warps: 1}
+        - {BLOCK: 256, num_warps: 2, num_stages: 2}
+        - {BLOCK: 1024}''', '''        - {BLOCK: 64, num_stages: 2}
+        - {BLOCK: 64, num_stages: 3}
+        - {BLOCK: 64}''')
+    path = write_project(tmp_path, text)
+    entry = load_manifest(str(path)).kernels[0]
+    assert [s.id for s in entry.specializations] == ["BLOCK64_w4_s2", "BLOCK64_w4_s3", "BLOCK64_w4"]
+    build(path, tmp_path / "out")
+    out = loader(tmp_path / "out" / "tuned")("import tuned; print([s['id'] for s in tuned.add_kernel.specializations])")
+    assert out.strip() == "['BLOCK64_w4_s2', 'BLOCK64_w4_s3', 'BLOCK64_w4']"
+    twice = text.replace("        - {BLOCK: 64}\n", "        - {BLOCK: 64, num_stages: 3}  #<\n")
+    with pytest.raises(ManifestError, match=r"m.yaml:11: duplicate config BLOCK=64 w4 s3 \(first at line 10\)$"):
+        load_manifest(str(write_project(tmp_path, twice)))

@@ -1206,3 +1206,19 @@ def test_tuned_launch_without_constexprs_runs_the_choice(fake, grid_kind):
     assert len(fam._tuned) == 3          # one selection per distinct key value
     with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'n'"):
         launcher(0x1000, 0x2000, 0x3000)
+
+
+def test_tuned_configs_may_differ_in_num_stages_alone(fake):
+    """Two tuned configs with the same constexprs and num_warps (num_stages 3 and 4): the tuning
+    tells them apart; an explicit launch with those constexprs cannot, and says so."""
+    specs = [spec(64, 4, num_stages=3, id="BLOCK64_w4_s3"), spec(64, 4, num_stages=4, id="BLOCK64_w4_s4")]
+    fam = rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], specs,
+                          tuning={"key": ["n"], "choices": [[[100], 0], [[10**6], 1]]})
+    assert fam.best(n=10**6)["id"] == "BLOCK64_w4_s4" and fam.best(n=99)["id"] == "BLOCK64_w4_s3"
+    fam[(1,)](0x1000, 0x2000, 0x3000, 10**6)
+    assert fam._tuned[(10**6,)][-1][0] is fam.kernel(specs[1])
+    with pytest.raises(rt.SpecializationNotFoundError, match=r"several tuned configs were built for BLOCK=64, "
+                                                            r"num_warps=4 \(num_stages 3, 4\); launch without"):
+        fam[(1,)](0x1000, 0x2000, 0x3000, 10, BLOCK=64)
+    with pytest.raises(ValueError, match="duplicate specialization BLOCK=64, num_warps=4"):
+        rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], specs)

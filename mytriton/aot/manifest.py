@@ -112,11 +112,7 @@ class Autotune:
     inputs_ref: str                         # as manifest.json and tuning.json record it
     rtol: float | None = None               # the tolerance of the output check (None: by dtype)
     atol: float | None = None
-    line: int | None = field(default=None, compare=False)
     inputs_line: int | None = field(default=None, compare=False)
-
-    def key_values(self, problem: dict) -> tuple:
-        return tuple(problem[name] for name in self.key)
 
 
 @dataclass(frozen=True)
@@ -272,7 +268,8 @@ class _Parser:
         else:
             combos = [(*combo, stages) for combo in self.product(items.get("constexprs"), kernel, num_warps, node)]
         return KernelEntry(source.function, source, params, constexpr_names,
-                           self.name_specializations(combos), line_of(node), fn, portable, autotune)
+                           self.name_specializations(combos, by_stages=autotune is not None), line_of(node), fn,
+                           portable, autotune)
 
     def autotune(self, key_and_value, kernel: "_KernelInfo", params) -> tuple[Autotune, Any]:
         """The entry's ``autotune:`` (and its ``configs`` node, read as specializations)."""
@@ -327,7 +324,7 @@ class _Parser:
         if "tolerance" in items:
             rtol, atol = self.tolerance(items["tolerance"][1])
         return Autotune(tuple(key), tuple(problems), inputs, self.portable_ref(inputs), rtol, atol,
-                        line_of(key_node), line_of(inputs_node)), items["configs"][1]
+                        line_of(inputs_node)), items["configs"][1]
 
     def tolerance(self, node) -> tuple[float | None, float | None]:
         doc = self.doc
@@ -496,17 +493,18 @@ class _Parser:
             combos += [(constexprs, w, line_of(item), stages) for w in (warps or num_warps)]
         return combos
 
-    def name_specializations(self, combos) -> tuple[Specialization, ...]:
+    def name_specializations(self, combos, by_stages: bool = False) -> tuple[Specialization, ...]:
         """Specializations from (constexprs, num_warps, line, num_stages); two that a launch could not
-        tell apart (num_stages is not chosen at launch) are an error."""
+        tell apart (num_stages is not chosen at launch) are an error, except among tuned configs
+        (*by_stages*), which the loader tells apart by the tuning's choice."""
         seen: dict[tuple, int | None] = {}
-        for constexprs, warps, line, _ in combos:
-            key = (tuple(value for _, value in constexprs), warps)
+        for constexprs, warps, line, stages in combos:
+            key = (tuple(value for _, value in constexprs), warps) + ((stages,) if by_stages else ())
             if key in seen:
-                label = Specialization("", constexprs, warps).label
-                raise ManifestError(self.doc.path, line,
-                                    f"duplicate specialization {label} (first at line {seen[key]}; "
-                                    "num_stages does not tell specializations apart at launch)")
+                label = Specialization("", constexprs, warps, num_stages=stages if by_stages else None).label
+                why = "" if by_stages else "; num_stages does not tell specializations apart at launch"
+                raise ManifestError(self.doc.path, line, f"duplicate {'config' if by_stages else 'specialization'} "
+                                                         f"{label} (first at line {seen[key]}{why})")
             seen[key] = line
         return tuple(Specialization(spec_id, constexprs, warps, line, stages)
                      for spec_id, (constexprs, warps, line, stages) in zip(spec_ids(combos), combos))
@@ -541,12 +539,15 @@ def spec_ids(combos) -> list[str]:
         return parts[key]
     ids = ["_".join([part(name, value) for name, value in constexprs] + [f"w{warps}"])
            for constexprs, warps, *_ in combos]
+    # tuned configs may differ in num_stages alone: then the id says it (BM64_w4_s3)
+    repeated = collections.Counter(ids)
+    ids = [f"{i}_s{c[3]}" if repeated[i] > 1 and len(c) > 3 and c[3] is not None else i for i, c in zip(ids, combos)]
     # Values like 0.5 and "0.5" would share an id; so would BM/bm on a case-insensitive disk.
     # (Counted once: linear in the number of specializations.)
     folded = collections.Counter(spec_id.lower() for spec_id in ids)
-    for i, (constexprs, warps, *_) in enumerate(combos):
+    for i, (constexprs, warps, *rest) in enumerate(combos):
         if folded[ids[i].lower()] > 1:
-            digest = hashlib.sha256(repr((constexprs, warps)).encode()).hexdigest()[:8]
+            digest = hashlib.sha256(repr((constexprs, warps, *rest[1:])).encode()).hexdigest()[:8]
             ids[i] = f"{ids[i]}_{digest}"
     return ids
 

@@ -1391,15 +1391,20 @@ class KernelFamily:
         self.params = [(str(n), str(parse_type(t)) if isinstance(t, str) else str(t)) for n, t in params]
         self.constexpr_names = list(constexpr_names)
         self._specs, self._index = [], {}   # index: constexpr values -> {num_warps: spec}
+        self._ambiguous = set()     # (constexpr values, num_warps) of tuned configs differing in num_stages only
         for spec in specializations:
             cx = dict(spec.get("constexprs", {}))
             if set(cx) != set(self.constexpr_names):
                 raise ValueError(f"{name}: specialization {spec.get('id')!r} has constexprs {sorted(cx)}, "
                                  f"expected {sorted(self.constexpr_names)}")
-            by_warps = self._index.setdefault(tuple(cx[n] for n in self.constexpr_names), {})
+            values = tuple(cx[n] for n in self.constexpr_names)
+            by_warps = self._index.setdefault(values, {})
             if spec["num_warps"] in by_warps:
-                raise ValueError(f"{name}: duplicate specialization {self._describe(cx, spec['num_warps'])}")
-            by_warps[spec["num_warps"]] = spec
+                if tuning is None:
+                    raise ValueError(f"{name}: duplicate specialization {self._describe(cx, spec['num_warps'])}")
+                self._ambiguous.add((values, spec["num_warps"]))
+            else:
+                by_warps[spec["num_warps"]] = spec
             self._specs.append(spec)
         self._kernels = {}    # id(spec) -> Kernel
         # (*constexpr values, num_warps) -> (*the same, (Kernel, its thread slots, block, shared, native spec)):
@@ -1483,8 +1488,14 @@ class KernelFamily:
         except TypeError:  # unhashable value: certainly not built
             by_warps = {}
         if num_warps is None and len(by_warps) == 1:
-            return next(iter(by_warps.values()))
+            num_warps = next(iter(by_warps))
         if num_warps in by_warps:
+            if (tuple(constexprs[n] for n in self.constexpr_names), num_warps) in self._ambiguous:
+                stages = sorted(str(s.get("num_stages")) for s in self._specs
+                                if s["num_warps"] == num_warps and s["constexprs"] == constexprs)
+                raise SpecializationNotFoundError(
+                    f"{self.name}: several tuned configs were built for {self._describe(constexprs, num_warps)} "
+                    f"(num_stages {', '.join(stages)}); launch without constexprs for the tuned choice")
             return by_warps[num_warps]
         wanted = self._describe(constexprs, num_warps)
         if by_warps and num_warps is None:
