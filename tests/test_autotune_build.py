@@ -335,3 +335,27 @@ def test_configs_may_differ_in_num_stages_alone(tmp_path):
     twice = text.replace("        - {BLOCK: 64}\n", "        - {BLOCK: 64, num_stages: 3}  #<\n")
     with pytest.raises(ManifestError, match=r"m.yaml:11: duplicate config BLOCK=64 w4 s3 \(first at line 10\)$"):
         load_manifest(str(write_project(tmp_path, twice)))
+
+
+def test_tune_where_no_config_runs_is_an_error(tmp_path, monkeypatch):
+    """(e.g. a package built only for a GPU other than this one): no package is written."""
+    from mytriton.runtime import driver
+    for name, value in (("_init", lambda: None), ("current_device", lambda: 0), ("device_name", lambda d: "GPU X"),
+                        ("compute_capability", lambda d: (8, 0)), ("_cuda_driver_version", lambda: (13, 0))):
+        monkeypatch.setattr(driver, name, value)
+
+    class NothingRuns:
+        def __init__(self, manifest, entry, artifacts, progress):
+            pass
+
+        def run(self):
+            record = copy.deepcopy(RECORD["kernels"]["add_kernel"])
+            for item in record["problems"]:
+                item.update(best=None, times_ms=[None] * 3, notes=["failed to launch: no image for sm_80"] * 3)
+            return record
+    monkeypatch.setattr(tuning, "_Tuner", NothingRuns)
+    path = write_project(tmp_path, TUNED)
+    with pytest.raises(UsageError, match=r"add_kernel: no config ran correctly on GPU X \(the first reason: failed "
+                                         r"to launch: no image for sm_80\); nothing could be chosen"):
+        build(path, tmp_path / "out", tune=True)
+    assert not (tmp_path / "out" / "tuned").exists()

@@ -150,7 +150,11 @@ def measure(manifest: Manifest, artifacts: dict, echo: Callable[[str], None]) ->
     progress = _Progress(sum(len(e.specializations) * len(e.autotune.problems) for e in entries), echo)
     kernels = {}
     for entry in entries:
-        kernels[entry.name] = _Tuner(manifest, entry, artifacts, progress).run()
+        kernels[entry.name] = record = _Tuner(manifest, entry, artifacts, progress).run()
+        if all(item["best"] is None for item in record["problems"]):
+            why = next((n for item in record["problems"] for n in item["notes"] if n), "no reason recorded")
+            raise UsageError(f"{manifest.path}: {entry.name}: no config ran correctly on {name} (the first "
+                             f"reason: {why}); nothing could be chosen, so no package was written")
     return {"format": FORMAT, "package": manifest.package,
             "device": {"name": name, "compute_capability": f"{cc[0]}.{cc[1]}", "driver": f"{major}.{minor}"},
             "method": {"warmup_ms": WARMUP_MS, "rep_ms": REP_MS, "statistic": "median", "l2_flushed": True,
