@@ -150,3 +150,68 @@ def test_emit_c_without_nvfatbin_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(AotError, match=r"--emit-c needs nvFatbin \(pip install 'cuda-toolkit\[nvfatbin\]==13.0.\*'\): "
                                        "libnvfatbin.so.13"):
         capi.fatbin({"sm_90": b"x"}, ("sm_90", b"y"), "k")
+
+
+STUBS = r'''
+#include <cuda.h>
+/* The driver calls of the generated C, as stubs: this test runs the tuned choice, not kernels. */
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *c) { *c = NULL; return CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CUDAAPI cuModuleLoadData(CUmodule *m, const void *image) { (void)m; (void)image; return CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) { (void)f; (void)m; (void)name; return CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) { (void)f; (void)a; (void)v; return CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CUDAAPI cuModuleUnload(CUmodule m) { (void)m; return CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext c) { (void)c; return CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext *c) { (void)c; return CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, unsigned shared, CUstream s, void **params, void **extra)
+{ (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)s; (void)params; (void)extra;
+  return CUDA_ERROR_NOT_INITIALIZED; }
+'''
+
+CHOOSER = r'''
+#include "tuned.h"
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const tuned_add_kernel_config *c = tuned_add_kernel_best((int32_t)atol(argv[i]));
+        printf("%s %d %lld\n", c->id, c->num_warps, (long long)c->BLOCK);
+    }
+    /* a config launches through its specialization; no current context here */
+    return tuned_add_kernel_launch_config(&tuned_add_kernel_configs[1], NULL, 1, 1, 1, 0, 0, 0, 1) ==
+           CUDA_ERROR_NOT_INITIALIZED && tuned_add_kernel_launch_config(NULL, NULL, 1, 1, 1, 0, 0, 0, 1) ==
+           CUDA_ERROR_INVALID_VALUE ? 0 : 3;
+}
+'''
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler (CI installs gcc)")
+def test_c_tuned_choice_is_the_python_loaders(tmp_path):
+    """The C API's <kernel>_best() picks what the Python loader's best() picks, for exact, nearby
+    and far key values (the tuning recorded as in test_autotune_build)."""
+    import json
+    from test_autotune_build import RECORD, TUNED
+    path = write_project(tmp_path, TUNED)
+    (tmp_path / "rec.json").write_text(json.dumps(RECORD))
+    build_packages([str(path)], out_dir=str(tmp_path / "out"), jobs=1, echo=lambda line: None,
+                   notify=lambda line: None, emit_c=True, tune_from=[str(tmp_path / "rec.json")])
+    c = tmp_path / "out" / "tuned" / "c"
+    (tmp_path / "stubs.c").write_text(STUBS)
+    (tmp_path / "main.c").write_text(CHOOSER)
+    built = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", str(c), "-I", cuda_include(),
+                            str(tmp_path / "main.c"), str(c / "tuned.c"), str(tmp_path / "stubs.c"), "-lm",
+                            "-o", str(tmp_path / "choose")], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    values = [0, 1, 999, 1000, 1001, 31622, 31623, 10**6, 2**31 - 1, -5]
+    ran = subprocess.run([str(tmp_path / "choose"), *map(str, values)], capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    from mytriton.aot import load_manifest, tuning
+    from mytriton.runtime.driver import KernelFamily
+    entry = load_manifest(str(path)).kernels[0]
+    specs = [{"id": cfg["id"], "constexprs": cfg["constexprs"], "num_warps": cfg["num_warps"]}
+             for cfg in RECORD["kernels"]["add_kernel"]["configs"]]
+    fam = KernelFamily("add_kernel", list(entry.params), ["BLOCK"], specs, tuning=tuning.dispatch_table(entry, RECORD))
+    python = [f"{(s := fam.best(n=v))['id']} {s['num_warps']} {s['constexprs']['BLOCK']}" for v in values]
+    assert ran.stdout.splitlines() == python
+    assert python[3] == "BLOCK64_w1 1 64" and python[7] == "BLOCK256_w2 2 256"

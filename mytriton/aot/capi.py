@@ -7,6 +7,10 @@ Plain C11 that needs only ``cuda.h`` (the driver API) and the C standard headers
     CUresult <package>_<kernel>_<spec id>(CUstream, unsigned gx, unsigned gy, unsigned gz, <args>);
     CUresult <package>_<kernel>(CUstream, unsigned gx, gy, gz, <args>, <constexprs>, int num_warps);
 
+and for a kernel tuned at build time its configs (``<package>_<kernel>_configs[]``), the tuned choice
+for key values (``<package>_<kernel>_best(<key>)``: the Python loader's rule, in C) and
+``<package>_<kernel>_launch_config(config, stream, gx, gy, gz, <args>)``.
+
 Each specialization's images (every target's cubin and the PTX) are one fatbin made with nvFatbin
 and embedded as bytes, so the driver picks the best image for the GPU. A function is loaded on
 first use in the calling thread's current context (one per device with the primary contexts the
@@ -115,8 +119,14 @@ def byte_lines(data: bytes, per_line: int = 24) -> list[str]:
     return [",".join(str(b) for b in data[i:i + per_line]) + "," for i in range(0, len(data), per_line)]
 
 
-def c_context(plan, kernels, artifacts) -> dict:
-    """What the C templates need: plain data, decided here."""
+def _double(value) -> str:
+    """An exact C double literal of a number."""
+    return float(value).hex() if math.isfinite(float(value)) else ("INFINITY" if value > 0 else "-INFINITY")
+
+
+def c_context(plan, kernels, artifacts, tuning: dict | None = None) -> dict:
+    """What the C templates need: plain data, decided here. A kernel tuned at build time also gets
+    its configs and the tuning's choices (*tuning*: the package's record, or None: no choices)."""
     package = plan.manifest.package
     out = []
     for entry, records in kernels:
@@ -153,7 +163,16 @@ def c_context(plan, kernels, artifacts) -> dict:
             specs.append({"id": spec.id, "label": spec.label, "symbol": record["symbol"], "shared": record["shared"],
                           "threads": 32 * spec.num_warps, "num_warps": spec.num_warps, "bytes": byte_lines(data),
                           "size": len(data), "conditions": conditions})
+        tuned = None
+        if entry.autotune is not None:
+            from .tuning import dispatch_table
+            table = dispatch_table(entry, tuning)
+            by_name = {n: p for (n, _), p in zip(entry.params, params)}
+            tuned = {"key": [by_name[n] for n in table["key"]],
+                     "choices": [([_double(v) for v in values], index) for values, index in table["choices"]],
+                     "values": [[c_constant(dict(s.constexprs)[c["raw"]])[1] for c in constexprs]
+                                for s in entry.specializations]}
         out.append({"name": entry.name, "ref": entry.portable_ref or entry.source.ref, "params": params,
-                    "constexprs": constexprs, "specs": specs})
+                    "constexprs": constexprs, "specs": specs, "tuned": tuned})
     return {"package": package, "guard": package.upper() + "_H", "targets": list(plan.targets),
             "ptx_target": plan.ptx_target, "kernels": out}

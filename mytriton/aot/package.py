@@ -95,7 +95,7 @@ def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
         raise AotError(f"cannot copy the runtime {RUNTIME_SOURCE}: {exc.strerror}") from None
     _write(folder / "manifest.json", _manifest_json(plan, toolchain, kernels, library, tuning).encode())
     if emit_c:
-        c_context = {**capi.c_context(plan, kernels, artifacts), "mytriton_version": toolchain.mytriton_version}
+        c_context = {**capi.c_context(plan, kernels, artifacts, tuning), "mytriton_version": toolchain.mytriton_version}
         _write(folder / "c" / f"{plan.manifest.package}.h", _render("c/package.h.j2", c_context).encode())
         _write(folder / "c" / f"{plan.manifest.package}.c", _render("c/package.c.j2", c_context).encode())
     if tuning is not None:
