@@ -2,8 +2,9 @@
 output differs, records the winners, and the generated package launches the measured winner.
 
 The kernel is made so that the winner is certain: a config spins for a while unless its
-FAST_SMALL matches the size class of the problem, and a WRONG config skips the spin (the fastest)
-but adds 1 to the output (so the check must exclude it).
+FAST_SMALL matches the size class of the problem, a WRONG config skips the spin (the fastest)
+but adds 1 to the output (so the check must exclude it), and one config gets a grid it cannot
+launch (so it must be skipped with its reason).
 """
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def inputs(problem):
     n = problem["n"]
     x = DeviceArray.from_numpy(np.arange(n, dtype=np.float32) % 97)
     y = DeviceArray.from_numpy(np.full(n, -1.0, np.float32))
-    return (lambda meta: (triton.cdiv(n, meta["BLOCK"]),)), (x, y, n, 20000)
+    # (a grid of zero programs for BLOCK=512: a config that cannot launch, to be skipped with its reason)
+    return (lambda meta: (triton.cdiv(n, meta["BLOCK"]) if meta["BLOCK"] != 512 else 0,)), (x, y, n, 20000)
 '''
 
 MANIFEST = """\
@@ -62,6 +64,7 @@ kernels:
         - {BLOCK: 1024, FAST_SMALL: true, WRONG: false}
         - {BLOCK: 1024, FAST_SMALL: false, WRONG: false, num_warps: 8}
         - {BLOCK: 1024, FAST_SMALL: false, WRONG: true}
+        - {BLOCK: 512, FAST_SMALL: true, WRONG: false}
       problems:
         - {n: 4096}
         - {n: 1048576}
@@ -92,14 +95,15 @@ def test_tuned_package_dispatches_to_the_measured_winner(tmp_path):
     build_packages([str(path)], out_dir=str(tmp_path / "out"), jobs=2, echo=lines.append, notify=lines.append,
                    tune=True)
     progress = [line for line in lines if line.startswith("tune [")]
-    assert len(progress) == 6 and progress[-1].startswith("tune [####################] 6/6 "), progress
+    assert len(progress) == 8 and progress[-1].startswith("tune [####################] 8/8 "), progress
     pkg = tmp_path / "out" / "spinpkg"
     record = json.loads((pkg / "tuning.json").read_text())
     assert record["device"]["compute_capability"] == "9.0" and record["device"]["name"]
     problems = record["kernels"]["spin_kernel"]["problems"]
     assert [item["best"] for item in problems] == [0, 1], problems
     for item in problems:
-        assert all(t is not None and t > 0 for t in item["times_ms"])
+        assert all(t is not None and t > 0 for t in item["times_ms"][:3]) and item["times_ms"][3] is None
+        assert item["notes"][3].startswith("failed to launch: "), item["notes"][3]
         assert item["notes"][:2] == [None, None]
         assert item["notes"][2].startswith("output differs from BLOCK=1024 FAST_SMALL=True WRONG=False w4's: "
                                            "'y_ptr': "), item["notes"][2]
@@ -108,6 +112,7 @@ def test_tuned_package_dispatches_to_the_measured_winner(tmp_path):
     assert problems[1]["times_ms"][0] > 3 * problems[1]["times_ms"][1]
     report = (pkg / "tuning.txt").read_text()
     assert "spin_kernel (key: n)" in report and "output differs" in report
+    assert "BLOCK=512 FAST_SMALL=True WRONG=False w4 @ n=4096: failed to launch: " in report
 
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(LAUNCH.format(folder=str(tmp_path / "out")))],
                             capture_output=True, text=True, timeout=300, env=env_with_repo())
