@@ -27,12 +27,14 @@ import tempfile
 from pathlib import Path
 
 FILES = {"01": "01-vector-add.py", "02": "02-fused-softmax.py", "04": "04-low-memory-dropout.py",
-         "05": "05-layer-norm.py", "07": "07-extern-functions.py", "08": "08-grouped-gemm.py"}
+         "05": "05-layer-norm.py", "06": "06-fused-attention.py", "07": "07-extern-functions.py",
+         "08": "08-grouped-gemm.py"}
 # The tutorials this runner does not drive, and why.
 NOT_RUN = {"03": "its kernel is the GEMM of benchmarks/bench.py --only gemm (manifests/kernels/gemm.py, the same "
-                 "grouped-ordering tl.dot kernel)",
-           "06": "its host code changes with every Triton release (tensor descriptors, warp specialization); "
-                 "benchmarks/bench.py --only attention times a FlashAttention forward"}
+                 "grouped-ordering tl.dot kernel)"}
+# ... and those it does not interpret (--interpret)
+NOT_INTERPRETED = {"06": "the file asks the GPU driver for its target and PyTorch for the device at import",
+                   "08": "its tl.dot tiles are too slow on a CPU"}
 
 _DECORATORS = {"jit", "autotune", "heuristics"}
 # (pattern, replacement) per line: the tutorial's imports of Triton become mytriton's
@@ -425,9 +427,6 @@ def run_07(r: Runner, mt, tr, path):
 
 
 def run_08(r: Runner, mt, tr, path):
-    if r.interpret:
-        print("08 grouped GEMM: not interpreted (its tl.dot tiles are too slow on a CPU)")
-        return
     torch = _torch()
     sizes = [(1024, 1024, 1024), (512, 512, 512), (256, 256, 256), (128, 128, 128)] * 2
     a = [torch.rand(m, k, device="cuda", dtype=torch.float16) for m, n, k in sizes]
@@ -452,7 +451,37 @@ def run_08(r: Runner, mt, tr, path):
           times=r.time({**launches, "torch": lambda: [x @ y for x, y in zip(a, b)]}))
 
 
-DRIVERS = {"01": run_01, "02": run_02, "04": run_04, "05": run_05, "07": run_07, "08": run_08}
+def run_06(r: Runner, mt, tr, path):
+    """The fused attention forward of block pointers (``_attn_fwd``, autotuned on the file's configs;
+    its TMA variant takes host tensor descriptors, which mytriton does not have), fp16, not causal."""
+    torch = _torch()
+    Z, H, N, D = 4, 16, 1024, 64
+    q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    scale = D ** -0.5
+    outs, launches = {}, {}
+    for side, module in (("mytriton", mt), ("triton", tr)):
+        fn = kernel(module, "_attn_fwd", path)
+        o, m = torch.empty_like(q), torch.empty((Z, H, N), device="cuda", dtype=torch.float32)
+        values = {"Q": q, "K": k, "V": v, "sm_scale": scale, "M": m, "Out": o, "Z": Z, "H": H, "N_CTX": N,
+                  "HEAD_DIM": D, "CAUSAL": False, "STAGE": 1}
+        for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
+            for axis, suffix in enumerate("zh"):
+                values[f"stride_{name}{suffix}"] = t.stride(axis)
+        values.update(stride_qm=q.stride(2), stride_qk=q.stride(3), stride_kn=k.stride(2), stride_kk=k.stride(3),
+                      stride_vk=v.stride(2), stride_vn=v.stride(3), stride_om=o.stride(2), stride_on=o.stride(3))
+        args = by_name(fn, values)
+        launches[side] = lambda fn=fn, args=args: fn[lambda meta: (-(-N // meta["BLOCK_M"]), Z * H, 1)](**args)
+        launches[side]()
+        outs[side] = o
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
+    ok = torch.allclose(outs["mytriton"], want, atol=2e-2, rtol=0) and torch.allclose(
+        outs["mytriton"], outs["triton"], atol=2e-2, rtol=0)
+    r.row("06", f"fused attention fwd fp16 {Z}x{H}x{N}x{D}", ok, unit="TFLOP/s", amount=4 * Z * H * N * N * D / 1e3,
+          times=r.time({**launches, "torch": lambda: torch.nn.functional.scaled_dot_product_attention(
+              q, k, v, scale=scale)}))
+
+
+DRIVERS = {"01": run_01, "02": run_02, "04": run_04, "05": run_05, "06": run_06, "07": run_07, "08": run_08}
 
 
 def main(argv=None) -> int:
@@ -470,6 +499,9 @@ def main(argv=None) -> int:
             continue
         if number not in FILES:
             parser.error(f"unknown tutorial {number!r} (known: {', '.join(FILES)})")
+        if opts.interpret and number in NOT_INTERPRETED:
+            print(f"{number} not interpreted: {NOT_INTERPRETED[number]}")
+            continue
         path = folder / FILES[number]
         if not path.is_file():
             runner.row(number, FILES[number], False, f"not found in {folder}")

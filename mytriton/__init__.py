@@ -26,8 +26,8 @@ _LAZY = {
 
 def __getattr__(name: str):
     import importlib
-    if name == "language":
-        return importlib.import_module(".language", __name__)
+    if name in ("language", "runtime"):     # (triton.runtime.driver.active, as kernel modules use it)
+        return importlib.import_module("." + name, __name__)
     if name in _LAZY:
         value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)
         globals()[name] = value
@@ -36,7 +36,7 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | {"language"})
+    return sorted(set(globals()) | set(_LAZY) | {"language", "runtime"})
 
 
 

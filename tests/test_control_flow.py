@@ -312,3 +312,14 @@ def test_conditions_on_one_element_blocks(emulated, start, want):
     else:
         one_element_conditions[(1,)](x)
     assert x.tolist() == want
+
+
+def test_the_loop_variable_may_be_reassigned_in_the_body():
+    """As in Python and Triton (`start_n = tl.multiple_of(start_n, BLOCK_N)` in its tutorials): the new
+    value holds for the rest of the iteration; the loop still takes every index."""
+    x = np.zeros(24, np.float32)
+    k.reassigned_loop_variables[(1,)](x, 9, BLOCK=16)
+    want = np.zeros(24, np.float32)
+    want[0:18:2] += 1
+    want[[1, 3, 5]] += 10
+    np.testing.assert_array_equal(x, want)

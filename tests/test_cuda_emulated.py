@@ -85,6 +85,8 @@ def test_control_flow(warps):
                         (9,), warps)
     x = randn(13, 50)
     same_as_interpreter(k.row_softmax, SIGS[4][1], {"BLOCK": 64}, [x, np.zeros_like(x), 13, 50], (3,), warps)
+    same_as_interpreter(k.reassigned_loop_variables, {"x_ptr": "*fp32", "n": "i32"}, {"BLOCK": 16},
+                        [np.zeros(24, np.float32), 9], (1,), warps)
 
 
 @pytest.mark.parametrize("n,sig_n", [(1000, "i32"), (1040, "i32:16")])

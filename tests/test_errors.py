@@ -37,7 +37,6 @@ CASES = [
     ("float_floordiv", bad.float_floordiv, "invalid operands of type f32 and f32 for '//': it needs integers"),
     ("static_range", bad.static_range_runtime, "tl.static_range bounds must be compile-time constants"),
     ("carried", bad.carried_type_change, "loop-carried variable 'acc' enters the loop as i32 but is reassigned to vector<16 x f32>"),
-    ("assign_loop_var", bad.assign_loop_var, "cannot assign to the loop variable 'i'"),
     ("for_else", bad.for_else, "for/else is not supported"),
     ("tile_if", bad.tile_condition, "the condition of a run-time `if` must be a scalar, got a block "
                                     "(vector<16 x bool>); use tl.where"),

@@ -55,6 +55,12 @@ class CUdevice_attribute(enum.IntEnum):
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK = 12
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
+    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
+    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
 
 
 class CUfunction_attribute(enum.IntEnum):
@@ -175,7 +181,8 @@ class FakeDriver:
 
     def cuDeviceGetAttribute(self, attr, dev):
         cc = self.cc_of.get(int(dev), self.cc)
-        values = {75: cc[0], 76: cc[1], 97: self.optin}
+        # (cc major/minor, opt-in shared memory; registers per block, SMs, warp size, clocks, bus width)
+        values = {75: cc[0], 76: cc[1], 97: self.optin, 12: 65536, 16: 132, 10: 32, 13: 1980000, 36: 2619000, 37: 6144}
         return self._r("cuDeviceGetAttribute", values[int(attr)])
 
     def cuModuleLoadData(self, image):
@@ -1222,3 +1229,24 @@ def test_tuned_configs_may_differ_in_num_stages_alone(fake):
         fam[(1,)](0x1000, 0x2000, 0x3000, 10, BLOCK=64)
     with pytest.raises(ValueError, match="duplicate specialization BLOCK=64, num_warps=4"):
         rt.KernelFamily("add_kernel", ADD_PARAMS, ["BLOCK"], specs)
+
+
+def test_triton_driver_active_answers_what_kernel_modules_ask(fake):
+    """``triton.runtime.driver.active`` (Triton's tutorials read the target and the device's
+    properties at import): the current device's, through this runtime's driver."""
+    import mytriton
+    active = mytriton.runtime.driver.active
+    fake.cc = (9, 0)
+    target = active.get_current_target()
+    assert target == ("cuda", 90, 32) and (target.backend, target.arch, target.warp_size) == ("cuda", 90, 32)
+    props = active.utils.get_device_properties(0)
+    assert props["multiprocessor_count"] == 132 and props["warpSize"] == 32 and props["max_num_regs"] == 65536
+    assert props["max_shared_mem"] == fake.optin
+
+
+def test_triton_driver_active_without_a_driver_raises(monkeypatch):
+    monkeypatch.setattr(rt, "_available", False)
+    monkeypatch.setattr(rt, "_unavailable_reason", "RuntimeError: no libcuda")
+    monkeypatch.setattr(rt, "_get_ctx", rt._bootstrap_get_ctx)
+    with pytest.raises(rt.CudaError, match="no libcuda"):
+        rt.active.get_current_target()

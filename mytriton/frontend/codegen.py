@@ -730,7 +730,7 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(node.iter, "range() arg 3 must not be zero")
         if not (type(r.step) is int or isinstance(r.step, tensor)):
             raise self.error(node.iter, f"the loop step must be an integer, got {r.step!r}")
-        assigned = self.check_loop_body(node.body, node.target.id)
+        assigned = self.check_loop_body(node.body)
         if constant and (static or len(range(*bounds)) <= UNROLL_LIMIT) and not getattr(r, "hints", None):
             for v in range(*bounds):
                 # tl.static_range gives a constexpr index; a `range` index is a run-time i32 in
@@ -740,8 +740,10 @@ class CodeGenerator(ast.NodeVisitor):
             return
         self.runtime_loop(node, r, assigned)
 
-    def check_loop_body(self, body: list[ast.stmt], target: str | None = None) -> list[str]:
-        """Reject break/continue and assignments to the loop variable; the names the body assigns."""
+    def check_loop_body(self, body: list[ast.stmt]) -> list[str]:
+        """Reject break/continue; the names the body assigns. (The loop variable may be assigned, as
+        in Python and Triton: ``start_n = tl.multiple_of(start_n, BLOCK_N)``; the new value holds for
+        the rest of that iteration and the next iteration takes the next index.)"""
         for sub in ast.walk(ast.Module(body=body, type_ignores=[])):
             if isinstance(sub, ast.Break):
                 raise self.error(sub, "`break` is not supported in kernel loops")
@@ -750,12 +752,6 @@ class CodeGenerator(ast.NodeVisitor):
         assigned = AssignedNames()
         for s in body:
             assigned.visit(s)
-        if target is not None and target in assigned.names:
-            for sub in ast.walk(ast.Module(body=body, type_ignores=[])):
-                targets = getattr(sub, "targets", None) or [getattr(sub, "target", None)]
-                for t in targets:
-                    if isinstance(t, ast.Name) and t.id == target:
-                        raise self.error(t, f"cannot assign to the loop variable '{target}'")
         return assigned.names
 
     def carried_values(self, node, assigned_names: list[str], exclude: str | None = None) -> "_Carried":

@@ -363,6 +363,58 @@ def compute_capability(device: int | None = None) -> tuple[int, int]:
     return _device(device)[:2]
 
 
+class GPUTarget(tuple):
+    """What Triton's ``driver.active.get_current_target()`` returns: (backend, arch, warp_size)."""
+
+    def __new__(cls, backend: str, arch: int, warp_size: int):
+        return super().__new__(cls, (backend, arch, warp_size))
+
+    backend = property(lambda self: self[0])
+    arch = property(lambda self: self[1])
+    warp_size = property(lambda self: self[2])
+
+
+class _ActiveDriver:
+    """``triton.runtime.driver.active`` as far as kernel modules use it (Triton's tutorials ask it
+    for the target, the PyTorch device and the device's properties): the CUDA driver of this
+    runtime. Without a usable driver each call raises :class:`CudaError`, as Triton's would."""
+
+    def get_current_target(self) -> GPUTarget:
+        major, minor = compute_capability()
+        return GPUTarget("cuda", 10 * major + minor, 32)
+
+    def get_current_device(self) -> int:
+        _init()
+        return current_device()
+
+    def get_active_torch_device(self):
+        import torch
+        return torch.device("cuda", self.get_current_device())
+
+    @property
+    def utils(self):
+        return self
+
+    def get_device_properties(self, device: int) -> dict:
+        """The keys Triton's ``driver.active.utils.get_device_properties`` has."""
+        _init()
+        dev = _check(_cuda.cuDeviceGet(device), f"cuDeviceGet({device})")
+        attr = _cuda.CUdevice_attribute
+
+        def get(name):
+            return int(_check(_cuda.cuDeviceGetAttribute(getattr(attr, name), dev), f"cuDeviceGetAttribute({name})"))
+        return {"max_shared_mem": get("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+                "max_num_regs": get("CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"),
+                "multiprocessor_count": get("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"),
+                "warpSize": get("CU_DEVICE_ATTRIBUTE_WARP_SIZE"),
+                "sm_clock_rate": get("CU_DEVICE_ATTRIBUTE_CLOCK_RATE"),
+                "mem_clock_rate": get("CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE"),
+                "mem_bus_width": get("CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH")}
+
+
+active = _ActiveDriver()
+
+
 def device_name(device: int | None = None) -> str:
     """The name of ``device`` (default: the current one), e.g. "NVIDIA H200"."""
     if device is None:

@@ -98,13 +98,6 @@ def carried_type_change(x, n):
 
 
 @triton.jit
-def assign_loop_var(x, n):
-    for i in range(n):
-        i = i + 1  # ERR assign_loop_var
-        tl.store(x + i, 1.0)
-
-
-@triton.jit
 def for_else(x, n):
     for i in range(n):  # ERR for_else
         tl.store(x + i, 1.0)

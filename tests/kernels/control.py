@@ -282,3 +282,16 @@ def one_element_conditions(x_ptr):
     while tl.load(x_ptr) + n < 45:
         n += 1
     tl.store(x_ptr + 1, n)
+
+
+@triton.jit
+def reassigned_loop_variables(x_ptr, n, BLOCK: tl.constexpr):
+    """The loop variable assigned in the body (Triton's tutorials: `start_n = tl.multiple_of(start_n,
+    BLOCK_N)`): the new value holds for the rest of the iteration, the next takes the next index.
+    x[2 * i] += 1 for i < n (a run-time loop), x[2 * j + 1] += 10 for j < 3 (unrolled)."""
+    for i in range(n):
+        i = tl.multiple_of(i * 2, 2)
+        tl.store(x_ptr + i, tl.load(x_ptr + i) + 1)
+    for j in range(3):
+        j = 2 * j + 1
+        tl.store(x_ptr + j, tl.load(x_ptr + j) + 10)
