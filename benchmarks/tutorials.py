@@ -206,6 +206,11 @@ def _torch():
     return torch
 
 
+def _triton_version() -> str:
+    import triton
+    return triton.__version__
+
+
 def row_stride(x) -> int:
     """A 2-D array's row stride in elements (a PyTorch tensor or a numpy array)."""
     return x.stride(0) if callable(getattr(x, "stride", None)) else x.strides[0] // x.itemsize
@@ -471,14 +476,24 @@ def run_06(r: Runner, mt, tr, path):
                       stride_vk=v.stride(2), stride_vn=v.stride(3), stride_om=o.stride(2), stride_on=o.stride(3))
         args = by_name(fn, values)
         launches[side] = lambda fn=fn, args=args: fn[lambda meta: (-(-N // meta["BLOCK_M"]), Z * H, 1)](**args)
-        launches[side]()
+        try:
+            launches[side]()
+        except Exception as exc:  # noqa: BLE001 - a Triton that cannot compile this version of the file
+            if side == "mytriton":
+                raise
+            del launches[side]
+            detail = f"Triton {_triton_version()} cannot run this version of the file ({type(exc).__name__}: " \
+                     f"{str(exc).splitlines()[0][:120]}); checked against PyTorch only"
+            continue
         outs[side] = o
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
-    ok = torch.allclose(outs["mytriton"], want, atol=2e-2, rtol=0) and torch.allclose(
-        outs["mytriton"], outs["triton"], atol=2e-2, rtol=0)
-    r.row("06", f"fused attention fwd fp16 {Z}x{H}x{N}x{D}", ok, unit="TFLOP/s", amount=4 * Z * H * N * N * D / 1e3,
-          times=r.time({**launches, "torch": lambda: torch.nn.functional.scaled_dot_product_attention(
-              q, k, v, scale=scale)}))
+    ok = torch.allclose(outs["mytriton"], want, atol=2e-2, rtol=0) and (
+        "triton" not in outs or torch.allclose(outs["mytriton"], outs["triton"], atol=2e-2, rtol=0))
+    times = r.time({**launches, "torch": lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)})
+    if "triton" not in times:
+        times["triton"] = float("nan")
+    r.row("06", f"fused attention fwd fp16 {Z}x{H}x{N}x{D}", ok, "" if "triton" in outs else detail,
+          unit="TFLOP/s", amount=4 * Z * H * N * N * D / 1e3, times=times)
 
 
 DRIVERS = {"01": run_01, "02": run_02, "04": run_04, "05": run_05, "06": run_06, "07": run_07, "08": run_08}
