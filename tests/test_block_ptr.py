@@ -168,3 +168,17 @@ def test_nan_padding_needs_floats(tmp_path):
                         "    tl.store(y + tl.arange(0, 16), tl.load(p, boundary_check=(0,), padding_option='nan'))\n",
                         {"x": "*i32", "y": "*i32", "n": "i32"})
     assert "padding_option 'nan' needs a floating-point block, got i32" in err and "bp.py:8:" in err
+
+
+def test_a_block_pointer_dot_loop_is_pipelined_with_async_copies():
+    """The parts of a block pointer that tl.advance leaves alone (base, shape, strides) are carried
+    unchanged: the loop reads their initial values, so its loads depend only on the index and the
+    advanced offsets, and the prefetch pass stages them (16-byte cp.async into rings) as it does
+    `ptrs += BK * stride`. Before, they were element-by-element loads through registers."""
+    sig = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp16:16", "M": "i32:16", "N": "i32:16",
+           "K": "i32:16", "stride_am": "i32:16", "stride_ak": "i32:1", "stride_bk": "i32:16", "stride_bn": "i32:1",
+           "stride_cm": "i32:16", "stride_cn": "i32:1"}
+    cu = mytriton.compile(B.matmul_block_ptr, signature=sig, constexprs={"BM": 64, "BN": 64, "BK": 32},
+                          target="sm_90", num_warps=4, num_stages=3).asm["cu"]
+    body = cu.split('extern "C"')[1]
+    assert body.count("mt_cp_async<16>(") == 6 and "_regs[" not in body
