@@ -263,3 +263,12 @@ def test_hostile_generated_kernels_agree_with_the_interpreter(k):
     same_bits_as_interpreter(k.fn, k.signature, k.constexprs,
                              [x, np.full(total, 7.0, np.float32), total - k.block // 2 - 1, -0.75],
                              (programs,), k.num_warps)
+
+
+def test_block_pointer_loops():
+    """A block pointer carried by a run-time loop (its base, shape and strides read as the initial
+    values, by LICM), loaded with boundary checks: bit for bit as the interpreter."""
+    from tests.kernels import block_ptrs as B
+    x = randn(37, 300)
+    same_as_interpreter(B.row_sums, {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "M": "i32", "N": "i32"},
+                        {"BM": 16, "BN": 64}, [x, np.zeros(37, np.float32), 37, 300], (3,), 4, tol=1e-4)

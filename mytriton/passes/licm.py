@@ -8,10 +8,17 @@ operand) may when nothing in the loop writes memory (it cannot change while the 
 runs once before the loop, masked by the loop's ``runs_guard`` (``start < stop`` for a for loop
 with a positive constant step) so that a loop that runs zero times still never touches memory;
 a loop without a guard (a while loop, a run-time step) keeps its reads.
+
+First, a region argument of a loop whose only source besides itself is one value from outside the
+loop (a carried value every iteration yields unchanged: a block pointer's base, shape and strides,
+which ``tl.advance`` leaves alone) is that value throughout, and the loop's ops read it instead. The
+ops computing from it can then move out, the prefetch pass sees loads that depend only on the index
+and the advanced offsets, and the axis analysis sees a stride of 1 as the constant it is.
 """
 from __future__ import annotations
 
 from ..ir.ops import OPS
+from ..ir.regions import sources_of
 from ..ir.ssa import Const, Function, Op, Region, walk
 from ..ir.types import BOOL, BlockType, PointerType
 
@@ -56,6 +63,7 @@ def _hoist(region: Region):
             inside = set()
             for r in op.regions:
                 inside |= _defined_in(r)
+            _forward_unchanged(op, inside)
             guard = d.region_flow.runs_guard if d.region_flow is not None else None
             may_read = guard is not None and guard(op) is not None and not any(_writes_in(r) for r in op.regions)
             hoisted = []
@@ -75,6 +83,22 @@ def _hoist(region: Region):
             new_ops.extend(hoisted)
         new_ops.append(op)
     region.ops = new_ops
+
+
+def _forward_unchanged(loop: Op, inside: set) -> None:
+    """Read, in ``loop``'s regions, each argument that only ever holds one value from outside the
+    loop (``inside``: what the loop defines) as that value (see the module's docstring)."""
+    for region in loop.regions:
+        for arg in region.args:
+            sources = {id(s): s for s in sources_of(arg) or () if s is not arg}
+            if len(sources) != 1:
+                continue
+            (value,) = sources.values()
+            if value in inside:
+                continue
+            for r in loop.regions:
+                for op in walk(r):
+                    op.operands = [value if v is arg else v for v in op.operands]
 
 
 def _loadable(load: Op) -> bool:

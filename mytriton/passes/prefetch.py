@@ -260,24 +260,11 @@ def _pipeline(loop: Op, parent: list[Op], num_warps: int, num_stages: int | None
     parent[i:i] = prologue
 
 
-def _forward_invariants(loop: Op) -> None:
-    """A carried value that every iteration yields unchanged (a block pointer's base, shape and
-    strides, which ``tl.advance`` leaves alone) is its initial value throughout: the body reads
-    that instead, so the loads it addresses depend only on the index and the inductions (and the
-    axis analysis sees a stride of 1 as the constant it is)."""
-    body = loop.regions[0]
-    for arg, init, y in zip(body.args[1:], loop.operands[3:], body.ops[-1].operands):
-        if y is arg:
-            for op in walk(body):
-                op.operands = [init if v is arg else v for v in op.operands]
-
-
 def _visit(region: Region, num_warps: int, num_stages: int | None) -> None:
     for op in list(region.ops):
         for r in op.regions:
             _visit(r, num_warps, num_stages)
         if op.name == "for" and op.regions[0].args[0].type == I32:     # (an int64 index: not pipelined)
-            _forward_invariants(op)
             _pipeline(op, region.ops, num_warps, num_stages)
 
 
