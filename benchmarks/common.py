@@ -7,6 +7,7 @@ module can still print ``--help`` on a machine without it.
 from __future__ import annotations
 
 import importlib.util
+import re
 import statistics
 import tempfile
 from pathlib import Path
@@ -16,6 +17,15 @@ KERNELS = ROOT / "manifests" / "kernels"
 
 _MYTRITON_IMPORTS = (("import mytriton as triton", "import triton"),
                      ("import mytriton.language as tl", "import triton.language as tl"))
+
+
+# (pattern, replacement) per line of a file of Triton's: its imports of the language and of names
+# from `triton` become mytriton's (what `import triton` itself becomes is the caller's choice)
+TO_MYTRITON = [
+    (re.compile(r"^(\s*)import triton\.language as (\w+)\s*$"), r"\1import mytriton.language as \2"),
+    (re.compile(r"^(\s*)from triton\.language((?:\.\w+)*) import "), r"\1from mytriton.language\2 import "),
+    (re.compile(r"^(\s*)from triton import "), r"\1from mytriton import "),
+]
 
 
 def triton_source(path: Path) -> str:

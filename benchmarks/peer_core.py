@@ -48,15 +48,15 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from common import TO_MYTRITON
+
 REPO = Path(__file__).resolve().parents[1]
 
 # (pattern, replacement) on each line of the test file: the language and jit become mytriton's
 REWRITES = [
     (re.compile(r"^(\s*)import triton\s*$"),                        # the real one stays, for its helpers
      r"\1import triton as _real_triton  # (benchmarks/peer_core.py)\n\1import mytriton as triton"),
-    (re.compile(r"^(\s*)import triton\.language as (\w+)\s*$"), r"\1import mytriton.language as \2"),
-    (re.compile(r"^(\s*)from triton\.language((?:\.\w+)*) import "), r"\1from mytriton.language\2 import "),
-    (re.compile(r"^(\s*)from triton import "), r"\1from mytriton import "),
+    *TO_MYTRITON,
 ]
 # device queries the tests make through `triton.runtime.driver` are the real Triton's helpers
 DRIVER = (re.compile(r"\btriton\.runtime\.driver\b"), "_real_triton.runtime.driver")

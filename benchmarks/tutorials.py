@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from common import TO_MYTRITON
+
 FILES = {"01": "01-vector-add.py", "02": "02-fused-softmax.py", "04": "04-low-memory-dropout.py",
          "05": "05-layer-norm.py", "06": "06-fused-attention.py", "07": "07-extern-functions.py",
          "08": "08-grouped-gemm.py"}
@@ -38,12 +40,7 @@ NOT_INTERPRETED = {"06": "the file asks the GPU driver for its target and PyTorc
 
 _DECORATORS = {"jit", "autotune", "heuristics"}
 # (pattern, replacement) per line: the tutorial's imports of Triton become mytriton's
-_TO_MYTRITON = [
-    (re.compile(r"^(\s*)import triton\s*$"), r"\1import mytriton as triton"),
-    (re.compile(r"^(\s*)import triton\.language as (\w+)\s*$"), r"\1import mytriton.language as \2"),
-    (re.compile(r"^(\s*)from triton\.language((?:\.\w+)*) import "), r"\1from mytriton.language\2 import "),
-    (re.compile(r"^(\s*)from triton import "), r"\1from mytriton import "),
-]
+_TO_MYTRITON = [(re.compile(r"^(\s*)import triton\s*$"), r"\1import mytriton as triton"), *TO_MYTRITON]
 
 
 class TutorialError(Exception):

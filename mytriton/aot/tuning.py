@@ -119,7 +119,7 @@ def _check_record(path: str, record: dict, manifest: Manifest) -> None:
             raise UsageError(f"--tune-from {path}: kernel '{name}': malformed record ({exc!r} missing)") from None
         wanted = [(dict(s.constexprs), s.num_warps, s.num_stages) for s in entry.specializations]
         if configs != wanted:
-            missing = [Specialization("", tuple(c.items()), w, None, s).label for c, w, s in wanted
+            missing = [_config_label({"constexprs": c, "num_warps": w, "num_stages": s}) for c, w, s in wanted
                        if (c, w, s) not in configs]
             detail = f" (not recorded: {'; '.join(missing)})" if missing else ""
             raise stale(f"kernel '{name}': the recorded configs are not the manifest's{detail}")
@@ -208,7 +208,7 @@ class _Tuner:
                 "configs": [config_record(spec) for spec in self.entry.specializations], "problems": problems}
 
     def problem(self, inputs, problem: dict) -> dict:
-        from ..runtime import bench
+        from ..runtime import bench, driver
         grid, args = self.call_inputs(inputs, problem)
         arrays = _Arrays(self.entry.params, args)
         times, notes, reference = [], [], None
@@ -219,7 +219,7 @@ class _Tuner:
             try:
                 launch_grid = self.grid(grid, spec, args)
                 kernel.launch(launch_grid, args)
-                _synchronize()
+                driver.synchronize()
             except Exception as exc:  # noqa: BLE001 - a config that cannot run is skipped, with why
                 _fatal(exc, label)
                 times.append(None)
@@ -263,11 +263,6 @@ class _Tuner:
             meta.update(spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
             return grid(meta)
         return grid
-
-
-def _synchronize() -> None:
-    from ..runtime import driver
-    driver.synchronize()
 
 
 def _fatal(exc: Exception, label: str) -> None:
@@ -418,8 +413,9 @@ def report_text(record: dict) -> str:
 
 
 def _config_label(config: dict) -> str:
-    stages = [] if config["num_stages"] is None else [f"s{config['num_stages']}"]
-    return " ".join([f"{k}={v}" for k, v in config["constexprs"].items()] + [f"w{config['num_warps']}"] + stages)
+    """A recorded config as progress lines and errors show a specialization (``Specialization.label``)."""
+    return Specialization("", tuple(config["constexprs"].items()), config["num_warps"], None,
+                          config["num_stages"]).label
 
 
 def _cell(item: dict, i: int) -> str:

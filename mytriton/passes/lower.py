@@ -46,7 +46,7 @@ class Lowering:
                 stack.extend(reversed(pending))
                 continue
             stack.pop()
-            values[id(top)] = _with_hints(self.lower_node(top), top)
+            values[id(top)] = _carry_hints(self.lower_node(top), top)
             self.keep.append(top)
         return values[id(node)]
 
@@ -72,7 +72,7 @@ class Lowering:
         operands = [self.value(n) for n in st.operands]
         regions = []
         for i, (scope, args, exits) in enumerate(zip(st.scopes, st.args, st.exits)):
-            values = [_with_hints(Value(n.type), n) for n in args]
+            values = [_carry_hints(Value(n.type), n) for n in args]
             for n, v in zip(args, values):
                 self.values[id(n)] = v
             self.keep.extend(args)
@@ -85,7 +85,7 @@ class Lowering:
         op = Op(st.op, operands, [n.type for n in st.results], attrs, regions=regions, loc=st.loc)
         region.ops.append(op)
         for n, r in zip(st.results, op.results):
-            self.values[id(n)] = _with_hints(r, n)
+            self.values[id(n)] = _carry_hints(r, n)
             self.keep.append(n)
         _spread_hints(op)
 
@@ -101,7 +101,7 @@ class Lowering:
         return Combine(body)
 
 
-def _with_hints(value: Value | None, node: Node) -> Value | None:
+def _carry_hints(value: Value | None, node: Node) -> Value | None:
     """*value*, carrying *node*'s promises (tl.multiple_of...) on to the SSA value."""
     if node.hints and value is not None and not isinstance(value, Const):
         value.hints = {**(value.hints or {}), **node.hints}

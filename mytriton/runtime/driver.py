@@ -1574,10 +1574,12 @@ class KernelFamily:
 
     def launch(self, grid, args, constexprs: dict, num_warps: int | None = None, stream=None) -> None:
         """Select the specialization and launch it (see the class docstring)."""
-        if self._dispatch is not None and num_warps is None and all(v is _UNSET for v in constexprs.values()):
+        if self._dispatch is None:
+            kernel = self._select_kernel(constexprs, num_warps)
+        elif num_warps is None and all(v is _UNSET for v in constexprs.values()):
             selection = self._tuned_selection(args)
             kernel, constexprs = selection[-1][0], dict(zip(self.constexpr_names, selection))
-        else:
+        else:       # (the tuned launcher passes the constexprs left out as _UNSET)
             constexprs = {k: v for k, v in constexprs.items() if v is not _UNSET}
             kernel = self._select_kernel(constexprs, num_warps)
         if callable(grid):
