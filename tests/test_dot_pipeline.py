@@ -263,6 +263,36 @@ def test_emulated_wgmma_attention_agrees_with_the_interpreter(head_dim, warps, c
     np.testing.assert_allclose(o_cuda.astype(np.float32), o_interp.astype(np.float32), rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("warps,causal", [(4, True), (8, False)])
+def test_emulated_wgmma_attention_through_a_branch_and_block_pointers(warps, causal):
+    """Attention whose scores pass through a run-time ``if`` (Triton's tutorial 06 splits the
+    diagonal so) and whose Kᵀ is a column-major block pointer: the first dot still reaches the
+    second in registers (through the branch's results), so both run on wgmma with A in registers."""
+    from tests.kernels import block_ptrs
+    n_ctx, head_dim = 192, 64
+    q, k, v = (RNG.standard_normal((1, n_ctx, head_dim)).astype(np.float16) for _ in range(3))
+    sig = {"q_ptr": "*fp16:16", "k_ptr": "*fp16:16", "v_ptr": "*fp16:16", "o_ptr": "*fp16:16", "sm_scale": "fp32",
+           "N_CTX": "i32:16"}
+    ce = {"HEAD_DIM": head_dim, "BLOCK_M": 128, "BLOCK_N": 64, "CAUSAL": causal}
+    ck = mytriton.compile(block_ptrs.attention_branchy, sig, ce, num_warps=warps, target="sm_90a", num_stages=3)
+    body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
+    blocks = 128 // (64 * (warps // 4))
+    assert body.count("wgmma.mma_async") == blocks * (head_dim // 16 + 64 // 16)
+    assert "mt_mma_m16n8k16" not in body and "const unsigned fa[4]" in body
+    grid = (mytriton.cdiv(n_ctx, 128), 1)
+    o_cuda, o_interp = np.zeros_like(q), np.zeros_like(q)
+    cuda_emulator.run(ck.asm["cu"], [q, k, v, o_cuda, head_dim ** -0.5, n_ctx], grid)
+    block_ptrs.attention_branchy[grid](q, k, v, o_interp, head_dim ** -0.5, n_ctx, **ce, num_warps=warps)
+    np.testing.assert_allclose(o_cuda.astype(np.float32), o_interp.astype(np.float32), rtol=2e-3, atol=2e-3)
+    scores = (q[0].astype(np.float32) @ k[0].astype(np.float32).T) * head_dim ** -0.5
+    if causal:
+        scores = np.where(np.tril(np.ones((n_ctx, n_ctx), bool)), scores, -np.inf)
+    p = np.exp(scores - scores.max(1, keepdims=True))
+    want = (p / p.sum(1, keepdims=True)) @ v[0].astype(np.float32)
+    np.testing.assert_allclose(o_interp[0].astype(np.float32), want, rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("bm,bn,bk,warps,stages,late", [(128, 128, 32, 4, 3, False), (128, 256, 64, 8, 3, False),
                                                         (128, 128, 64, 4, 3, True), (128, 128, 64, 8, 3, True),
                                                         (128, 128, 32, 4, 4, False)])

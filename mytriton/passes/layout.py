@@ -17,7 +17,7 @@ from ..errors import CompilationError
 from ..ir.layout import (BlockedLayout, DotOperandLayout, Layout, MmaLayout, SliceLayout, default_layout,
                          mma_layout, num_regs, permuted_operand_layout, to_linear)
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS, THROUGH_SHARED
-from ..ir.regions import flow_of, incoming, is_target, lanes, port, terminator
+from ..ir.regions import flow_of, incoming, is_target, lanes, port, sources_of, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
 from ..ir.types import BF16, F16, F32, I8, I32, BlockType, PointerType, broadcast_shapes, shape_of
 from .prefetch import staged_chain
@@ -113,7 +113,8 @@ def dot_layout(op: Op, num_warps: int, chained: bool = False, wgmma: bool = Fals
 
 def chained_dots(fn: Function) -> set[Op]:
     """The dots whose A operand is computed from another dot's result in registers (through any ops
-    but loads), and those other dots."""
+    but loads, and through the values flowing into a region op's results and region arguments: a
+    run-time ``if`` in attention's loop), and those other dots."""
     chained = set()
     for op in walk(fn.body):
         if op.name != "dot":
@@ -121,10 +122,15 @@ def chained_dots(fn: Function) -> set[Op]:
         seen, work = set(), [op.operands[0]]
         while work:
             v = work.pop()
-            src = v.owner
-            if v in seen or not isinstance(src, Op) or OPS[src.name].reads_memory or src.regions:
+            if v in seen:
                 continue
             seen.add(v)
+            src = v.owner
+            if (flowing := sources_of(v)) is not None:
+                work += flowing
+                continue
+            if not isinstance(src, Op) or OPS[src.name].reads_memory or src.regions:
+                continue
             if src.name == "dot":
                 chained |= {src, op}
                 continue

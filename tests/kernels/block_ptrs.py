@@ -87,3 +87,45 @@ def descriptor_histogram(idx_ptr, out_ptr, N, BN: tl.constexpr):
     """desc.atomic_add of a block of ones at a run-time offset, per program."""
     d = tl.make_tensor_descriptor(out_ptr, [N], [1], [BN])
     d.atomic_add([tl.load(idx_ptr + tl.program_id(0))], tl.full((BN,), 1, tl.int32))
+
+
+@triton.jit
+def attention_branchy(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
+                      BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    """Attention forward through block pointers, Kᵀ read as a column-major (HEAD_DIM, BLOCK_N)
+    block; the scores take one of two run-time branches (masked on and past the diagonal, plain
+    before it), so the first dot reaches the second through an ``if``. N_CTX % BLOCK_N == 0."""
+    start_m = tl.program_id(0)
+    base = tl.program_id(1) * N_CTX * HEAD_DIM
+    q_block = tl.make_block_ptr(q_ptr + base, (N_CTX, HEAD_DIM), (HEAD_DIM, 1), (start_m * BLOCK_M, 0),
+                                (BLOCK_M, HEAD_DIM), (1, 0))
+    kt_block = tl.make_block_ptr(k_ptr + base, (HEAD_DIM, N_CTX), (1, HEAD_DIM), (0, 0), (HEAD_DIM, BLOCK_N), (0, 1))
+    v_block = tl.make_block_ptr(v_ptr + base, (N_CTX, HEAD_DIM), (HEAD_DIM, 1), (0, 0), (BLOCK_N, HEAD_DIM), (1, 0))
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    scale = sm_scale * 1.44269504
+    q = tl.load(q_block, boundary_check=(0,))
+    diagonal = start_m * BLOCK_M if CAUSAL else N_CTX
+    for start_n in range(0, N_CTX, BLOCK_N):
+        qk = tl.dot(q, tl.load(kt_block))
+        if start_n + BLOCK_N > diagonal:
+            qk = qk * scale + tl.where(offs_m[:, None] >= start_n + offs_n[None, :], 0, -1.0e6)
+            m_new = tl.maximum(m_i, tl.max(qk, 1))
+            qk -= m_new[:, None]
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * scale)
+            qk = qk * scale - m_new[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        acc = tl.dot(p.to(tl.float16), tl.load(v_block), acc)
+        m_i = m_new
+        kt_block = tl.advance(kt_block, (0, BLOCK_N))
+        v_block = tl.advance(v_block, (BLOCK_N, 0))
+    o_block = tl.make_block_ptr(o_ptr + base, (N_CTX, HEAD_DIM), (HEAD_DIM, 1), (start_m * BLOCK_M, 0),
+                                (BLOCK_M, HEAD_DIM), (1, 0))
+    tl.store(o_block, (acc / l_i[:, None]).to(tl.float16), boundary_check=(0,))
