@@ -93,8 +93,11 @@ def test_the_cuda_keeps_the_operands_in_rings_filled_by_cp_async():
     body = cu[cu.index("__global__"):]
     assert body.count("mt_cp_async<16>(") == 6 and body.count("mt_cp_async_commit();") == 6
     assert "mt_cp_async_wait<2>();" in cu and "mt_cp_async_wait<0>();" in cu       # (2 operands x 1 in flight)
-    # the epilogue's layout conversion (128 x 128 fp32) reuses the rings' memory after the loop
-    assert ck.metadata["shared"] == max(3 * (a_bytes + b_bytes), 128 * 128 * 4)
+    # the epilogue's layout conversion reuses the rings' memory after the loop; it converts the
+    # fp16 result, after the cast (passes/layout.sink_conversions), not the fp32 accumulator
+    assert ck.metadata["shared"] == max(3 * (a_bytes + b_bytes), 128 * 128 * 2)
+    epilogue = body[body.index("mt_cp_async_wait<0>();"):]
+    assert epilogue.index("__float2half_rn(") < epilogue.index("__half* buf = ")
 
 
 def run_gemm(dtype, m, n, k, bm, bn, bk, warps, aligned, target="sm_90", b_transposed=False):

@@ -488,8 +488,39 @@ def assign_layouts(fn: Function, target: str = "sm_90") -> Function:
     la.region(fn.body)
     assert not la.requests, "layout requests left for values defined nowhere"
     la.apply_inserts()
+    sink_conversions(fn)
     check_register_budget(fn)
     return fn
+
+
+def sink_conversions(fn: Function) -> None:
+    """Move a conversion below the one elementwise op of one operand that uses it when that op's
+    result is narrower (a GEMM's fp32 accumulator stored as fp16): the op runs in the source layout
+    and half the bytes cross shared memory."""
+    users: dict[Value, list[Op]] = {}
+    for op in walk(fn.body):
+        for v in op.operands:
+            users.setdefault(v, []).append(op)
+    regions = [fn.body] + [r for op in walk(fn.body) for r in op.regions]
+    for region in regions:
+        for conv in list(region.ops):
+            if conv.name != "convert_layout" or len(users.get(conv.result, [])) != 1:
+                continue
+            (user,) = users[conv.result]
+            d = OPS[user.name]
+            if not (d.elementwise and d.keeps_layout and user in region.ops and len(user.operands) == 1
+                    and len(user.results) == 1 and isinstance(user.result.type, BlockType)
+                    and user.result.type.scalar.bits < conv.result.type.scalar.bits):
+                continue
+            src, out = conv.operands[0], user.result
+            user.operands[0] = src
+            moved = Op("convert_layout", [out], [out.type], loc=conv.loc)
+            moved.result.layout, out.layout = out.layout, src.layout
+            for consumer in users.pop(out, []):
+                consumer.operands = [moved.result if v is out else v for v in consumer.operands]
+            users[out] = [moved]
+            region.ops.remove(conv)
+            region.ops.insert(region.ops.index(user) + 1, moved)
 
 
 def check_register_budget(fn: Function) -> None:

@@ -26,6 +26,7 @@ from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, c_string, comment_text, kernel_symbol
 from .atomics import atomic_statement
 from .dot import dot_mma, dot_portable, plan_rings, staged_load
+from ...ir.exchange import plan_exchange
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
 from ...ir.layout import MmaLayout, permuted_registers, to_linear
 from ...ir.libdevice import FUNCTIONS as LIBDEVICE
@@ -931,9 +932,30 @@ class CudaEmitter:
             self.per_element(res, f"{self.ref(res)}[r] = {self.ref(src)}[{index}];")
             return
         self.emit(self.declare(res) + ";")
-        self.through_shared(self.value_c_type(res), res.type.numel, _smem_bytes(res.type.scalar),
-                            lambda: self.per_element(src, f"buf[{self.offset(src, 'r')}] = {self.ref(src)}[r];"),
-                            lambda: self.per_element(res, f"{self.ref(res)}[r] = buf[{self.offset(res, 'r')}];"))
+        ct, eb = self.value_c_type(res), _smem_bytes(res.type.scalar)
+        ex = plan_exchange(self.layout_of(src), self.layout_of(res), eb)
+        swizzle = ex.swizzle.as_layout(res.type.numel)
+
+        def at(v: Value) -> str:             # the buffer address of register r's element
+            return self.index(offset_expr(self.layout_of(v).flatten_outs().compose(swizzle)), "r")
+
+        def move(v: Value, vec: int, write: bool):
+            if vec == 1:
+                self.per_element(v, f"buf[{at(v)}] = {self.ref(v)}[r];" if write
+                                 else f"{self.ref(v)}[r] = buf[{at(v)}];")
+                return
+            t = f"mt_vec<{ct}, {vec}>"
+            self.emit("#pragma unroll")
+            if write:
+                self.emit(f"for (int r = 0; r < {self.nregs(v)}; r += {vec}) {{ {t} t; "
+                          f"for (int j = 0; j < {vec}; ++j) t.v[j] = {self.ref(v)}[r + j]; "
+                          f"*reinterpret_cast<{t}*>(buf + {at(v)}) = t; }}")
+            else:
+                self.emit(f"for (int r = 0; r < {self.nregs(v)}; r += {vec}) {{ "
+                          f"const {t} t = *reinterpret_cast<const {t}*>(buf + {at(v)}); "
+                          f"for (int j = 0; j < {vec}; ++j) {self.ref(v)}[r + j] = t.v[j]; }}")
+        self.through_shared(ct, res.type.numel, eb, lambda: move(src, ex.src_vec, True),
+                            lambda: move(res, ex.dst_vec, False))
 
     def shape_op(self, op: Op):
         """reshape, join, split, cat, flip: the operands go to shared memory, one after the other,
