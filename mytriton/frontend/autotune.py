@@ -73,6 +73,20 @@ def _interpreted(values) -> bool:
         np is not None and any(isinstance(v, np.ndarray) for v in values))
 
 
+_DTYPE_NAMES: dict = {}
+
+
+def _dtype_name(dtype) -> str:
+    """``str(dtype)``, remembered per dtype object (numpy's ``str`` of a dtype takes microseconds)."""
+    try:
+        return _DTYPE_NAMES[dtype]
+    except KeyError:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+        return name
+    except TypeError:                  # (an unhashable dtype attribute)
+        return str(dtype)
+
+
 class Autotuner:
     """``kernel[grid](...)`` picks a config per key (see the module's docstring)."""
 
@@ -102,6 +116,10 @@ class Autotuner:
         self.best_config: Config | None = None
         self._lock = threading.Lock()
         self.__name__ = unwrap(fn).__name__
+        # what every launch needs of the configs, computed once: their names (a launch may not
+        # set them) and each config's launch keywords, by identity
+        self._tuned_names = frozenset(k for c in self.configs for k in c.all_kwargs())
+        self._launch_kwargs = {id(c): c.all_kwargs() for c in self.configs}
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(grid, args, kwargs)
@@ -116,7 +134,7 @@ class Autotuner:
 
     def _key(self, named: dict) -> tuple:
         values = tuple(named[k] for k in self.keys if k in named)
-        dtypes = tuple(str(v.dtype) for v in named.values() if hasattr(v, "dtype") and not isinstance(v, type))
+        dtypes = tuple(_dtype_name(v.dtype) for v in named.values() if hasattr(v, "dtype") and not isinstance(v, type))
         return values + dtypes
 
     def prune(self, named: dict) -> list[Config]:
@@ -233,15 +251,16 @@ class Autotuner:
         return min(timings, key=timings.get)
 
     def run(self, grid, args, kwargs):
-        clash = sorted(set(kwargs) & {k for c in self.configs for k in c.all_kwargs()})
+        clash = kwargs.keys() & self._tuned_names
         if clash:
-            raise ValueError(f"{self.__name__}: Conflicting meta-parameters: {', '.join(clash)}. Make sure that you "
-                             f"don't re-define auto-tuned symbols.")
+            raise ValueError(f"{self.__name__}: Conflicting meta-parameters: {', '.join(sorted(clash))}. Make sure "
+                             f"that you don't re-define auto-tuned symbols.")
         config = self.choose(grid, args, kwargs)
         self.best_config = config
+        tuned = self._launch_kwargs.get(id(config)) or config.all_kwargs()
         if config.pre_hook is not None:
-            config.pre_hook({**self._named(args, kwargs), **config.all_kwargs()})
-        return self.fn[grid](*args, **kwargs, **config.all_kwargs())
+            config.pre_hook({**self._named(args, kwargs), **tuned})
+        return self.fn[grid](*args, **kwargs, **tuned)
 
     def __repr__(self):
         return f"Autotuner({self.fn!r}, {len(self.configs)} configs, key={self.keys})"
