@@ -1,7 +1,8 @@
 """passes/combine.py: ``x + tl.dot(a, b)`` becomes ``tl.dot(a, b, x)`` (Triton's CombineDotAdd),
 only where the dot's own accumulator is zero, its result is used by that add alone and the types
 agree; the interpreter computes the same either way, and attention's
-``acc * alpha + tl.dot(p, v)`` accumulates on the tensor cores."""
+``acc * alpha + tl.dot(p, v)`` accumulates on the tensor cores. A pointer tile advanced by two
+scalars is advanced once, by their i64 sum (what a pipelined GEMM's loads ahead look like)."""
 import numpy as np
 import pytest
 
@@ -59,3 +60,26 @@ def test_the_interpreter_computes_the_same(case):
         p = a[:, s:s + 16].astype(np.float64) @ b[s:s + 16].astype(np.float64)
         want = [want + p, p + want * 0.5, want + 2 * p, want + (want + p)][case]
     np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-3)
+
+
+@mytriton.jit
+def _advanced_twice(x_ptr, y_ptr, s, t, BLOCK: tl.constexpr):
+    p = x_ptr + tl.arange(0, BLOCK)
+    q = (p + s) + t                                        # -> p + (i64(s) + i64(t))
+    tl.store(y_ptr + tl.arange(0, BLOCK), tl.load(q) + tl.load(p + s + 2))
+
+
+def test_a_tile_advanced_by_two_scalars_is_advanced_once():
+    fn = build_ssa(_advanced_twice, {"x_ptr": "*fp32", "y_ptr": "*fp32", "s": "i32", "t": "i32"}, {"BLOCK": 32})
+
+    def by_scalar(op):
+        return op.name == "addptr" and hasattr(op.operands[0].type, "shape") and not hasattr(op.operands[1].type, "shape")
+    advances = [op for op in walk(fn.body) if by_scalar(op)]
+    assert advances and not any(isinstance(op.operands[0].owner, type(op)) and by_scalar(op.operands[0].owner)
+                                for op in advances)
+    sums = [op.operands[1].owner for op in advances]
+    assert sum(getattr(o, "name", None) == "add" and str(o.result.type) == "i64" for o in sums) == 2
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(32, np.float32)
+    _advanced_twice[(1,)](x, y, 3, 5, BLOCK=32)
+    np.testing.assert_array_equal(y, x[8:40] + x[5:37])

@@ -15,10 +15,10 @@ from .induction import pointer_induction
 # runs again after LICM: hoisted invariants can then merge with their twins outside the loop;
 # after the prefetching of loads (software pipelining), LICM and CSE tidy the new address code;
 # pointer tiles carried around loops then become carried offsets (after LICM, which would hoist the
-# rebuilt tiles out again)
+# rebuilt tiles out again), and combine folds the prefetched loads' second advance into the offset
 PASSES = [("fold", fold), ("combine", combine), ("cse", cse), ("licm", licm), ("cse", cse),
           ("prefetch", prefetch), ("fold", fold), ("licm", licm), ("cse", cse),
-          ("pointer_induction", pointer_induction), ("cse", cse), ("dce", dce)]
+          ("pointer_induction", pointer_induction), ("combine", combine), ("cse", cse), ("dce", dce)]
 
 
 def optimize(fn: Function) -> Function:
