@@ -7,6 +7,7 @@ import pytest
 
 import mytriton
 import mytriton.language as tl
+from mytriton.errors import CompilationError
 from tests.kernels import basic, lang
 
 
@@ -185,3 +186,36 @@ def test_triton_idioms_compile():
     out = np.zeros(1, np.uint32)
     lang.triton_compat[(1,)](out)
     assert out[0] == 32
+
+
+@mytriton.jit
+def _constexpr_types(lit: tl.constexpr, TENSOR_TYPE: tl.constexpr, PLAIN: tl.constexpr):
+    same: tl.constexpr = lit
+    tl.static_assert(lit.type == tl.core.constexpr_type(lit))
+    tl.static_assert(same.type == tl.core.constexpr_type(lit) and same == lit)
+    if TENSOR_TYPE is not None:
+        plain = lit                                  # a plain name holding a number reads as a tensor
+        tl.static_assert(plain.type == TENSOR_TYPE)
+        if PLAIN:
+            tl.static_assert(plain.type == tl.core.constexpr_type(lit))
+
+
+@pytest.mark.parametrize("lit,tensor_type", [(10, tl.int32), (32.1, tl.float32), ((5, 6, 7), None), ("s", None),
+                                              (2**40, tl.int64)])
+def test_a_constexpr_names_type_is_a_constexpr_type_of_its_value(lit, tensor_type):
+    mytriton.compile(_constexpr_types, {}, {"lit": lit, "TENSOR_TYPE": tensor_type, "PLAIN": False})
+    assert tl.core.constexpr_type(10) == tl.core.constexpr_type(10) != tl.core.constexpr_type(10.0)
+    assert repr(tl.core.constexpr_type((5, 6))) == "constexpr_type[(5, 6)]"
+
+
+def test_a_plain_name_is_not_a_constexpr_and_a_constexpr_annotation_wants_a_compile_time_value():
+    with pytest.raises(CompilationError, match="static_assert"):
+        mytriton.compile(_constexpr_types, {}, {"lit": 10, "TENSOR_TYPE": tl.int32, "PLAIN": True})
+
+    @mytriton.jit
+    def runtime_value(x_ptr):
+        pid: tl.constexpr = tl.program_id(0)
+        tl.store(x_ptr, pid)
+    with pytest.raises(CompilationError, match=r"'pid' is annotated tl.constexpr but is given a run-time value") as e:
+        mytriton.compile(runtime_value, {"x_ptr": "*i32"})
+    assert f"test_language.py:{runtime_value.fn.__code__.co_firstlineno + 2}" in str(e.value)

@@ -30,7 +30,7 @@ from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
 from ..ir.tree import CombineTree, RegionStmt, Scope
 from ..ir.types import I1, I32, I64, BlockType, PointerType, ScalarType
-from ..language.core import Composite, Shape, _current_builder, is_builtin, tensor, to_tensor
+from ..language.core import Composite, Shape, _current_builder, constexpr_type, is_builtin, tensor, to_tensor
 from ..language.triton_names import UnsupportedTritonName
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
@@ -109,7 +109,7 @@ def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
                       id(types.MethodType): "method", id(type): "class"})
         kinds.update({id(t): "code" for t in _CODE_TYPES})
         ours = (tensor, ScalarType, PointerType, BlockType, JITFunction, tl.range, tl.static_range, tl.block_ptr,
-                tl.tensor_descriptor)
+                tl.tensor_descriptor, constexpr_type)
         kinds.update({id(t): "leaf" for t in ours})
         classes = [v for k, v in vars(builtins).items() if not k.startswith("_") and type(v) is type]
         classes += [*ours, type(None), tl.constexpr, tl.PropagateNan, tl.pointer_type]
@@ -366,6 +366,9 @@ class CodeGenerator(ast.NodeVisitor):
         self.call_depth = call_depth
         self.return_value = None
         self.loop_depth = 0
+        # names bound as compile-time values (constexpr parameters, ``x: tl.constexpr = ...``):
+        # their ``.type`` is a constexpr_type, where a plain name holding a number reads as a tensor
+        self.constexpr_vars = set(jit_fn.constexpr_names)
         # the statements still to run after the one being visited, innermost list last (None: an
         # unrolled loop, past which the rest is not a list of statements)
         self.pending: list[list[ast.stmt] | None] = []
@@ -440,6 +443,7 @@ class CodeGenerator(ast.NodeVisitor):
             if isinstance(value, list):
                 value = tuple(value)
             self.env[target.id] = value
+            self.constexpr_vars.discard(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, (tuple, list)):
                 raise self.error(target, f"cannot unpack {type(value).__name__} into {len(target.elts)} names")
@@ -456,9 +460,16 @@ class CodeGenerator(ast.NodeVisitor):
             self.assign(t, value)
 
     def visit_AnnAssign(self, node):
+        from .jit import is_constexpr_annotation
         if node.value is None:
             raise self.error(node, "annotated declaration without a value")
-        self.assign(node.target, self.visit(node.value))
+        value = self.visit(node.value)
+        self.assign(node.target, value)
+        if is_constexpr_annotation(node.annotation) and isinstance(node.target, ast.Name):
+            if isinstance(value, tensor):
+                raise self.error(node.value, f"'{node.target.id}' is annotated tl.constexpr but is given a run-time "
+                                             f"value")
+            self.constexpr_vars.add(node.target.id)
 
     def visit_AugAssign(self, node):
         if not isinstance(node.target, ast.Name):
@@ -872,6 +883,9 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_Attribute(self, node):
         base = self.visit(node.value)          # a value the kernel may use: its attributes run no host code
+        if node.attr == "type" and isinstance(node.value, ast.Name) and node.value.id in self.constexpr_vars \
+                and not isinstance(base, tensor):
+            return constexpr_type(base)
         if type(base) in (int, float, bool) and not hasattr(base, node.attr) and hasattr(tensor, node.attr):
             base = to_tensor(base)             # `acc = 0; acc.to(tl.int64)`: Triton's numbers are tensors there
         is_module = type(base) is types.ModuleType
@@ -1083,7 +1097,7 @@ def _callable_kind(fn) -> str | None:
     from .. import next_power_of_2
     if is_builtin(fn) and (getattr(fn, "__module__", None) or "").startswith("mytriton.language"):
         return "tl"
-    if fn is tl.cdiv or fn is tl.constexpr or fn is next_power_of_2:
+    if fn is tl.cdiv or fn is tl.constexpr or fn is next_power_of_2 or fn is constexpr_type:
         return "tl"
     owner = getattr(fn, "__self__", None)
     if type(owner) is tensor and not fn.__name__.startswith("_"):

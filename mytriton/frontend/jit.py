@@ -15,7 +15,7 @@ import types
 from .codegen import SourceInfo, admitted, outside_attribute, type_name
 
 
-def _is_constexpr_annotation(ann) -> bool:
+def is_constexpr_annotation(ann) -> bool:
     if ann is None:
         return False
     if isinstance(ann, ast.Attribute):
@@ -121,7 +121,7 @@ class JITFunction:
         self.file = os.path.abspath(inspect.getsourcefile(fn) or "<unknown>")
         self.source_info = SourceInfo(self.file, first, indent, dedented.splitlines(), fn.__name__)
         fn_def = self.parse()
-        self.constexpr_names = [a.arg for a in fn_def.args.args if _is_constexpr_annotation(a.annotation)]
+        self.constexpr_names = [a.arg for a in fn_def.args.args if is_constexpr_annotation(a.annotation)]
         self._lock = threading.Lock()
         self._cache: dict = {}
         self._fast: dict = {}            # frontend/launch.py's fast path: argument kinds -> kernel

@@ -31,6 +31,24 @@ class constexpr:
         return value
 
 
+class constexpr_type:
+    """The type of a compile-time value, as Triton's ``x.type`` gives it for a name annotated
+    ``tl.constexpr`` (a constexpr parameter, or ``x: tl.constexpr = ...``): two are equal when their
+    values are (``tl.static_assert(x.type == constexpr_type(10))``)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and type(self.value) is type(other.value) and self.value == other.value
+
+    def __hash__(self):
+        return hash((type(self.value), self.value))
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value!r}]"
+
+
 _current_builder: contextvars.ContextVar = contextvars.ContextVar("mytriton_builder", default=None)
 
 
