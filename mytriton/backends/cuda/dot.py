@@ -485,23 +485,27 @@ def dot_mma(em, op: Op):
     em.emit("}")
 
 
-def _descriptor(base: str, st: _Staging, step: int, row0: str = "0") -> str:
+def _descriptor(base: str, st: _Staging) -> str:
     """C++ for wgmma's 64-bit shared-memory matrix descriptor of the tile ``st`` at ``base`` (a
-    shared-window address), for K step ``step`` (32 bytes) and, for a K-major tile, the rows
-    from ``row0``: the start address, the leading and stride byte offsets, the swizzle mode (as
-    PTX's matrix-descriptor format: address, LBO and SBO in 16-byte units; mode 1/2/3 = 128/64/32
-    bytes). K-major: rows ``swizzle`` bytes apart, 8-row groups 8 rows apart (SBO), a K step 32
-    bytes along the row. MN-major (K rows of N): 8-row groups along K (SBO), 128-byte columns of
-    N (``atoms``) ``rows * swizzle`` bytes apart (LBO), a K step 16 rows."""
+    shared-window address): the start address, the leading and stride byte offsets, the swizzle mode
+    (as PTX's matrix-descriptor format: address, LBO and SBO in 16-byte units; mode 1/2/3 = 128/64/32
+    bytes). K-major: rows ``swizzle`` bytes apart, 8-row groups 8 rows apart (SBO). MN-major (K rows
+    of N): 8-row groups along K (SBO), 128-byte columns of N (``atoms``) ``rows * swizzle`` bytes
+    apart (LBO). One is made per operand and dot; each K step (``_step_bytes``) adds to its address
+    field, which cannot carry into the next field: every address is below 2^18 bytes."""
     w = st.swizzle
-    mode = {128: 1, 64: 2, 32: 3}[w]
+    lbo = st.rows * w if st.trans else 16
+    return f"mt_wgmma_desc({base}, {lbo}, {8 * w}, {({128: 1, 64: 2, 32: 3})[w]})"
+
+
+def _step_bytes(st: _Staging, step: int, row0: int = 0) -> int:
+    """The bytes from a tile's start to where K step ``step`` (32 bytes of K) reads, from row ``row0``
+    of a K-major tile: MN-major, 16 rows of K a step; K-major, 32 bytes along the row, a step past
+    the first 128 bytes of a row in the next column (``atoms``)."""
+    w = st.swizzle
     if st.trans:
-        start = f"{base} + {step * 16 * w}"
-        lbo = st.rows * w
-    else:                            # (a K step past the first 128 bytes of a row: the next column)
-        start = f"{base} + {step * 32 // w * st.rows * w} + ({row0}) * {w} + {step * 32 % w}"
-        lbo = 16
-    return f"mt_wgmma_desc({start}, {lbo}, {8 * w}, {mode})"
+        return step * 16 * w
+    return step * 32 // w * st.rows * w + row0 * w + step * 32 % w
 
 
 def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
@@ -530,10 +534,22 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     em.per_element(res, f"{ref}[r] = {em.ref(acc)}[r];")
     em.emit("{")
     em.depth += 1
-    em.emit(f"const unsigned sb = mt_smem_address({em.ref(b)});")
-    if sa is not None:
-        em.emit(f"const unsigned sa = mt_smem_address({em.ref(a)});")
     em.emit("const int wg = tid >> 7;")
+    em.emit(f"const unsigned long long db0 = {_descriptor(f'mt_smem_address({em.ref(b)})', sb)};")
+    if sa is not None:               # (A: warpgroup wg reads its 64 rows)
+        em.emit(f"const unsigned long long da0 = "
+                f"{_descriptor(f'mt_smem_address({em.ref(a)}) + 64 * wg * {sa.swizzle}', sa)};")
+    steps = kk // k_step
+    if sa is None:                   # A's fragment words, packed before the fence: a register the wgmmas
+        # read that is written after it makes ptxas fence (and serialize) each wgmma again.
+        # Word w of block i, step s: registers 8 (s + steps i) + 2 w, + 1 (DotOperandLayout)
+        rows = []
+        for i in range(blocks):
+            for step in range(steps):
+                base = 8 * (step + steps * i)
+                rows.append("{" + ", ".join(f"mt_pack_word({em.ref(a)}[{base + 2 * w}], {em.ref(a)}[{base + 2 * w + 1}])"
+                                            for w in range(4)) + "}")
+        em.emit(f"const unsigned fa[{len(rows)}][4] = {{{', '.join(rows)}}};")
     em.emit("mt_wgmma_fence();")
     regs = ", ".join(f"%{x}" for x in range(half))
     trans_b = 1 if sb.trans else 0
@@ -552,21 +568,18 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     for i in range(blocks):
         outs = ", ".join(f'{out}({ref}[{4 * (n // 8) * i + x}])' for x in range(half))
         ptrs = ", ".join(f"&{ref}[{4 * (n // 8) * i + x}]" for x in range(half))
-        for step in range(kk // k_step):
-            db = _descriptor("sb", sb, step)
+        for step in range(steps):
+            db = f"db0 + {_step_bytes(sb, step) >> 4}"
             em.emit("{")
             if sa is not None:
-                da = _descriptor("sa", sa, step, f"64 * wg + {64 * groups * i}")
+                da = f"da0 + {_step_bytes(sa, step, 64 * groups * i) >> 4}"
                 em.emit(f"  const unsigned long long da = {da}, db = {db};")
                 ins, emulated = '"l"(da), "l"(db)', f"mt_emulated_wgmma(d, {n}, da, db, {kind}, {trans})"
-            else:                    # word w: registers 8 (step + steps * i) + 2 w, + 1 (DotOperandLayout)
-                base = 8 * (step + kk // k_step * i)
-                words = ", ".join(f"mt_pack_word({em.ref(a)}[{base + 2 * w}], {em.ref(a)}[{base + 2 * w + 1}])"
-                                  for w in range(4))
-                em.emit(f"  const unsigned fa[4] = {{{words}}};")
+            else:
+                j = step + steps * i
                 em.emit(f"  const unsigned long long db = {db};")
-                ins = '"r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "l"(db)'
-                emulated = f"mt_emulated_wgmma_ra(d, {n}, fa, db, {kind}, {trans})"
+                ins = ", ".join(f'"r"(fa[{j}][{w}])' for w in range(4)) + ', "l"(db)'
+                emulated = f"mt_emulated_wgmma_ra(d, {n}, fa[{j}], db, {kind}, {trans})"
             em.emit("#ifdef __CUDA_ARCH__")
             em.emit(f'  asm volatile("{ptx}" : {outs} : {ins}, "r"(1));')
             em.emit("#else")
