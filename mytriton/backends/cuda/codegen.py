@@ -217,8 +217,10 @@ class CudaEmitter:
                          for r in op.regions for inner in walk(r)}
         self.used = use_counts(fn.body)
         # dot operands kept in rings of shared-memory buffers (backends/cuda/dot.py), at the start of
-        # the shared memory; the other users of shared memory take what follows
-        self.rings, self.ring_bytes = plan_rings(self)
+        # the shared memory; the other users of shared memory take what follows (16-byte aligned:
+        # layout conversions move 16-byte vectors)
+        self.rings, ring_bytes = plan_rings(self)
+        self.ring_bytes = -(-ring_bytes // 16) * 16
         self.rings_live = False
 
     # --- naming and types -----------------------------------------------------------------------
