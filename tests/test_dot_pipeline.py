@@ -259,6 +259,9 @@ def test_emulated_wgmma_attention_agrees_with_the_interpreter(head_dim, warps, c
     blocks = 128 // (64 * (warps // 4))                  # 64-row blocks per warpgroup
     assert body.count("wgmma.mma_async") == blocks * (head_dim // 16 + 64 // 16)     # q @ k^T, then p @ v
     assert ", p, 1, 1, 0;" in body and ", p, 1, 1, 1;" in body
+    # `offs_n < N_CTX` on the scores is one value over 16 columns (N_CTX: i32:16): each register
+    # compares its run's representative (codegen.representative), which nvcc then computes once
+    assert re.search(r"\] = \(v\d+\[\(r & \d+\)\] < p_N_CTX\);", body)
     # A's fragment words are packed before the fence (written after it, ptxas fences each wgmma again)
     assert len(re.findall(r"const unsigned fa\[\d+\]\[4\] = [^\n]*\n\s*mt_wgmma_fence\(\);", body)) == 2
     grid = (mytriton.cdiv(n_ctx, 128), heads)
