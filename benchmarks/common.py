@@ -91,7 +91,10 @@ def bench(fn, rotations: int, warmup_ms=50, reps=50):
     times = []
     for i in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(100_000)    # the GPU waits (~50 us) while the host launches: kernel time only
+        # the GPU waits (~125 us) while the host launches: kernel time only (a JIT launch through an
+        # autotuner of a 25-argument kernel took about 55 us of host time, more than the 50 us waited
+        # before, and tutorial 06's attention timed its launch instead of its kernel)
+        torch.cuda._sleep(250_000)
         s.record()
         fn(i % rotations)
         e.record()
