@@ -1,0 +1,73 @@
+"""The JIT's launch path on the CPU, with the fake driver of tests/test_runtime_cpu.py (NVRTC compiles
+for real): a launch whose arguments are of kinds seen before takes the fast path to the kernel that
+launch compiled, and a change of kind — an integer that stops being 1 or divisible by 16, a pointer
+that loses its 16-byte alignment, another dtype — compiles (or finds) its own specialization, the
+arguments each passes being the ones it was compiled for. On the GPU: tests/test_jit_gpu.py."""
+import struct
+
+import pytest
+
+import mytriton
+import mytriton.language as tl
+from mytriton.frontend import launch as L
+from mytriton.runtime import driver as rt
+from tests.test_runtime_cpu import FakeDriver, install_fake_driver
+
+@mytriton.jit
+def scale(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs * stride, tl.load(x_ptr + offs * stride, mask=offs < n) * 2, mask=offs < n)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    drv = install_fake_driver(monkeypatch, FakeDriver())
+    monkeypatch.delenv("MYTRITON_INTERPRET", raising=False)
+    scale._cache.clear()
+    scale._fast.clear()
+    return drv
+
+
+def launch(x, y, n, stride):
+    return scale[(1,)](x, y, n, stride, BLOCK=64)
+
+
+def test_the_fast_path_keys_each_specialization(fake):
+    x, y = rt.DeviceArray(256, "fp32"), rt.DeviceArray(256, "fp32")
+    seen = []
+    for n, stride in [(64, 1), (64, 1), (48, 1), (50, 1), (64, 2), (64, 2), (50, 1)]:
+        k = launch(x, y, n, stride)
+        seen.append((k, sorted(p for p, _ in k.params), [str(t) for _, t in k.params]))
+    kernels = [s[0] for s in seen]
+    # n divisible by 16 (64, 48) shares a specialization; 50 is another; a stride of 1 is compiled in
+    assert kernels[0] is kernels[1] is kernels[2] and kernels[3] is kernels[6]
+    assert len({id(k) for k in kernels}) == 3
+    assert seen[0][2] == ["*fp32:16", "*fp32:16", "i32:16"] and seen[3][2] == ["*fp32:16", "*fp32:16", "i32"]
+    assert seen[4][1] == ["n", "stride", "x_ptr", "y_ptr"]
+    assert len(scale._fast) == 3
+    # each launch passed what its kernel takes: the last one x, y and n = 50 (stride 1 compiled in)
+    fake.param_sizes = [8, 8, 4]
+    launch(x, y, 50, 1)
+    assert fake.launches[-1]["args"] == [struct.pack("<Q", x.ptr), struct.pack("<Q", y.ptr), struct.pack("<i", 50)]
+
+
+def test_an_unaligned_view_or_another_dtype_is_another_specialization(fake):
+    x, y = rt.DeviceArray(256, "fp32"), rt.DeviceArray(256, "fp32")
+    aligned = launch(x, y, 64, 1)
+    shifted = launch(x.view_offset(4), y, 64, 1)
+    assert shifted is not aligned and str(shifted.params[0][1]) == "*fp32"
+    h = rt.DeviceArray(256, "fp16")
+    half = launch(h, h, 64, 1)
+    assert [str(t) for _, t in half.params][:2] == ["*fp16:16", "*fp16:16"]
+    assert launch(x, y, 64, 1) is aligned and launch(h, h, 64, 1) is half
+
+
+def test_interpreting_is_never_served_from_the_fast_path(fake, monkeypatch):
+    import numpy as np
+    x, y = rt.DeviceArray(256, "fp32"), rt.DeviceArray(256, "fp32")
+    launch(x, y, 64, 1)
+    monkeypatch.setenv("MYTRITON_INTERPRET", "1")
+    xs, ys = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    launch(xs, ys, 64, 1)
+    np.testing.assert_array_equal(ys, xs * 2)
+    assert L._fast_lookup(scale, [x, y, 64], {"BLOCK": 64}, 4, None) is None
