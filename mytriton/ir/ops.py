@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .libdevice import FUNCTIONS as LIBDEVICE
-from .ssa import Const
+from .ssa import Const, Loc, Op
 from ..runtime.driver import ML_DTYPES
 from .types import (SCALARS, BlockType, F32, I1, I32, I64, PointerType, ScalarType, Type, U32, broadcast_shapes,
                     make_type, promote, shape_of)
@@ -125,6 +125,12 @@ class OpDef:
 
 
 OPS: dict[str, OpDef] = {}
+
+
+def typed_op(name: str, operands: list, loc: Loc | None = None, **attrs) -> Op:
+    """A new op of the registry, its one result typed by the op's type rule (for passes that
+    build ops: the frontend's builder types its own)."""
+    return Op(name, operands, [OPS[name].type_rule([v.type for v in operands], attrs)], attrs=attrs, loc=loc)
 
 
 def define(op: OpDef) -> OpDef:

@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from ..ir.ops import OPS
+from ..ir.ops import typed_op
 from ..ir.ssa import Const, Function, Op, Region, Value, replace_uses, use_counts, walk
 from ..ir.types import I64, BlockType
 
@@ -46,7 +46,7 @@ def _i64(v: Value, loc, before: list[Op]) -> Value:
         return v
     if isinstance(v, Const):
         return Const(v.value, I64)
-    cast = Op("cast", [v], [I64], {"dtype": I64}, loc=loc)
+    cast = typed_op("cast", [v], loc, dtype=I64)
     before.append(cast)
     return cast.result
 
@@ -61,7 +61,7 @@ def _reassociate(region: Region) -> None:
             continue
         new: list[Op] = []
         s1, s2 = (_i64(v, op.loc, new) for v in (inner.operands[1], op.operands[1]))
-        total = Op("add", [s1, s2], [OPS["add"].type_rule([I64, I64], {})], loc=op.loc)
+        total = typed_op("add", [s1, s2], op.loc)
         new.append(total)
         at = region.ops.index(op)
         region.ops[at:at] = new

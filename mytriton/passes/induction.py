@@ -16,13 +16,9 @@ Registers of manifests/kernels/gemm.py's fp16 GEMM on sm_90 (ptxas): a 128x64x32
 """
 from __future__ import annotations
 
-from ..ir.ops import OPS
+from ..ir.ops import typed_op
 from ..ir.ssa import Const, Function, Op, Region, Value, walk
 from ..ir.types import BlockType, I64, PointerType
-
-
-def _op(name: str, operands: list, loc, **attrs) -> Op:
-    return Op(name, operands, [OPS[name].type_rule([v.type for v in operands], attrs)], attrs=attrs, loc=loc)
 
 
 def _rewrite_lane(loop: Op, lane: int, parent: Region, root: Region) -> bool:
@@ -45,13 +41,13 @@ def _rewrite_lane(loop: Op, lane: int, parent: Region, root: Region) -> bool:
         return False
     # the body: the carried offset, the pointers of this iteration
     offset = Value(I64, body)
-    moved = _op("addptr", [init, offset], loop.loc)
+    moved = typed_op("addptr", [init, offset], loop.loc)
     here = moved.result
     for op in walk(body):
         if op is not adv:
             op.operands = [here if v is arg else v for v in op.operands]
-    tail = [] if inc.type == I64 else [_op("cast", [inc], adv.loc, dtype=I64)]
-    advanced = _op("add", [offset, tail[0].result if tail else inc], adv.loc)
+    tail = [] if inc.type == I64 else [typed_op("cast", [inc], adv.loc, dtype=I64)]
+    advanced = typed_op("add", [offset, tail[0].result if tail else inc], adv.loc)
     tail.append(advanced)
     body.ops.remove(adv)                              # (its one use, the yield, now takes the offset)
     body.ops.insert(0, moved)
@@ -64,7 +60,7 @@ def _rewrite_lane(loop: Op, lane: int, parent: Region, root: Region) -> bool:
     old_result = loop.results[lane]
     final = Value(I64, loop)
     loop.results[lane] = final
-    after = _op("addptr", [init, final], loop.loc)
+    after = typed_op("addptr", [init, final], loop.loc)
     users = [op for op in walk(root) if old_result in op.operands]
     if users:
         at = parent.ops.index(loop) + 1

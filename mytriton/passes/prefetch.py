@@ -33,7 +33,7 @@ tensor cores work on this one, and no registers hold them.
 """
 from __future__ import annotations
 
-from ..ir.ops import OPS
+from ..ir.ops import OPS, typed_op
 from ..ir.ssa import Const, Function, Op, Region, Value, walk
 from ..ir.types import BlockType, I32, I64
 
@@ -41,11 +41,6 @@ from ..ir.types import BlockType, I32, I64
 PREFETCH_BYTES_PER_THREAD = 64
 PREFETCH_DEPTH = 1                  # iterations ahead (see above)
 DOT_STAGES = 3                      # shared-memory buffers per dot operand where a loop asks for none
-
-
-def _op(name: str, operands: list, loc, **attrs) -> Op:
-    rt = OPS[name].type_rule([v.type for v in operands], attrs)
-    return Op(name, operands, [rt], attrs=attrs, loc=loc)
 
 
 def _const(value: int, t=I32) -> Const:
@@ -142,7 +137,7 @@ def _runs(index: Value, ahead: int, loop: Op, out: list[Op]) -> Value:
     loc = loop.loc
 
     def emit(name, operands, **attrs):
-        op = _op(name, operands, loc, **attrs)
+        op = typed_op(name, operands, loc, **attrs)
         out.append(op)
         return op.result
     wide = emit("cast", [index], dtype=I64)
@@ -168,7 +163,7 @@ def _issue(load: Op, sl: list[Op], index: Value, at: Value, ahead: int, loop: Op
         base = loop.operands[3 + i] if first else arg
         if ahead:
             inv = step_op.operands[1]
-            by = _op("mul", [inv, _const(ahead, inv.type)], loop.loc)
+            by = typed_op("mul", [inv, _const(ahead, inv.type)], loop.loc)
             moved = Op(step_op.name, [base, by.result], [arg.type], attrs=dict(step_op.attrs), loc=step_op.loc)
             out += [by, moved]
             base = moved.result
@@ -182,7 +177,7 @@ def _issue(load: Op, sl: list[Op], index: Value, at: Value, ahead: int, loop: Op
     m = OPS["load"].mask_operand
     elem = load.results[0].type.scalar
     if len(operands) > m:
-        mask = _op("and", [operands[m], runs], load.loc)
+        mask = typed_op("and", [operands[m], runs], load.loc)
         out.append(mask)
         operands[m] = mask.result
     else:
@@ -218,13 +213,13 @@ def _pipeline(loop: Op, parent: list[Op], num_warps: int, num_stages: int | None
     top: list[Op] = []                          # at the top of the body: iteration i + D's loads
     starts, aheads = [start], {}                # start + k * step, k < D; i + D * step
     for k in range(1, max(depths.values())):
-        by = _op("mul", [step, _const(k)], loop.loc)
-        at = _op("add", [start, by.result], loop.loc)
+        by = typed_op("mul", [step, _const(k)], loop.loc)
+        at = typed_op("add", [start, by.result], loop.loc)
         prologue += [by, at]
         starts.append(at.result)
     for depth in sorted(set(depths.values())):
-        step_by = _op("mul", [step, _const(depth)], loop.loc)
-        ahead = _op("add", [index, step_by.result], loop.loc)
+        step_by = typed_op("mul", [step, _const(depth)], loop.loc)
+        ahead = typed_op("add", [index, step_by.result], loop.loc)
         top += [step_by, ahead]
         aheads[depth] = ahead.result
     inits, args, yields, names = [], [], [], []
