@@ -116,10 +116,8 @@ class Autotuner:
         self.best_config: Config | None = None
         self._lock = threading.Lock()
         self.__name__ = unwrap(fn).__name__
-        # what every launch needs of the configs, computed once: their names (a launch may not
-        # set them) and each config's launch keywords, by identity
+        # the names the configs set (a launch may not set them), once rather than at every launch
         self._tuned_names = frozenset(k for c in self.configs for k in c.all_kwargs())
-        self._launch_kwargs = {id(c): c.all_kwargs() for c in self.configs}
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(grid, args, kwargs)
@@ -257,7 +255,7 @@ class Autotuner:
                              f"that you don't re-define auto-tuned symbols.")
         config = self.choose(grid, args, kwargs)
         self.best_config = config
-        tuned = self._launch_kwargs.get(id(config)) or config.all_kwargs()
+        tuned = config.all_kwargs()
         if config.pre_hook is not None:
             config.pre_hook({**self._named(args, kwargs), **tuned})
         return self.fn[grid](*args, **kwargs, **tuned)
