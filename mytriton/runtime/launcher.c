@@ -64,16 +64,6 @@ static PyObject *described_type = NULL;                 /* the tensor class the 
 static method get_device_method, data_ptr_method;
 static PyObject *dtype_descriptor = NULL;               /* the class's .dtype data descriptor */
 static descrgetfunc dtype_get = NULL;                   /* and its getter */
-static PyObject *last_torch_dtype = NULL, *last_ours = NULL;  /* the latest dtype looked up, and ours for it */
-
-/* Remember (torch dtype, our dtype string) for the next tensor; takes the reference to torch_dtype. */
-static void remember_dtype(PyObject *torch_dtype, PyObject *ours) {
-    PyObject *old_dtype = last_torch_dtype, *old_ours = last_ours;
-    Py_XINCREF(ours);
-    last_torch_dtype = torch_dtype, last_ours = ours;
-    Py_XDECREF(old_dtype);
-    Py_XDECREF(old_ours);
-}
 
 static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -93,7 +83,6 @@ static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Py_INCREF(args[2]);
     device_array_type = args[1];
     tensor_info = args[2];
-    remember_dtype(NULL, NULL);
     Py_XDECREF(old_type);
     Py_XDECREF(old_info);
     Py_RETURN_NONE;
@@ -183,15 +172,9 @@ static int read_pointer(PyObject *v, PyObject *want, long device, uint64_t *out)
         if (is_device(dev, device)) {
             PyObject *torch_dtype = dtype_get ? dtype_get(dtype_descriptor, v, type) : PyObject_GetAttr(v, s_dtype);
             PyObject *ours = NULL;
-            if (torch_dtype != NULL && torch_dtype == last_torch_dtype) {
-                ours = last_ours;           /* the usual case: every tensor of a launch has one dtype */
-                Py_DECREF(torch_dtype);
-            } else if (torch_dtype != NULL) {
+            if (torch_dtype != NULL) {
                 ours = PyDict_GetItemWithError(PyList_GetItem(tensor_info, 1), torch_dtype);   /* borrowed */
-                if (ours != NULL)           /* keeps the reference to torch_dtype */
-                    remember_dtype(torch_dtype, ours);
-                else
-                    Py_DECREF(torch_dtype);
+                Py_DECREF(torch_dtype);
             }
             if (ours != NULL && same_string(ours, want)) {
                 PyObject *ptr = call_method(v, &data_ptr_method);
