@@ -96,11 +96,10 @@ def _wavefronts(bases: dict[str, list[int]], swz: Swizzle, elem_bytes: int, vec:
     return int(np.bincount(slots, minlength=len(regs) * BANKS).reshape(len(regs), BANKS).max(axis=1).sum())
 
 
-def _conflicts(bases: dict[str, list[int]], swz: Swizzle, elem_bytes: int, vec: int) -> bool:
-    """Whether some access of this side takes more wavefronts than its bytes need."""
+def _least(bases: dict[str, list[int]], elem_bytes: int, vec: int) -> int:
+    """The fewest wavefronts this side's accesses could take: each its bytes over the 128 one serves."""
     accesses = 1 << (len(bases[REGISTER]) - (vec.bit_length() - 1))
-    need = max(1, -(-32 * vec * elem_bytes // (4 * BANKS)))
-    return _wavefronts(bases, swz, elem_bytes, vec) > accesses * need
+    return accesses * max(1, -(-32 * vec * elem_bytes // (4 * BANKS)))
 
 
 def wavefronts(src: LinearLayout, dst: LinearLayout, elem_bytes: int, ex: Exchange) -> tuple[int, int]:
@@ -111,32 +110,29 @@ def wavefronts(src: LinearLayout, dst: LinearLayout, elem_bytes: int, ex: Exchan
             _wavefronts(_flat_bases(dst), ex.swizzle, elem_bytes, ex.dst_vec))
 
 
+@lru_cache(maxsize=512)
 def plan_exchange(src: LinearLayout, dst: LinearLayout, elem_bytes: int) -> Exchange:
     """The swizzle (see the module's docstring) and vector widths for moving a tile from the
     layout ``src`` to ``dst`` through shared memory, both layouts of the same shape."""
-    return _plan(src, dst, elem_bytes)
-
-
-@lru_cache(maxsize=512)
-def _plan(src: LinearLayout, dst: LinearLayout, elem_bytes: int) -> Exchange:
     a, b = _flat_bases(src), _flat_bases(dst)
     bits = src.numel.bit_length() - 1
 
-    def cost(swz: Swizzle) -> tuple[int, Exchange]:
+    def cost(swz: Swizzle) -> tuple[int, bool, Exchange]:
+        """(wavefronts, whether some access takes more than its bytes need, the exchange)."""
         va, vb = _vector(a, swz, elem_bytes), _vector(b, swz, elem_bytes)
-        return _wavefronts(a, swz, elem_bytes, va) + _wavefronts(b, swz, elem_bytes, vb), Exchange(swz, va, vb)
+        wa, wb = _wavefronts(a, swz, elem_bytes, va), _wavefronts(b, swz, elem_bytes, vb)
+        return wa + wb, wa > _least(a, elem_bytes, va) or wb > _least(b, elem_bytes, vb), Exchange(swz, va, vb)
 
-    plain = Swizzle()
-    if not any(_conflicts(x, plain, elem_bytes, _vector(x, plain, elem_bytes)) for x in (a, b)):
-        return Exchange(plain, _vector(a, plain, elem_bytes), _vector(b, plain, elem_bytes))
-    best_cost, best = cost(plain)
+    best_cost, conflicted, best = cost(Swizzle())
+    if not conflicted:                   # (row-major order is as good as any)
+        return best
     # (the bank of an element is bits `low` .. `low` + 4 of its address: the swizzle permutes
     # chunks among those bits by address bits above them)
     low = (4 // elem_bytes).bit_length() - 1 if elem_bytes < 4 else 0
     for v in range(low, low + 5):
         for k in range(1, low + 6 - v):
             for s in range(low + 5, bits - k + 1):
-                c, ex = cost(Swizzle(v, s, k))
+                c, _, ex = cost(Swizzle(v, s, k))
                 if c < best_cost:
                     best_cost, best = c, ex
     return best
