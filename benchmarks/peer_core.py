@@ -79,7 +79,9 @@ def patch_kernel(template, to_replace):  # replaced by mytriton's benchmarks/pee
             f.write(src)
         os.replace(tmp, path)
     namespace = {}
-    exec(compile(src, path, "exec"), globals(), namespace)
+    # the patched kernel keeps the template's closure, as Triton's in-place source update does
+    scope = {**globals(), **inspect.getclosurevars(template.fn).nonlocals}
+    exec(compile(src, path, "exec"), scope, namespace)
     return namespace[template.fn.__name__]
 '''
 
