@@ -100,6 +100,42 @@ def test_the_cuda_keeps_the_operands_in_rings_filled_by_cp_async():
     assert epilogue.index("__float2half_rn(") < epilogue.index("__half* buf = ")
 
 
+LINEAR_SIG = {"x_ptr": "*bf16:16", "w_ptr": "*bf16:16", "bias_ptr": "*bf16:16", "y_ptr": "*bf16:16",
+              **{p: "i32:16" for p in ("M", "N", "K", "stride_xm", "stride_wk", "stride_ym")}}
+
+
+def test_a_bias_and_activation_run_in_the_accumulators_layout_and_the_bf16_result_is_converted():
+    """acc + bias, ReLU, cast to bf16: the conversion to the store's layout moves below the cast
+    (passes/layout.sink_conversions), the bias row is converted into the accumulator's layout
+    instead; the 128x128 fp32 accumulator never crosses shared memory."""
+    ck = mytriton.compile(gemm.linear_kernel, LINEAR_SIG, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32,
+                                                           "GROUP_M": 8, "ACTIVATION": "relu"}, num_warps=4)
+    tail = ck.asm["ssa_layout"][ck.asm["ssa_layout"].rindex("yield"):]
+    converted = re.findall(r"convert_layout %\d+ : (\w+)<([\dx]+) x (\w+)>", tail)
+    assert sorted(converted) == [("block", "128x128", "bf16"), ("vector", "128", "f32")]
+    for op in ("add", "maximum", "cast"):
+        assert re.search(rf"= {op} .*: block<128x128 x \w+>  #mma<", tail), op
+    assert ck.metadata["shared"] < 128 * 128 * 4          # (the fp32 tile's exchange would take 64 KB)
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("activation", ["relu", "leaky_relu", ""])
+def test_emulated_linear_layer_agrees_with_the_interpreter(activation):
+    m, n, k = 80, 48, 64                        # tails in M and N
+    x, w = (RNG.standard_normal(s).astype(ml_dtypes.bfloat16) for s in ((m, k), (k, n)))
+    bias = RNG.standard_normal(n).astype(ml_dtypes.bfloat16)
+    ce = {"BLOCK_M": 64, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "ACTIVATION": activation}
+    ck = mytriton.compile(gemm.linear_kernel, LINEAR_SIG, ce, num_warps=4, target="sm_90")
+    grid = (mytriton.cdiv(m, 64) * mytriton.cdiv(n, 32),)
+    y_cuda, y_interp = np.zeros((m, n), ml_dtypes.bfloat16), np.zeros((m, n), ml_dtypes.bfloat16)
+    cuda_emulator.run(ck.asm["cu"], [x, w, bias, y_cuda, m, n, k, k, n, n], grid)
+    gemm.linear_kernel[grid](x, w, bias, y_interp, m, n, k, k, n, n, **ce, num_warps=4)
+    want = x.astype(np.float32) @ w.astype(np.float32) + bias.astype(np.float32)
+    want = {"relu": np.maximum(want, 0), "leaky_relu": np.where(want >= 0, want, 0.01 * want), "": want}[activation]
+    np.testing.assert_allclose(y_interp.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+    np.testing.assert_array_equal(y_cuda.astype(np.float32), y_interp.astype(np.float32))
+
+
 def run_gemm(dtype, m, n, k, bm, bn, bk, warps, aligned, target="sm_90", b_transposed=False):
     """matmul_kernel as emulated CUDA (compiled as the JIT specializes it) and in the interpreter
     (``b_transposed``: B given as the transpose of a row-major N x K array)."""

@@ -20,6 +20,7 @@ from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS, THROUGH_SHARED
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, sources_of, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
 from ..ir.types import BF16, F16, F32, I8, I32, BlockType, PointerType, broadcast_shapes, shape_of
+from .dce import dce
 from .prefetch import staged_chain
 
 # The most elements of one block value a thread may hold in registers. Each thread's share is an
@@ -488,39 +489,94 @@ def assign_layouts(fn: Function, target: str = "sm_90") -> Function:
     la.region(fn.body)
     assert not la.requests, "layout requests left for values defined nowhere"
     la.apply_inserts()
-    sink_conversions(fn)
+    if sink_conversions(fn):
+        dce(fn)                                   # (the operands a sunk chain no longer reads)
     check_register_budget(fn)
     return fn
 
 
-def sink_conversions(fn: Function) -> None:
-    """Move a conversion below the one elementwise op of one operand that uses it when that op's
-    result is narrower (a GEMM's fp32 accumulator stored as fp16): the op runs in the source layout
-    and half the bytes cross shared memory."""
+def sink_conversions(fn: Function) -> int:
+    """Move a conversion down a chain of elementwise ops to just below the first one that makes the
+    data narrower (a GEMM's fp32 accumulator plus a bias, activated, stored as bf16): the chain runs
+    in the source layout and half the bytes cross shared memory. A chain follows a value's one
+    user in the same region; the user's other operands must be scalars or broadcasts of fewer
+    elements (a bias row), which are converted instead (``_convert``). A chain that never narrows
+    is left alone. Returns how many conversions moved."""
+    moves = 0
     users: dict[Value, list[Op]] = {}
+    defs: dict[Value, Op] = {}
     for op in walk(fn.body):
         for v in op.operands:
             users.setdefault(v, []).append(op)
+        defs.update((r, op) for r in op.results)
     regions = [fn.body] + [r for op in walk(fn.body) for r in op.regions]
     for region in regions:
-        for conv in list(region.ops):
-            if conv.name != "convert_layout" or len(users.get(conv.result, [])) != 1:
+        for conv in [op for op in region.ops if op.name == "convert_layout"]:
+            chain = _narrowing_chain(conv, users, region)
+            if not chain:
                 continue
-            (user,) = users[conv.result]
-            d = OPS[user.name]
-            if not (d.elementwise and d.keeps_layout and user in region.ops and len(user.operands) == 1
-                    and len(user.results) == 1 and isinstance(user.result.type, BlockType)
-                    and user.result.type.scalar.bits < conv.result.type.scalar.bits):
-                continue
-            src, out = conv.operands[0], user.result
-            user.operands[0] = src
+            src, cur = conv.operands[0], conv.result
+            for user in chain:
+                for i, v in enumerate(user.operands):
+                    if v is cur:
+                        user.operands[i] = src
+                    elif isinstance(v.type, BlockType):
+                        user.operands[i] = _convert(v, src.layout, region, user, defs)
+                src = cur = user.result
+            out = chain[-1].result
             moved = Op("convert_layout", [out], [out.type], loc=conv.loc)
-            moved.result.layout, out.layout = out.layout, src.layout
+            moved.result.layout = out.layout
+            for user in chain:
+                user.result.layout = conv.operands[0].layout
             for consumer in users.pop(out, []):
                 consumer.operands = [moved.result if v is out else v for v in consumer.operands]
             users[out] = [moved]
             region.ops.remove(conv)
-            region.ops.insert(region.ops.index(user) + 1, moved)
+            region.ops.insert(region.ops.index(chain[-1]) + 1, moved)
+            moves += 1
+    return moves
+
+
+def _narrowing_chain(conv: Op, users: dict[Value, list[Op]], region: Region) -> list[Op]:
+    """The elementwise ops from ``conv``'s one user on, each the one user of the last, up to the
+    first whose result is narrower than what ``conv`` converts; [] where there is none."""
+    chain, cur = [], conv.result
+    size = _register_bytes(cur.type)
+    while len(users.get(cur, [])) == 1:
+        (user,) = users[cur]
+        d = OPS[user.name]
+        if not (d.elementwise and d.keeps_layout and user in region.ops and len(user.results) == 1
+                and isinstance(user.result.type, BlockType) and user.result.type.shape == cur.type.shape
+                and all(v is cur or not isinstance(v.type, BlockType) or prod(v.type.shape) < prod(cur.type.shape)
+                        for v in user.operands)):
+            return []
+        chain.append(user)
+        if _register_bytes(user.result.type) < size:
+            return chain
+        cur = user.result
+    return []
+
+
+def _register_bytes(ty: BlockType) -> int:
+    """The bytes one element takes in registers (and in a conversion's shared buffer)."""
+    return 8 if isinstance(ty.element, PointerType) else max(1, ty.element.bits // 8)
+
+
+def _convert(v: Value, layout: Layout, region: Region, before: Op, defs: dict[Value, Op]) -> Value:
+    """``v`` in ``layout``, made just before ``before``: a cheap definition (``arange``, ``zeros``)
+    made again, an ``expand_dims`` of a converted vector, else a ``convert_layout``."""
+    d = defs.get(v)
+    if d is not None and OPS[d.name].rematerializable:
+        new = Op(d.name, list(d.operands), [v.type], dict(d.attrs), loc=d.loc)
+    elif d is not None and d.name == "expand_dims" and isinstance(d.operands[0].type, BlockType):
+        inner = _convert(d.operands[0], SliceLayout(d.attrs["axis"], layout), region, before, defs)
+        new = Op("expand_dims", [inner], [v.type], dict(d.attrs), loc=d.loc)
+    else:
+        new = Op("convert_layout", [v], [v.type], loc=before.loc)
+    new.result.layout = layout
+    defs[new.result] = new
+    region.ops.insert(region.ops.index(before), new)
+    return new.result
 
 
 def check_register_budget(fn: Function) -> None:
