@@ -57,19 +57,19 @@ MT_APPROX(mt_exp2_approx, "ex2.approx.ftz.f32", exp2f(a))
 // valid): the load then needs no branch around it.
 __device__ const mt_vec<unsigned, 4> mt_masked_off = {};
 // cp.async (sm_80 and later): 4, 8 or 16 bytes from global to shared memory without passing
-// through registers (16: .cg, past L1); a false predicate fills them with zeros (src-size 0, from
-// the always-valid mt_masked_off). A commit closes a group of copies; wait<N> returns when at
-// most N groups are in flight. Host compilers (the CPU emulator of the tests) get the emulator's
-// deferred copies.
+// through registers (16: .cg, past L1); a false predicate fills them with zeros: src-size 0, so
+// no byte of the (masked-off, maybe out-of-bounds) source is read (as Triton passes its masked
+// copies): no select of another address, two instructions a copy less. A commit closes a group of
+// copies; wait<N> returns when at most N groups are in flight. Host compilers (the CPU emulator of
+// the tests) get the emulator's deferred copies.
 template <int BYTES>
 __device__ __forceinline__ void mt_cp_async(void* dst, const void* src, bool pred) {
 #ifdef __CUDA_ARCH__
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  const void* s = pred ? src : (const void*)&mt_masked_off;
   if constexpr (BYTES == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(s), "r"(pred ? 16 : 0));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(pred ? 16 : 0));
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" :: "r"(d), "l"(s), "n"(BYTES), "r"(pred ? BYTES : 0));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" :: "r"(d), "l"(src), "n"(BYTES), "r"(pred ? BYTES : 0));
 #else
   mt_emulated_cp_async(dst, pred ? src : nullptr, BYTES);
 #endif

@@ -214,6 +214,8 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
             # where 128 fit two without spills — Triton's kernel takes 110). (Under 256 threads two
             # blocks allow 255 registers, all there are: the bound would only move ptxas's scheduling.)
             for dot in in_flight:
+                if not _only_accumulates(dot, users, body):
+                    continue                         # (attention: its softmax needs the registers)
                 em.min_blocks = max(em.min_blocks, min(_blocks_per_sm(em, chains, layouts, wgmma, dot, 0), 2))
         for c in chains:
             x = c.values[0]
@@ -250,23 +252,45 @@ def _blocks_per_sm(em, chains, layouts, wgmma: set, dot, extra: int) -> int:
 
 
 def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> dict[Op, bool]:
-    """The wgmma dots that leave their group in flight into the next iteration — those whose result
-    only goes to the next iteration's accumulator (``acc = tl.dot(a, b, acc)``) — each with whether
+    """The wgmma dots that leave their group in flight into the next iteration, each with whether
     its rings' copies go after it (``Ring.late``): where the buffer more they would otherwise need
-    costs a thread block per SM (``_blocks_per_sm``)."""
+    costs a thread block per SM (``_blocks_per_sm``). A dot's result must only be yielded, and the
+    loop argument it becomes either only the next such dot's accumulator (``acc = tl.dot(a, b,
+    acc)``), or first read after another wgmma dot of the body, whose wait for all groups covers
+    it (attention's ``acc * alpha + tl.dot(p, v)`` after the next ``tl.dot(q, k)``: the product
+    with V overlaps the next iteration's copies and its product with K, as in Triton's pipeline).
+    (PTX: touching a wgmma's accumulator registers before a wait covers it is undefined, except
+    by the next wgmma on them.)"""
+    top = {}                                     # op -> the position of the body op it is in
+    for i, o in enumerate(body.ops):
+        top[o] = i
+        top.update((inner, i) for r in o.regions for inner in walk(r))
+    waiting = [top[d] for d in wgmma if d in body.ops
+               and any(u is not body.ops[-1] for u, _ in users.get(d.result, []))]
     found = {}
     for dot in wgmma:
-        # the accumulator cycle: the dot's result is only yielded, as the loop argument that is
-        # only the dot's accumulator (PTX: touching a wgmma's accumulator registers before a wait
-        # covers it is undefined, except by the next wgmma on them)
-        uses = users.get(dot.result, [])
-        if not (len(uses) == 1 and uses[0][0] is body.ops[-1]):
+        arg = _yielded_as(dot, users, body)
+        reads = users.get(arg, [])
+        if arg is None or not (_only_accumulates(dot, users, body)
+                               or reads and any(w < min(top.get(u, -1) for u, _ in reads) for w in waiting)):
             continue
-        arg = body.args[1 + uses[0][1]]
-        if dot.operands[2] is arg and users.get(arg, []) == [(dot, 2)]:
-            found[dot] = (_blocks_per_sm(em, chains, layouts, wgmma, dot, 1)
-                          < _blocks_per_sm(em, chains, layouts, wgmma, dot, 0))
+        found[dot] = (_blocks_per_sm(em, chains, layouts, wgmma, dot, 1)
+                      < _blocks_per_sm(em, chains, layouts, wgmma, dot, 0))
     return found
+
+
+def _yielded_as(dot: Op, users, body) -> Value | None:
+    """The loop argument ``dot``'s result becomes, where it is only yielded."""
+    uses = users.get(dot.result, [])
+    if len(uses) == 1 and uses[0][0] is body.ops[-1] and dot in body.ops:
+        return body.args[1 + uses[0][1]]
+    return None
+
+
+def _only_accumulates(dot: Op, users, body) -> bool:
+    """``acc = tl.dot(a, b, acc)``: the dot's result is the next iteration's accumulator only."""
+    arg = _yielded_as(dot, users, body)
+    return arg is not None and dot.operands[2] is arg and users.get(arg, []) == [(dot, 2)]
 
 
 class _Chain:
