@@ -23,11 +23,15 @@ from ..ir.types import BF16, F16, F32, I8, I32, BlockType, PointerType, broadcas
 from .dce import dce
 from .prefetch import staged_chain
 
-# The most elements of one block value a thread may hold in registers. Each thread's share is an
-# unrolled register array in the generated code; NVRTC's time grows faster than linearly with it
-# (on a 2-core machine: 128 elements ~2 s, 512 ~25 s, 1024 ~90 s), and far fewer fit the 255
-# registers a thread has anyway.
-MAX_ELEMENTS_PER_THREAD = 512
+# Each thread's share of a block value is an array in the generated code, walked by loops that
+# NVRTC unrolls fully up to UNROLLED_ELEMENTS_PER_THREAD elements (registers); NVRTC's time grows
+# faster than linearly with it (on a 2-core machine: 128 elements ~2 s, 512 ~25 s, 1024 ~90 s).
+# A kernel holding larger shares (far more than the 255 registers a thread has: the arrays live in
+# local memory anyway, as Triton's spills do) has its loops unrolled 4 times only: a 32x32x32 tile
+# on one warp (1024 elements a thread) compiles in 0.3 s instead of 9 s. Above
+# MAX_ELEMENTS_PER_THREAD a kernel is refused.
+UNROLLED_ELEMENTS_PER_THREAD = 512
+MAX_ELEMENTS_PER_THREAD = 4096
 
 
 def _elem_bytes(ty: BlockType) -> int:

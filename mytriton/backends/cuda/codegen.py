@@ -28,7 +28,7 @@ from .atomics import atomic_statement
 from .dot import dot_mma, dot_portable, plan_rings, staged_load
 from ...ir.exchange import plan_exchange
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
-from ...ir.layout import MmaLayout, SliceLayout, permuted_registers, to_linear
+from ...ir.layout import MmaLayout, SliceLayout, num_regs, permuted_registers, to_linear
 from ...ir.libdevice import FUNCTIONS as LIBDEVICE
 from ...ir.libdevice import declaration as libdevice_declaration
 from ...ir.linear import LANE, REGISTER, WARP, LinearLayout, thread_bit
@@ -39,6 +39,7 @@ from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
 from ...ir.types import F32, BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
+from ...passes.layout import UNROLLED_ELEMENTS_PER_THREAD
 
 _env = None
 
@@ -222,6 +223,11 @@ class CudaEmitter:
         self.rings, ring_bytes = plan_rings(self)
         self.ring_bytes = -(-ring_bytes // 16) * 16
         self.rings_live = False
+        # a share beyond what registers hold: the per-register loops are unrolled 4 times, not fully
+        # (passes/layout.UNROLLED_ELEMENTS_PER_THREAD)
+        self.partial_unroll = any(num_regs(v.layout, v.type.shape) > UNROLLED_ELEMENTS_PER_THREAD
+                                  for op in walk(fn.body) for v in op.results
+                                  if isinstance(v.type, BlockType) and v.layout is not None)
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -244,6 +250,8 @@ class CudaEmitter:
         return self.names[v]
 
     def emit(self, line: str):
+        if self.partial_unroll and line.strip() == "#pragma unroll":
+            line += " 4"
         self.lines.append("  " * self.depth + line)
 
     # --- which pointer params are never stored through (→ const) -----------------------------------
