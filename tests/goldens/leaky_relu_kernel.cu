@@ -315,7 +315,7 @@ k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slo
   // basic.py:19: mask = offs < n
   bool v5[8];
   #pragma unroll
-  for (int r = 0; r < 8; ++r) v5[r] = (v3[r] < p_n);
+  for (int r = 0; r < 8; ++r) v5[r] = (v3[(r & 4)] < p_n);
   // basic.py:20: x = tl.load(x_ptr + offs, mask=mask, other=0.0)
   float v6[8];
   #pragma unroll
