@@ -129,3 +129,11 @@ def test_sort_errors():
     with pytest.raises(mytriton.CompilationError, match="tl.topk's k must be a power of 2, got 3"):
         mytriton.compile(K.sort_kernel, {"X": "*fp32", "Z": "*fp32"},
                          {"M": 2, "N": 8, "K": 3, "DESCENDING": True, "TOPK": True})
+
+
+@pytest.mark.parametrize("n,warps", [(8, 1), (32, 4)])
+def test_indexing_and_keep_dims_as_triton(n, warps):
+    x = np.random.default_rng(5).integers(-50, 50, (n, n)).astype(np.int32)
+    z = np.zeros(2 * n + 2, np.int32)
+    want = np.concatenate([x[0] * 2, x[0] * 3, [x.sum(), x[0].max()]]).astype(np.int32)
+    check(K.index_like_triton_kernel, {"X": "*i32", "Z": "*i32"}, {"N": n}, [x, z], 1, want, warps)

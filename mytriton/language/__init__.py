@@ -399,9 +399,8 @@ def _reduce(kind):
         if dtype is not None and out.dtype != input.dtype:
             # a sum in a type narrower than 32 bits wraps in it, as Triton's does (bool: modulo 2)
             out = (out & 1 if input.dtype.bits == 1 else out).to(input.dtype)
-        if keep_dims:
-            for d in ([axis % rank] if axis is not None else builtins.range(rank)):
-                out = make("expand_dims", out, axis=d) if is_block(out) else full((1,) * rank, out, out.dtype)
+        if keep_dims:        # (a scalar result, of a whole tile or of a vector, is a tile of 1s)
+            out = make("expand_dims", out, axis=axis % rank) if is_block(out) else full((1,) * rank, out, out.dtype)
         return out
     fn.__name__ = kind
     return fn

@@ -207,19 +207,23 @@ class tensor:
         return make("max", self, axis=None)        # the max of one element is that element, any dtype
 
     def __getitem__(self, index):
+        """Triton's indexing: None at position i of the index inserts a dimension of size 1 there;
+        ':' keeps a dimension. As in Triton, the index need not name every dimension (``x[None]``
+        on a vector is (1, N)), and a ':' past the last dimension changes nothing (a scalar pointer
+        ``p[None, None, :]`` is a (1, 1) tile)."""
         if not isinstance(index, tuple):
             index = (index,)
-        out, axis = self, 0
-        for item in index:
+        out = self
+        for axis, item in enumerate(index):
             if item is None:
-                out = make("expand_dims", out, axis=axis)
-                axis += 1
-            elif isinstance(item, slice) and item == slice(None):
-                axis += 1
-            else:
+                if isinstance(out.node.type, BlockType):
+                    out = make("expand_dims", out, axis=axis)
+                elif isinstance(out.node.type, PointerType):     # a scalar: a vector of one
+                    out = out + make("zeros", shape=(1,), dtype=I32)
+                else:
+                    out = make("full", out, shape=(1,), dtype=out.dtype)
+            elif not (isinstance(item, slice) and item == slice(None)):
                 raise TypeError(f"unsupported tensor index {item!r}: only ':' and None are allowed (x[:, None])")
-        if axis != len(self.shape) + sum(1 for i in index if i is None):
-            raise TypeError(f"index {index!r} does not match the tensor's rank {len(self.shape)}")
         return out
 
     def __iter__(self):

@@ -74,3 +74,18 @@ def sort_kernel(X, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, DESCEND
     else:
         y = tl.sort(x, descending=DESCENDING)
     tl.store(Z + tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :], y)
+
+
+@triton.jit
+def index_like_triton_kernel(X, Z, N: tl.constexpr):
+    """Triton's indexing: an index need not name every dimension (x[None] on a vector), a ':'
+    past the last one changes nothing, a scalar pointer indexed with None is a tile of one; a whole
+    tile summed with keep_dims is (1, 1)."""
+    x = tl.load(X + tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :])
+    row = tl.load(X + tl.arange(0, N))
+    tl.store(Z + tl.arange(0, N)[None, :], row[None] * 2)
+    tl.store(Z + N + tl.arange(0, N)[:, None, :], row[:, None, :] * 3)
+    total = tl.sum(x, axis=None, keep_dims=True)
+    tl.static_assert(total.shape == [1, 1])
+    tl.store((Z + 2 * N)[None, None, :], total)
+    tl.store((Z + 2 * N + 1)[None], tl.max(row, axis=0, keep_dims=True))
