@@ -4,7 +4,9 @@ Builds benchmarks/manifests/bench.yaml with mytriton-build, then times each kern
 (a) the generated mytriton loader package, (b) real Triton JIT compiling the *same kernel source*
 (its `import mytriton` lines swapped for `import triton`), and (c) the PyTorch equivalent.
 Results are checked before timing; times are CUDA-event medians after warm-up, with inputs rotated
-over several buffer sets so the L2 cache flatters no one. Prints a table and writes JSON.
+over several buffer sets so the L2 cache flatters no one; the tensor-core kernels (GEMMs,
+attention) are timed interleaved, in rounds (common.bench_all), as their clocks drift over a run.
+Prints a table and writes JSON.
 
     python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,scans,rowwise,gemm,attention]
                                 [--quick]
@@ -20,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from common import KERNELS, ROOT, bench, cdiv, check, triton_module
+from common import KERNELS, ROOT, bench, bench_all, cdiv, check, triton_module
 
 
 def build_mytriton(out_dir: Path):
@@ -241,8 +243,7 @@ class Suite:
                 for impl in (mt, tr):
                     run(impl)(0)
                     check(name, c.float(), (a.float() @ b.float()), 2e-2, 1e-1)
-                t = {"mytriton": bench(run(mt), 1, reps=10), "triton": bench(run(tr), 1, reps=10),
-                     "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
+                t = bench_all({"mytriton": run(mt), "triton": run(tr), "torch": lambda i: torch.matmul(a, b, out=c)}, 1)
                 self.record(name, f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TFLOP/s", 2 * n**3, t)
         a, b = (torch.randn(n, n, device="cuda") for _ in range(2))
         c = torch.empty(n, n, device="cuda")
@@ -257,8 +258,7 @@ class Suite:
             for impl in (mt, tr):
                 run_tf32(impl)(0)
                 check("gemm_tf32", c, a @ b, 1e-2, 0.5)
-            t = {"mytriton": bench(run_tf32(mt), 1, reps=10), "triton": bench(run_tf32(tr), 1, reps=10),
-                 "torch": bench(lambda i: torch.matmul(a, b, out=c), 1, reps=10)}
+            t = bench_all({"mytriton": run_tf32(mt), "triton": run_tf32(tr), "torch": lambda i: torch.matmul(a, b, out=c)}, 1)
             self.record("gemm_tf32", f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TFLOP/s", 2 * n**3, t)
         torch.backends.cuda.matmul.allow_tf32 = False
         a, b = (torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8) for _ in range(2))
@@ -273,8 +273,7 @@ class Suite:
             for impl in (mt, tr):
                 run_i8(impl)(0)
                 check("gemm_int8", c, want, 0, 0)
-            t = {"mytriton": bench(run_i8(mt), 1, reps=10), "triton": bench(run_i8(tr), 1, reps=10),
-                 "torch": bench(lambda i: torch._int_mm(a, b), 1, reps=10)}
+            t = bench_all({"mytriton": run_i8(mt), "triton": run_i8(tr), "torch": lambda i: torch._int_mm(a, b)}, 1)
             self.record("gemm_int8", f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TOP/s", 2 * n**3, t)
         m, k, nn = (1024, 1024, 1024) if self.quick else (8192, 4096, 4096)
         x, w = torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, nn, device="cuda", dtype=torch.bfloat16)
@@ -289,8 +288,8 @@ class Suite:
         for impl in (mt, tr):
             run_linear(impl)(0)
             check("linear_bf16", y.float(), want, 5e-2, 5e-1)
-        t = {"mytriton": bench(run_linear(mt), 1, reps=10), "triton": bench(run_linear(tr), 1, reps=10),
-             "torch": bench(lambda i: torch.relu(torch.addmm(bias, x, w)), 1, reps=10)}
+        t = bench_all({"mytriton": run_linear(mt), "triton": run_linear(tr),
+                       "torch": lambda i: torch.relu(torch.addmm(bias, x, w))}, 1)
         self.record("linear_bf16", f"{m}x{k}x{nn} +bias relu", "TFLOP/s", 2 * m * k * nn, t)
         # x @ W.T with W stored as nn.Linear does (out x in): B is K-contiguous
         wt = torch.randn(nn, k, device="cuda", dtype=torch.bfloat16)
@@ -304,8 +303,7 @@ class Suite:
         for impl in (mt, tr):
             run_wt(impl)(0)
             check("matmul_wt_bf16", y.float(), want, 5e-2, 5e-1)
-        t = {"mytriton": bench(run_wt(mt), 1, reps=10), "triton": bench(run_wt(tr), 1, reps=10),
-             "torch": bench(lambda i: torch.nn.functional.linear(x, wt), 1, reps=10)}
+        t = bench_all({"mytriton": run_wt(mt), "triton": run_wt(tr), "torch": lambda i: torch.nn.functional.linear(x, wt)}, 1)
         self.record("matmul_wt_bf16", f"{m}x{k}x{nn} x @ W.T", "TFLOP/s", 2 * m * k * nn, t)
 
     def attention(self):
@@ -329,9 +327,8 @@ class Suite:
                     run(impl)(0)
                     check("attention", o.float(), want.float(), 2e-2, 2e-2)
                 flops = 4 * z * h * n_ctx * n_ctx * d * (0.5 if causal else 1)
-                t = {"mytriton": bench(run(mt), 1, reps=10), "triton": bench(run(tr), 1, reps=10),
-                     "torch": bench(lambda i: torch.nn.functional.scaled_dot_product_attention(
-                         q, k, v, is_causal=causal), 1, reps=10)}
+                t = bench_all({"mytriton": run(mt), "triton": run(tr),
+                               "torch": lambda i: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)}, 1)
                 self.record("attention", f"d={d} {'causal' if causal else 'full'}", "TFLOP/s", flops, t)
 
     def histogram(self):

@@ -75,6 +75,25 @@ def bench(fn, rotations: int, warmup_ms=50, reps=50):
     """Median ms of fn(i) over reps, i rotating over input sets; events around each call, queued
     behind a short GPU-side wait so that the host's launch cost (another benchmark:
     launch_overhead.py) overlaps it and is not counted in the kernel's time."""
+    _warm(fn, rotations, warmup_ms)
+    return statistics.median(_samples(fn, rotations, reps))
+
+
+def bench_all(fns: dict, rotations: int, warmup_ms=50, reps=30, rounds=5) -> dict:
+    """``bench`` of several implementations of one computation, interleaved: ``rounds`` rounds
+    each time every implementation ``reps // rounds`` times, in an order that rotates, so that a
+    drift of the GPU's clocks over the run (a fresh H200 moved the same GEMM by 10 % between two
+    processes) weighs on all of them alike. Median ms per name."""
+    for fn in fns.values():
+        _warm(fn, rotations, warmup_ms)
+    names, times = list(fns), {name: [] for name in fns}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            times[name] += _samples(fns[name], rotations, max(1, reps // rounds), start=r)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def _warm(fn, rotations: int, warmup_ms):
     import torch
     for i in range(3):
         fn(i % rotations)
@@ -88,8 +107,12 @@ def bench(fn, rotations: int, warmup_ms=50, reps=50):
     one = max(start.elapsed_time(end), 1e-3)
     for i in range(max(1, int(warmup_ms / one))):
         fn(i % rotations)
+
+
+def _samples(fn, rotations: int, reps: int, start: int = 0) -> list:
+    import torch
     times = []
-    for i in range(reps):
+    for i in range(start, start + reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         # the GPU waits (~125 us) while the host launches: kernel time only (a JIT launch through an
         # autotuner of a 25-argument kernel took about 55 us of host time, more than the 50 us waited
@@ -100,7 +123,7 @@ def bench(fn, rotations: int, warmup_ms=50, reps=50):
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return times
 
 
 class L2Flusher:
