@@ -71,3 +71,20 @@ def test_interpreting_is_never_served_from_the_fast_path(fake, monkeypatch):
     launch(xs, ys, 64, 1)
     np.testing.assert_array_equal(ys, xs * 2)
     assert L._fast_lookup(scale, [x, y, 64], {"BLOCK": 64}, 4, None) is None
+
+
+def test_a_cooperative_launch_goes_through_cuLaunchCooperativeKernel(fake):
+    """Triton's ``launch_cooperative_grid=True``: the same kernel and arguments, launched so that
+    every block is resident at once; a grid too large for that is the driver's refusal, named."""
+    x, y = rt.DeviceArray(256, "fp32"), rt.DeviceArray(256, "fp32")
+    fake.param_sizes = [8, 8, 4]
+    plain = scale[(2,)](x, y, 50, 1, BLOCK=64)
+    coop = scale[(2,)](x, y, 50, 1, BLOCK=64, launch_cooperative_grid=True)
+    assert coop is plain and [d["cooperative"] for d in fake.launches] == [False, True]
+    assert fake.launches[-1]["args"] == [struct.pack("<Q", x.ptr), struct.pack("<Q", y.ptr), struct.pack("<i", 50)]
+    assert fake.launches[-1]["grid"] == (2, 1, 1)
+    scale[(2,)](x, y, 50, 1, BLOCK=64, launch_cooperative_grid=False)
+    assert fake.launches[-1]["cooperative"] is False
+    with pytest.raises(rt.CudaError, match=r"cuLaunchCooperativeKernel\('scale', grid=\(1000, 1, 1\).*"
+                                           r"CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"):
+        scale[(1000,)](x, y, 50, 1, BLOCK=64, launch_cooperative_grid=True)

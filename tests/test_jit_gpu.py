@@ -318,3 +318,31 @@ def test_pinned_host_tensors_and_none_arguments():
     basic.maybe_store[(1,)](None, got)
     basic.maybe_store[(1,)](torch.tensor([7], dtype=torch.int32, device="cuda"), got)
     assert host(got).tolist() == [1, 7]
+
+
+@mytriton.jit
+def _grid_total(x_ptr, partial_ptr, out_ptr, flag_ptr, n, BLOCK: tl.constexpr):
+    """Each program sums its block; the last to finish (an atomic count) adds the partial sums —
+    the pattern a cooperative launch makes safe to spin on, here without spinning."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(partial_ptr + pid, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+    done = tl.atomic_add(flag_ptr, 1, sem="acq_rel")
+    if done == tl.num_programs(0) - 1:
+        tl.store(out_ptr, tl.sum(tl.load(partial_ptr + tl.arange(0, 64), mask=tl.arange(0, 64) < tl.num_programs(0),
+                                         other=0.0, volatile=True), axis=0))
+
+
+def test_a_cooperative_launch_computes_the_same_and_a_too_large_grid_is_refused():
+    """Triton's launch_cooperative_grid=True goes through cuLaunchCooperativeKernel: the same
+    result; a grid whose blocks cannot all be resident at once is the driver's error, named."""
+    from mytriton.runtime import driver as rt
+    x = rand(5000, 31)
+    partial, out = torch.zeros(64, device="cuda"), torch.zeros(1, device="cuda")
+    for cooperative in (False, True):
+        flag = torch.zeros(1, device="cuda", dtype=torch.int32)
+        _grid_total[(40,)](dev(x), partial, out, flag, 5000, BLOCK=128, launch_cooperative_grid=cooperative)
+        np.testing.assert_allclose(host(out)[0], x.sum(dtype=np.float64), rtol=1e-4)
+    flag = torch.zeros(1, device="cuda", dtype=torch.int32)
+    with pytest.raises(rt.CudaError, match="cuLaunchCooperativeKernel.*COOPERATIVE_LAUNCH_TOO_LARGE"):
+        _grid_total[(1_000_000,)](dev(x), partial, out, flag, 5000, BLOCK=128, launch_cooperative_grid=True)

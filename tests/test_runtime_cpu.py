@@ -49,6 +49,7 @@ class CUresult(enum.IntEnum):
     CUDA_ERROR_INVALID_CONTEXT = 201
     CUDA_ERROR_INVALID_HANDLE = 400
     CUDA_ERROR_NOT_FOUND = 500
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720
 
 
 class CUdevice_attribute(enum.IntEnum):
@@ -216,8 +217,15 @@ class FakeDriver:
             args = [ctypes.string_at(argv[i], n) for i, n in enumerate(self.param_sizes)]
         self.launches.append(dict(f=f, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared,
                                   stream=stream, args=args, ctx=self.tls.ctx,
-                                  device=self.ctx_device.get(int(self.tls.ctx), 0)))
+                                  device=self.ctx_device.get(int(self.tls.ctx), 0), cooperative=extra is None))
         return self._r("cuLaunchKernel")
+
+    cooperative_blocks = 264                 # (an H200: 132 SMs, two such blocks each)
+
+    def cuLaunchCooperativeKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params):
+        if gx * gy * gz > self.cooperative_blocks:
+            return (CUresult.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,)
+        return self.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, None)
 
     def cuGetErrorName(self, err):
         return (CUresult.CUDA_SUCCESS, CUresult(err).name.encode())

@@ -10,12 +10,14 @@ from ..errors import CompilationError
 from ..ir.ssa import globals_changed
 from .codegen import check_constexprs
 
-_LAUNCH_OPTIONS = {"num_warps": 4, "stream": None, "num_stages": None, "num_ctas": None, "maxnreg": None}
+_LAUNCH_OPTIONS = {"num_warps": 4, "stream": None, "num_stages": None, "num_ctas": None, "maxnreg": None,
+                   "launch_cooperative_grid": False}
 
 
 def make_binder(jit_fn):
     """A function with the kernel's own parameters (and defaults) plus the launch options, that
-    returns (run-time args in order, constexpr values, num_warps, stream, num_stages): Python binds the call,
+    returns (run-time args in order, constexpr values, num_warps, stream, num_stages, whether the
+    launch is cooperative: Triton's ``launch_cooperative_grid``): Python binds the call,
     so a bad one fails with Python's message naming the kernel and the parameter."""
     params, runtime, constexprs, defaults = [], [], [], {}
     for name, p in jit_fn.signature.parameters.items():
@@ -30,7 +32,8 @@ def make_binder(jit_fn):
     options = ", ".join(f"{k}={v!r}" for k, v in _LAUNCH_OPTIONS.items() if k not in jit_fn.signature.parameters)
     src = (f"def {jit_fn.__name__}({', '.join(params)}{', ' if params else ''}*, {options}):\n"
            f"    return ({''.join(n + ', ' for n in runtime)}), "
-           f"{{{', '.join(f'{n!r}: {n}' for n in constexprs)}}}, num_warps, stream, num_stages\n")
+           f"{{{', '.join(f'{n!r}: {n}' for n in constexprs)}}}, num_warps, stream, num_stages, "
+           f"launch_cooperative_grid\n")
     namespace = dict(defaults)
     exec(compile(src, f"<arguments of {jit_fn.__name__}>", "exec"), namespace)
     return namespace[jit_fn.__name__], runtime
@@ -58,7 +61,7 @@ def launch(jit_fn, grid, args, kwargs):
     if binder is None:
         binder = jit_fn._binder = make_binder(jit_fn)
     bind, names = binder
-    runtime, constexprs, num_warps, stream, num_stages = bind(*args, **kwargs)
+    runtime, constexprs, num_warps, stream, num_stages, cooperative = bind(*args, **kwargs)
     # the fast path: a launch whose arguments have been seen before, in the same kinds, goes
     # straight to the kernel that launch compiled (see _fast_keys)
     fast = _fast_lookup(jit_fn, runtime, constexprs, num_warps, num_stages)
@@ -66,8 +69,9 @@ def launch(jit_fn, grid, args, kwargs):
         kernel = fast[1]
         if not (kernel.globals_read and globals_changed(kernel.globals_read)):
             keep = kernel.jit_params
-            kernel.launch(_grid(grid, names, runtime, constexprs, num_warps),
-                          runtime if keep is None else [runtime[i] for i in keep], stream=stream)
+            (kernel.launch_cooperative if cooperative else kernel.launch)(
+                _grid(grid, names, runtime, constexprs, num_warps),
+                runtime if keep is None else [runtime[i] for i in keep], stream=stream)
             return kernel
     check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
     if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for v in runtime):
@@ -125,8 +129,9 @@ def launch(jit_fn, grid, args, kwargs):
                     jit_fn._cache[(target, *key[1:])] = kernel
                 jit_fn._cache[key] = kernel
     keep = kernel.jit_params
-    kernel.launch(_grid(grid, names, runtime, constexprs, num_warps),
-                  runtime if keep is None else [runtime[i] for i in keep], stream=stream)
+    (kernel.launch_cooperative if cooperative else kernel.launch)(
+        _grid(grid, names, runtime, constexprs, num_warps),
+        runtime if keep is None else [runtime[i] for i in keep], stream=stream)
     if fast is not None:                       # (only a launch that worked is remembered)
         jit_fn._fast[fast[0]] = kernel
     return kernel

@@ -266,6 +266,14 @@ if hasattr(os, "register_at_fork"):
 
 _get_ctx = _bootstrap_get_ctx   # rebound to cuCtxGetCurrent / cuLaunchKernel by _init()
 _launch_kernel = None
+
+
+def _launch_cooperative(fn, gx, gy, gz, bx, by, bz, shared, stream, params, _extra):
+    """cuLaunchCooperativeKernel with cuLaunchKernel's arguments (Triton's
+    ``launch_cooperative_grid=True``: every block of the grid resident at once)."""
+    if _forked:
+        _refuse_forked()
+    return _cuda.cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params)
 # A launch does not query the current context (that costs as much as the rest of the launch
 # path): a function runs only in the context that loaded it, and the driver refuses it in
 # another with one of these, after which the launcher looks the context up and launches again
@@ -968,10 +976,7 @@ _LAUNCH_BODY = """\
             _slot = _tls.slot
         except AttributeError:
             _slot = _tls.slot = _self._new_slot()
-        if _native is not None and _slot[6] and not _native(
-                _spec, _slot[6], _gx, _gy, _gz, 0 if stream is None else _stream_handle(stream), {passed}):
-            return
-        _dev = _slot[7]
+{native}        _dev = _slot[7]
 {conversions}\
         if stream is not None:
             stream = _stream_handle(stream)
@@ -980,12 +985,19 @@ _LAUNCH_BODY = """\
         except (struct.error, OverflowError, TypeError):
             raise _explain_pack_error(_params, [{packed}]) from None
         if _dev >= 0:
-            _err, = _launch_kernel(_slot[1], _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
+            _err, = {launch}(_slot[1], _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
             if not _err:
                 return
         else:
             _err = 0
-        _self._launch_slow(_err, _slot, [{names}], _gx, _gy, _gz, stream)
+        _self._launch_slow(_err, _slot, [{names}], _gx, _gy, _gz, stream{cooperative})
+"""
+
+# the native launch path first (a cooperative launcher has none)
+_NATIVE_CODE = """\
+        if _native is not None and _slot[6] and not _native(
+                _spec, _slot[6], _gx, _gy, _gz, 0 if stream is None else _stream_handle(stream), {passed}):
+            return
 """
 
 _KERNEL_LAUNCHER = """\
@@ -1099,13 +1111,17 @@ def _one_checks(params, names) -> str:
     return "".join(_ONE_CODE.format(a=a, i=i) for i, ((_, t), a) in enumerate(zip(params, names)) if t.one)
 
 
-def _generate(template: str, label: str, params, names, block: str, shared: str, **fields):
-    """Compile one launcher template; returns (its ``make`` function, source, converters, Struct)."""
+def _generate(template: str, label: str, params, names, block: str, shared: str, cooperative: bool = False,
+              **fields):
+    """Compile one launcher template; returns (its ``make`` function, source, converters, Struct).
+    ``cooperative``: its launches are ``cuLaunchCooperativeKernel``'s (not the native path's)."""
     conversions, converters, fmt, packed = _argument_code(params, names)
     passed = [a for (_, t), a in zip(params, names) if not t.one]
     body = _LAUNCH_BODY.format(names=", ".join(names), passed=", ".join(passed), packed=", ".join(packed),
                                conversions=conversions, checks=_one_checks(params, names), block=block,
-                               shared=shared)
+                               shared=shared, native="" if cooperative else _NATIVE_CODE.format(passed=", ".join(passed)),
+                               launch="_launch_cooperative" if cooperative else "_launch_kernel",
+                               cooperative=", True" if cooperative else "")
     source = template.format(converters=", ".join(["_"] + list(converters)), names=", ".join(names),
                              params="".join(f"{n}, " for n in names), body=body, **fields)
     namespace = {}
@@ -1156,6 +1172,19 @@ class Kernel:
             str(32 * self.num_warps), str(self.shared))
         self._spec = _native_spec(self.params, 32 * self.num_warps, self.shared)
         return make(self, self._tls, packer.pack_into, self.params, self._spec, None, **converters)
+
+    def launch_cooperative(self, grid, args, stream=None) -> None:
+        """``launch`` through ``cuLaunchCooperativeKernel``: the driver refuses a grid whose blocks
+        cannot all be resident at once (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), as Triton's
+        ``launch_cooperative_grid=True``. Its launcher is made at the first such launch."""
+        launcher = self.__dict__.get("_cooperative")
+        if launcher is None:
+            make, _, converters, packer = _generate(
+                _KERNEL_LAUNCHER, self.name, self.params, [f"a{i}" for i in range(len(self.params))],
+                str(32 * self.num_warps), str(self.shared), cooperative=True)
+            launcher = self._cooperative = make(self, self._tls, packer.pack_into, self.params, self._spec, None,
+                                                **converters)
+        launcher(grid, args, stream)
 
     def launch(self, grid, args, stream=None) -> None:
         """Launch on ``grid`` (an int or 1-3 positive ints) with ``args`` in parameter
@@ -1283,19 +1312,21 @@ class Kernel:
         return module, fn, key
 
     # -- the slow launch path ---------------------------------------------------
-    def _launch_slow(self, err, slot, args, gx, gy, gz, stream):
+    def _launch_slow(self, err, slot, args, gx, gy, gz, stream, cooperative=False):
         """The launches the hot path does not make (its arguments are already checked and packed
         in the slot): a thread's first, one whose arguments are on another device than the
         context it last launched in, one the driver refused with ``err`` (the current context
         changed since, or a stream of another device).  The device comes from the arguments
         themselves; the launch runs in the current context where that is on the device (and
         the thread's slot remembers the function), else in the device's primary context,
-        pushed around the launch and popped again."""
+        pushed around the launch and popped again. ``cooperative``: through
+        cuLaunchCooperativeKernel."""
         device, devices = self._device_of(args)
         if err and int(err) not in _CONTEXT_ERRORS:       # not a question of contexts: no retry
-            raise self._launch_error(err, stream, slot[7], devices, (gx, gy, gz))
+            raise self._launch_error(err, stream, slot[7], devices, (gx, gy, gz), cooperative)
         block = 32 * self.num_warps
         ctx = _check(_get_ctx(), "cuCtxGetCurrent")
+        launch = _launch_cooperative if cooperative else _launch_kernel       # (bound by _init, just run)
         if int(ctx) == 0 and device < 0:
             ctx, current = _current_context()     # int addresses only: device 0, as the CUDA runtime
         elif int(ctx) == 0:
@@ -1306,7 +1337,7 @@ class Kernel:
             current = int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
         if device < 0 or device == current:
             fn = self._bind(slot, ctx, current)
-            err, = _launch_kernel(fn, gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
+            err, = launch(fn, gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
             device = current
         else:
             current_ones = [name for name, d in devices.items() if d < 0]
@@ -1322,11 +1353,11 @@ class Kernel:
             _check(_cuda.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
             try:
                 fn = self._function(ctx, device)
-                err, = _launch_kernel(fn, gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
+                err, = launch(fn, gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
             finally:
                 _check(_cuda.cuCtxPopCurrent(), "cuCtxPopCurrent")
         if err:
-            raise self._launch_error(err, stream, device, devices, (gx, gy, gz))
+            raise self._launch_error(err, stream, device, devices, (gx, gy, gz), cooperative)
 
     def _device_of(self, args):
         """``(device, {pointer parameter: its device})`` of a launch's arguments (-1: the
@@ -1334,7 +1365,7 @@ class Kernel:
         devices = {name: argument_device(v) for (name, t), v in zip(self.params, args) if t.is_pointer}
         return launch_device(self.name, devices), devices
 
-    def _launch_error(self, err, stream, device, devices, grid) -> Exception:
+    def _launch_error(self, err, stream, device, devices, grid, cooperative=False) -> Exception:
         """What a refused launch on ``device`` raises: ValueError for a stream of another
         device, else CudaError."""
         theirs = _stream_device(stream)
@@ -1344,7 +1375,8 @@ class Kernel:
                      else "the current device: the pointer arguments do not name one")
             return ValueError(f"{self.name}: stream= is a stream of cuda:{theirs} but the launch runs on "
                               f"cuda:{device} ({where}); pass a stream of cuda:{device}")
-        return _cuda_error(err, f"cuLaunchKernel({self.name!r}, grid={grid}, block={32 * self.num_warps})")
+        call = "cuLaunchCooperativeKernel" if cooperative else "cuLaunchKernel"
+        return _cuda_error(err, f"{call}({self.name!r}, grid={grid}, block={32 * self.num_warps})")
 
     def _bind(self, slot, ctx, device: int):
         """Make the current context ``ctx`` (on ``device``) the thread's: its function, loaded
