@@ -202,11 +202,13 @@ class LayoutAssignment:
         self.chained = chained_dots(fn)
         self.k_runs = _k_major_ring_loads(fn, self.fn.num_warps, target)
         self.home: dict = {}                 # value or op -> the region it is defined in
+        self.defs: dict[Value, Op] = {}      # value -> the op defining it
         for r in [fn.body] + [r for op in walk(fn.body) for r in op.regions]:
             self.home.update((v, r) for v in r.args)
             for o in r.ops:
                 self.home[o] = r
                 self.home.update((v, r) for v in o.results)
+                self.defs.update((v, o) for v in o.results)
         self.shapes = sorted({v.type.shape for op in walk(fn.body) for v in op.results
                               if isinstance(v.type, BlockType)})
         # (only rows, accessed whole: a row or column broadcast into a tile keeps its own layout;
@@ -315,14 +317,32 @@ class LayoutAssignment:
             if want == layout:
                 continue
             if want not in made:
-                if def_op is not None and OPS[def_op.name].rematerializable:
+                if def_op is not None and (OPS[def_op.name].rematerializable or self.cheap(def_op)):
                     new = Op(def_op.name, list(def_op.operands), [v.type], dict(def_op.attrs), loc=def_op.loc)
+                    for i, x in enumerate(new.operands):    # (a cheap chain's operands: made again too)
+                        if not OPS[def_op.name].rematerializable:
+                            self.request(x, want, new, i)
                 else:
                     new = Op("convert_layout", [v], [v.type], loc=consumer.loc)
                 new.result.layout = want
                 self.inserts.append((region, def_op, new))
                 made[want] = new.result
             consumer.operands[index] = made[want]
+
+    def cheap(self, op: Op, depth: int = 3) -> bool:
+        """An elementwise op computed again in another layout rather than converted: its block
+        operands are, within ``depth`` such ops, made by ``arange``-like ops (a loop's ``k +
+        tl.arange(0, BLOCK_K)``, wanted along the rows of B and the columns of A: converting it
+        crossed shared memory, behind two barriers, in every iteration of the K loop)."""
+        d = OPS[op.name]
+        if not (d.elementwise and d.keeps_layout and d.pure and len(op.results) == 1 and depth > 0):
+            return False
+        for x in op.operands:
+            if isinstance(x.type, BlockType):
+                inner = self.defs.get(x)
+                if inner is None or not (OPS[inner.name].rematerializable or self.cheap(inner, depth - 1)):
+                    return False
+        return True
 
     def operand_requests(self, op: Op, layout: Layout | None):
         name = op.name
