@@ -123,6 +123,32 @@ def test_a_bias_and_activation_run_in_the_accumulators_layout_and_the_bf16_resul
     assert ck.metadata["shared"] < 128 * 128 * 4          # (the fp32 tile's exchange would take 64 KB)
 
 
+@mytriton.jit
+def _epilogue_chain(a_ptr, b_ptr, bias_ptr, scale_ptr, c_ptr, BLOCK: tl.constexpr):
+    rows, cols = tl.arange(0, BLOCK), tl.arange(0, BLOCK)
+    acc = tl.dot(tl.load(a_ptr + rows[:, None] * BLOCK + cols[None, :]),
+                 tl.load(b_ptr + rows[:, None] * BLOCK + cols[None, :]))
+    y = (acc + tl.load(bias_ptr + cols)[None, :]) * tl.load(scale_ptr + rows)[:, None]
+    tl.store(c_ptr + rows[:, None] * BLOCK + cols[None, :], y.to(tl.float16))
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+def test_a_conversion_sinks_through_a_chain_with_a_row_and_a_column_operand():
+    """acc + bias (a row), * scale (a column), cast to fp16: both vectors are converted into the
+    accumulator's layout, the fp16 tile crosses shared memory once; emulated against numpy."""
+    sig = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "bias_ptr": "*fp32:16", "scale_ptr": "*fp32:16",
+           "c_ptr": "*fp16:16"}
+    ck = mytriton.compile(_epilogue_chain, sig, {"BLOCK": 64}, num_warps=4, target="sm_90a")
+    converted = re.findall(r"convert_layout %\d+ : (\w+)<([\dx]+) x (\w+)>", ck.asm["ssa_layout"])
+    assert sorted(c for c in converted if c[0] == "block") == [("block", "64x64", "f16")]
+    a, b = (RNG.standard_normal((64, 64)).astype(np.float16) for _ in range(2))
+    bias, scale = (RNG.standard_normal(64).astype(np.float32) for _ in range(2))
+    c = np.zeros((64, 64), np.float16)
+    cuda_emulator.run(ck.asm["cu"], [a, b, bias, scale, c], (1,))
+    want = (a.astype(np.float32) @ b.astype(np.float32) + bias[None, :]) * scale[:, None]
+    np.testing.assert_allclose(c.astype(np.float32), want, rtol=1e-2, atol=2e-2)
+
+
 @pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
 @pytest.mark.parametrize("activation", ["relu", "leaky_relu", ""])
 def test_emulated_linear_layer_agrees_with_the_interpreter(activation):

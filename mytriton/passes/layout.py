@@ -539,19 +539,20 @@ def sink_conversions(fn: Function) -> int:
             chain = _narrowing_chain(conv, users, region)
             if not chain:
                 continue
+            source = conv.operands[0].layout             # (the layout the whole chain now runs in)
             src, cur = conv.operands[0], conv.result
             for user in chain:
                 for i, v in enumerate(user.operands):
                     if v is cur:
                         user.operands[i] = src
                     elif isinstance(v.type, BlockType):
-                        user.operands[i] = _convert(v, src.layout, region, user, defs)
+                        user.operands[i] = _convert(v, source, region, user, defs)
                 src = cur = user.result
             out = chain[-1].result
             moved = Op("convert_layout", [out], [out.type], loc=conv.loc)
             moved.result.layout = out.layout
             for user in chain:
-                user.result.layout = conv.operands[0].layout
+                user.result.layout = source
             for consumer in users.pop(out, []):
                 consumer.operands = [moved.result if v is out else v for v in consumer.operands]
             users[out] = [moved]
