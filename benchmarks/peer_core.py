@@ -80,7 +80,13 @@ def patch_kernel(template, to_replace):  # replaced by mytriton's benchmarks/pee
         os.replace(tmp, path)
     namespace = {}
     # the patched kernel keeps the template's closure, as Triton's in-place source update does
-    scope = {**globals(), **inspect.getclosurevars(template.fn).nonlocals}
+    # (its cells that are filled: a name the test assigns after the kernel is an empty cell here)
+    scope = dict(globals())
+    for name, cell in zip(template.fn.__code__.co_freevars, template.fn.__closure__ or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:
+            pass
     exec(compile(src, path, "exec"), scope, namespace)
     return namespace[template.fn.__name__]
 '''
