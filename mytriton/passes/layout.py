@@ -563,14 +563,15 @@ def sink_conversions(fn: Function) -> int:
 
 
 def _narrowing_chain(conv: Op, users: dict[Value, list[Op]], region: Region) -> list[Op]:
-    """The elementwise ops from ``conv``'s one user on, each the one user of the last, up to the
-    first whose result is narrower than what ``conv`` converts; [] where there is none."""
+    """The pure elementwise ops from ``conv``'s one user on, each the one user of the last, up to
+    the first whose result is narrower than what ``conv`` converts; [] where there is none. (A load
+    stays in the layout chosen for its accesses.)"""
     chain, cur = [], conv.result
     size = _register_bytes(cur.type)
     while len(users.get(cur, [])) == 1:
         (user,) = users[cur]
         d = OPS[user.name]
-        if not (d.elementwise and d.keeps_layout and user in region.ops and len(user.results) == 1
+        if not (d.elementwise and d.keeps_layout and d.pure and user in region.ops and len(user.results) == 1
                 and isinstance(user.result.type, BlockType) and user.result.type.shape == cur.type.shape
                 and all(v is cur or not isinstance(v.type, BlockType) or prod(v.type.shape) < prod(cur.type.shape)
                         for v in user.operands)):
