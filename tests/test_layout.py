@@ -183,3 +183,30 @@ def test_k_run_layout_holds_16_bytes_along_k_with_lanes_along_n(shape, warps, eb
     lanes = lin.bases_of("lane")
     assert lin.bases_of("register")[0] == (1, 0)
     assert [b for b in lanes if b[1]] == [(0, 1 << i) for i in range(min(5, (shape[1] - 1).bit_length()))]
+
+
+def test_a_conversion_sinks_through_pure_ops_only():
+    """A conversion of a pointer tile whose one user is a load stays where it is: the load keeps the
+    layout chosen for its accesses (8-byte pointers in, 4-byte values out would otherwise count as
+    narrowing, and the load would move to the pointers' old layout)."""
+    import mytriton
+    import mytriton.language as tl
+    from mytriton.compiler import build_ssa
+    from mytriton.ir.ssa import Op, walk
+    from mytriton.passes.layout import assign_layouts, sink_conversions
+
+    @mytriton.jit
+    def copy(x_ptr, y_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+    fn = assign_layouts(build_ssa(copy, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"N": 32}))
+    load = next(op for op in walk(fn.body) if op.name == "load")
+    ptr = load.operands[0]
+    conv = Op("convert_layout", [ptr], [ptr.type])
+    conv.result.layout = ptr.layout
+    ptr.layout = default_layout((32, 32), 4, 4, order=(0, 1))        # the pointers came column-major
+    fn.body.ops.insert(fn.body.ops.index(load), conv)
+    load.operands[0] = conv.result
+    assert sink_conversions(fn) == 0 and load.operands[0] is conv.result
+    assert load.result.layout == conv.result.layout
