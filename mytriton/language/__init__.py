@@ -176,14 +176,17 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
         raise ValueError("tl.load: boundary_check and padding_option apply to block pointers (tl.make_block_ptr); "
                          "use mask= and other= with a block of pointers")
     elem = pointer.dtype.pointee
+    # volatile: read from memory every time it runs (never hoisted, merged or prefetched: a flag
+    # another program sets); cache_modifier and eviction_policy are accepted and not used
+    attrs = {"volatile": True} if volatile else {}
     if mask is None:
         if other is not None:
             raise TypeError("tl.load: 'other' needs a 'mask'")
-        return make("load", pointer)
+        return make("load", pointer, **attrs)
     other = to_tensor(0 if other is None else other, elem)
     if other.dtype != elem:
         other = other.to(elem)
-    return make("load", pointer, _mask_operand(mask), other)
+    return make("load", pointer, _mask_operand(mask), other, **attrs)
 
 
 @builtin

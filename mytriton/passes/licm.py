@@ -29,7 +29,8 @@ def _writes_in(region: Region) -> bool:
 
 def _speculatable_read(op: Op) -> bool:
     d = OPS[op.name]
-    return d.reads_memory and not d.writes_memory and d.mask_operand is not None and _loadable(op)
+    return (d.reads_memory and not d.writes_memory and d.mask_operand is not None and _loadable(op)
+            and not op.attrs.get("volatile"))          # (a volatile load reads at every iteration)
 
 
 def _guarded_read(read: Op, loop: Op) -> list[Op]:

@@ -88,7 +88,7 @@ def _candidates(loop: Op, inductions: dict) -> list[tuple[Op, list[Op]]]:
     body = loop.regions[0]
     found = []
     for op in body.ops:
-        if op.name == "load" and isinstance(op.results[0].type, BlockType):
+        if op.name == "load" and isinstance(op.results[0].type, BlockType) and not op.attrs.get("volatile"):
             sl = _slice(op, body, inductions)
             if sl is not None:
                 found.append((op, sl))

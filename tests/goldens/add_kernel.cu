@@ -60,6 +60,20 @@ MT_APPROX(mt_exp2_approx, "ex2.approx.ftz.f32", exp2f(a))
 // What a masked-off chunk of a vector load reads instead of its address (16 zero bytes, always
 // valid): the load then needs no branch around it.
 __device__ const mt_vec<unsigned, 4> mt_masked_off = {};
+// tl.load(..., volatile=True): the element's bytes read through a volatile pointer (ld.volatile:
+// never kept in a register, hoisted or merged by the compiler).
+template <int S> struct mt_uint_of_size;
+template <> struct mt_uint_of_size<1> { typedef unsigned char type; };
+template <> struct mt_uint_of_size<2> { typedef unsigned short type; };
+template <> struct mt_uint_of_size<4> { typedef unsigned type; };
+template <> struct mt_uint_of_size<8> { typedef unsigned long long type; };
+template <class T>
+__device__ __forceinline__ T mt_load_volatile(const T* p) {
+  const typename mt_uint_of_size<sizeof(T)>::type b = *reinterpret_cast<const volatile typename mt_uint_of_size<sizeof(T)>::type*>(p);
+  T t;
+  memcpy(&t, &b, sizeof(T));
+  return t;
+}
 // cp.async (sm_80 and later): 4, 8 or 16 bytes from global to shared memory without passing
 // through registers (16: .cg, past L1); a false predicate fills them with zeros: src-size 0, so
 // no byte of the (masked-off, maybe out-of-bounds) source is read (as Triton passes its masked

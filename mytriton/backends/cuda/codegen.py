@@ -715,6 +715,10 @@ class CudaEmitter:
         res, ptr = op.result, op.operands[0]
         if res in self.rings:
             return staged_load(self, op, self.rings[res])
+        if op.attrs.get("volatile"):           # one element at a time, each read from memory (ld.volatile)
+            self.elementwise(op, lambda v: f"mt_load_volatile({v[0]})" if len(v) == 1
+                             else f"({v[1]} ? mt_load_volatile({v[0]}) : {v[2]})", None)
+            return
         vec, _ = self.vector_width(ptr, op.operands[1:2], op)
         if vec == 1:
             self.elementwise(op, lambda v: f"*{v[0]}" if len(v) == 1 else f"({v[1]} ? *{v[0]} : {v[2]})", None)

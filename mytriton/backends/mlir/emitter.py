@@ -366,17 +366,18 @@ class MLIREmitter:
         ptr = op.operands[0]
         elem = ptr.type.scalar.pointee
         ty = mlir_type(elem)
+        load = "llvm.load volatile" if op.attrs.get("volatile") else "llvm.load"
 
         def make(r, name):
             p = self.operand(op.result, ptr, r)
             if len(op.operands) == 1:
-                return self.emit(f"llvm.load {p} : !llvm.ptr -> {ty}", name)
+                return self.emit(f"{load} {p} : !llvm.ptr -> {ty}", name)
             mask = self.operand(op.result, op.operands[1], r)
             other = op.operands[2]
             other_value = convert(self, self.operand(op.result, other, r), other.type.scalar, elem)
             result = self.emit(f"scf.if {mask} -> ({ty}) {{", name)
             self.depth += 1
-            loaded = self.emit(f"llvm.load {p} : !llvm.ptr -> {ty}")
+            loaded = self.emit(f"{load} {p} : !llvm.ptr -> {ty}")
             self.line(f"scf.yield {loaded} : {ty}")
             self.depth -= 1
             self.line("} else {")
