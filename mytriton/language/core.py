@@ -215,13 +215,9 @@ class tensor:
             index = (index,)
         out = self
         for axis, item in enumerate(index):
-            if item is None:
-                if isinstance(out.node.type, BlockType):
-                    out = make("expand_dims", out, axis=axis)
-                elif isinstance(out.node.type, PointerType):     # a scalar: a vector of one
-                    out = out + make("zeros", shape=(1,), dtype=I32)
-                else:
-                    out = make("full", out, shape=(1,), dtype=out.dtype)
+            if item is None:           # (a scalar, pointer or number: a vector of one)
+                out = make("expand_dims", out, axis=axis) if isinstance(out.node.type, BlockType) else \
+                    make("broadcast", out, shape=(1,))
             elif not (isinstance(item, slice) and item == slice(None)):
                 raise TypeError(f"unsupported tensor index {item!r}: only ':' and None are allowed (x[:, None])")
         return out
