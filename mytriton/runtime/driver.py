@@ -266,6 +266,13 @@ if hasattr(os, "register_at_fork"):
 
 _get_ctx = _bootstrap_get_ctx   # rebound to cuCtxGetCurrent / cuLaunchKernel by _init()
 _launch_kernel = None
+# A launch does not query the current context (that costs as much as the rest of the launch
+# path): a function runs only in the context that loaded it, and the driver refuses it in
+# another with one of these, after which the launcher looks the context up and launches again
+# (Kernel._launch_slow); other errors are not retried.  The driver likewise refuses a stream of
+# another context.
+_CONTEXT_ERRORS = frozenset((400, 201))   # CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT
+_PAD = {1: (1, 1), 2: (1,), 3: ()}         # a 1-3 dimensional grid tuple padded to three
 
 
 def _launch_cooperative(fn, gx, gy, gz, bx, by, bz, shared, stream, params, _extra):
@@ -274,13 +281,6 @@ def _launch_cooperative(fn, gx, gy, gz, bx, by, bz, shared, stream, params, _ext
     if _forked:
         _refuse_forked()
     return _cuda.cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, shared, stream, params)
-# A launch does not query the current context (that costs as much as the rest of the launch
-# path): a function runs only in the context that loaded it, and the driver refuses it in
-# another with one of these, after which the launcher looks the context up and launches again
-# (Kernel._launch_slow); other errors are not retried.  The driver likewise refuses a stream of
-# another context.
-_CONTEXT_ERRORS = frozenset((400, 201))   # CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT
-_PAD = {1: (1, 1), 2: (1,), 3: ()}         # a 1-3 dimensional grid tuple padded to three
 
 
 def _current_context():
@@ -1166,11 +1166,15 @@ class Kernel:
         self._bytes = {}                # image key -> verified bytes
         self.launch = self._make_launcher()
 
-    def _make_launcher(self):
-        make, self.launcher_source, converters, packer = _generate(
+    def _make_launcher(self, cooperative: bool = False):
+        """The launcher generated for the signature (``launcher_source``); ``cooperative``: one that
+        launches through cuLaunchCooperativeKernel."""
+        make, source, converters, packer = _generate(
             _KERNEL_LAUNCHER, self.name, self.params, [f"a{i}" for i in range(len(self.params))],
-            str(32 * self.num_warps), str(self.shared))
-        self._spec = _native_spec(self.params, 32 * self.num_warps, self.shared)
+            str(32 * self.num_warps), str(self.shared), cooperative=cooperative)
+        if not cooperative:
+            self.launcher_source = source
+            self._spec = _native_spec(self.params, 32 * self.num_warps, self.shared)
         return make(self, self._tls, packer.pack_into, self.params, self._spec, None, **converters)
 
     def launch_cooperative(self, grid, args, stream=None) -> None:
@@ -1179,11 +1183,7 @@ class Kernel:
         ``launch_cooperative_grid=True``. Its launcher is made at the first such launch."""
         launcher = self.__dict__.get("_cooperative")
         if launcher is None:
-            make, _, converters, packer = _generate(
-                _KERNEL_LAUNCHER, self.name, self.params, [f"a{i}" for i in range(len(self.params))],
-                str(32 * self.num_warps), str(self.shared), cooperative=True)
-            launcher = self._cooperative = make(self, self._tls, packer.pack_into, self.params, self._spec, None,
-                                                **converters)
+            launcher = self._cooperative = self._make_launcher(cooperative=True)
         launcher(grid, args, stream)
 
     def launch(self, grid, args, stream=None) -> None:
