@@ -317,11 +317,12 @@ class LayoutAssignment:
             if want == layout:
                 continue
             if want not in made:
-                if def_op is not None and (OPS[def_op.name].rematerializable or self.cheap(def_op)):
-                    new = Op(def_op.name, list(def_op.operands), [v.type], dict(def_op.attrs), loc=def_op.loc)
-                    for i, x in enumerate(new.operands):    # (a cheap chain's operands: made again too)
-                        if not OPS[def_op.name].rematerializable:
-                            self.request(x, want, new, i)
+                if def_op is not None and OPS[def_op.name].rematerializable:
+                    new = _made_again(def_op)
+                elif def_op is not None and self.cheap(def_op):
+                    new = _made_again(def_op)
+                    for i, x in enumerate(new.operands):    # (its operands: made again in `want` too)
+                        self.request(x, want, new, i)
                 else:
                     new = Op("convert_layout", [v], [v.type], loc=consumer.loc)
                 new.result.layout = want
@@ -593,7 +594,7 @@ def _convert(v: Value, layout: Layout, region: Region, before: Op, defs: dict[Va
     made again, an ``expand_dims`` of a converted vector, else a ``convert_layout``."""
     d = defs.get(v)
     if d is not None and OPS[d.name].rematerializable:
-        new = Op(d.name, list(d.operands), [v.type], dict(d.attrs), loc=d.loc)
+        new = _made_again(d)
     elif d is not None and d.name == "expand_dims" and isinstance(d.operands[0].type, BlockType):
         inner = _convert(d.operands[0], SliceLayout(d.attrs["axis"], layout), region, before, defs)
         new = Op("expand_dims", [inner], [v.type], dict(d.attrs), loc=d.loc)
@@ -603,6 +604,11 @@ def _convert(v: Value, layout: Layout, region: Region, before: Op, defs: dict[Va
     defs[new.result] = new
     region.ops.insert(region.ops.index(before), new)
     return new.result
+
+
+def _made_again(op: Op) -> Op:
+    """A copy of the one-result ``op`` on the same operands (for another layout of its result)."""
+    return Op(op.name, list(op.operands), [op.result.type], dict(op.attrs), loc=op.loc)
 
 
 def check_register_budget(fn: Function) -> None:
