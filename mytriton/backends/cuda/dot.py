@@ -564,7 +564,11 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     # (the descriptors warp-uniform, in 32-bit words: ptxas keeps them in uniform registers)
     em.emit("const int wg = " + ("0;" if groups == 1 else "__shfl_sync(0xffffffffu, tid >> 7, 0);"))
     db_lo, db_hi = _descriptor(f"mt_smem_address({em.ref(b)})", sb)
-    em.emit(f"const unsigned db0 = {db_lo};")
+    # both operands from shared memory: each wgmma's descriptors joined from 32-bit words (the
+    # fp16 GEMM's K loop 126 -> 121 instructions against joining them once and adding in 64 bits);
+    # A in registers: joined once (attention's loop: 456 -> 440, ptxas then keeps the high word)
+    words = sa is not None
+    em.emit(f"const unsigned db0 = {db_lo};" if words else f"const unsigned long long db0 = mt_desc64({db_lo}, {db_hi}u);")
     if sa is not None:               # (A: warpgroup wg reads its 64 rows)
         da_lo, da_hi = _descriptor(f"mt_smem_address({em.ref(a)}) + 64 * wg * {sa.swizzle}", sa)
         em.emit(f"const unsigned da0 = {da_lo};")
@@ -598,7 +602,8 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
         outs = ", ".join(f'{out}({ref}[{4 * (n // 8) * i + x}])' for x in range(half))
         ptrs = ", ".join(f"&{ref}[{4 * (n // 8) * i + x}]" for x in range(half))
         for step in range(steps):
-            db = f"mt_desc64(db0 + {_step_bytes(sb, step) >> 4}u, {db_hi}u)"
+            db = (f"mt_desc64(db0 + {_step_bytes(sb, step) >> 4}u, {db_hi}u)" if words
+                  else f"db0 + {_step_bytes(sb, step) >> 4}")
             em.emit("{")
             if sa is not None:
                 da = f"mt_desc64(da0 + {_step_bytes(sa, step, 64 * groups * i) >> 4}u, {da_hi}u)"
