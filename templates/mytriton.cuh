@@ -103,14 +103,17 @@ template <int N> __device__ __forceinline__ void mt_cp_async_wait() {
 #endif
 }
 // Hopper's warpgroup tensor cores (wgmma, sm_90a): a shared-window address, the 64-bit matrix
-// descriptor of an operand tile in shared memory (address, leading and stride byte offsets in
-// 16-byte units; swizzle mode 1/2/3 = 128/64/32 bytes in the top bits), the fence before wgmma
+// descriptor of an operand tile in shared memory from its two words (low: address and leading byte
+// offset in 16-byte units; high: stride byte offset, swizzle mode 1/2/3 = 128/64/32 bytes in the
+// top bits), the fence before wgmma
 // touches registers, and the commit and wait of a group. fence.proxy.async orders this thread's
 // shared-memory writes (cp.async included, once waited for) before wgmma's reads.
 __device__ __forceinline__ unsigned mt_smem_address(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ unsigned long long mt_wgmma_desc(unsigned address, unsigned lbo, unsigned sbo, unsigned mode) {
-  return (unsigned long long)((address >> 4) & 0x3FFF) | (unsigned long long)((lbo >> 4) & 0x3FFF) << 16 |
-         (unsigned long long)((sbo >> 4) & 0x3FFF) << 32 | (unsigned long long)mode << 62;
+__device__ __forceinline__ unsigned mt_wgmma_desc_lo(unsigned address, unsigned lbo) {
+  return ((address >> 4) & 0x3FFF) | ((lbo >> 4) & 0x3FFF) << 16;
+}
+__device__ __forceinline__ unsigned long long mt_desc64(unsigned lo, unsigned hi) {
+  return (unsigned long long)hi << 32 | lo;
 }
 __device__ __forceinline__ void mt_wgmma_fence() {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)

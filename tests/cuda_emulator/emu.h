@@ -1,6 +1,6 @@
 // A CPU stand-in for the CUDA runtime features mytriton's generated kernels use, so that a kernel's
 // C++ can run under g++ with each CUDA thread a std::thread (tests/cuda_emulator/__init__.py):
-// threadIdx/blockIdx/gridDim, __syncthreads(_or) as a std::barrier of the block, __shfl_xor_sync
+// threadIdx/blockIdx/gridDim, __syncthreads(_or) as a std::barrier of the block, __shfl_xor_sync and __shfl_sync
 // through an exchange array and two barriers, the dynamic shared memory buffer, and the few
 // intrinsics the code calls (halves: cuda_fp16.h beside this file). The atomics' inline PTX is
 // rewritten to mt_atom calls by tests/cuda_emulator/__init__.py; they run under one lock.
@@ -211,6 +211,17 @@ template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   mt_exch[threadIdx.x] = b;
   mt_bar->arrive_and_wait();
   unsigned long long o = mt_exch[threadIdx.x ^ m];
+  mt_bar->arrive_and_wait();
+  T r;
+  memcpy(&r, &o, sizeof(T));
+  return r;
+}
+template <class T> static inline T __shfl_sync(unsigned, T v, int lane) {   // (lane of the caller's warp)
+  unsigned long long b = 0;
+  memcpy(&b, &v, sizeof(T));
+  mt_exch[threadIdx.x] = b;
+  mt_bar->arrive_and_wait();
+  unsigned long long o = mt_exch[(threadIdx.x & ~31u) | (lane & 31)];
   mt_bar->arrive_and_wait();
   T r;
   memcpy(&r, &o, sizeof(T));

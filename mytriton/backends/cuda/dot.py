@@ -509,17 +509,20 @@ def dot_mma(em, op: Op):
     em.emit("}")
 
 
-def _descriptor(base: str, st: _Staging) -> str:
-    """C++ for wgmma's 64-bit shared-memory matrix descriptor of the tile ``st`` at ``base`` (a
-    shared-window address): the start address, the leading and stride byte offsets, the swizzle mode
-    (as PTX's matrix-descriptor format: address, LBO and SBO in 16-byte units; mode 1/2/3 = 128/64/32
-    bytes). K-major: rows ``swizzle`` bytes apart, 8-row groups 8 rows apart (SBO). MN-major (K rows
-    of N): 8-row groups along K (SBO), 128-byte columns of N (``atoms``) ``rows * swizzle`` bytes
-    apart (LBO). One is made per operand and dot; each K step (``_step_bytes``) adds to its address
-    field, which cannot carry into the next field: every address is below 2^18 bytes."""
+def _descriptor(base: str, st: _Staging) -> tuple[str, int]:
+    """wgmma's 64-bit shared-memory matrix descriptor of the tile ``st`` at ``base`` (a shared-window
+    address), as its two 32-bit words: C++ for the low one — the start address and the leading
+    byte offset — and the high one's value — the stride byte offset and the swizzle mode (PTX's
+    matrix-descriptor format: address, LBO and SBO in 16-byte units; mode 1/2/3 = 128/64/32 bytes).
+    K-major: rows ``swizzle`` bytes apart, 8-row groups 8 rows apart (SBO). MN-major (K rows of N):
+    8-row groups along K (SBO), 128-byte columns of N (``atoms``) ``rows * swizzle`` bytes apart
+    (LBO). One is made per operand and dot; each K step (``_step_bytes``) adds to the low word's
+    address field, which cannot carry into the next field: every address is below 2^18 bytes. (In
+    32-bit words, warp-uniform, ptxas keeps them in uniform registers: built as one 64-bit value,
+    every wgmma moved its descriptors over with R2UR, 19 instructions of the fp16 GEMM's K loop.)"""
     w = st.swizzle
     lbo = st.rows * w if st.trans else 16
-    return f"mt_wgmma_desc({base}, {lbo}, {8 * w}, {({128: 1, 64: 2, 32: 3})[w]})"
+    return f"mt_wgmma_desc_lo({base}, {lbo})", ((8 * w) >> 4) & 0x3FFF | ({128: 1, 64: 2, 32: 3})[w] << 30
 
 
 def _step_bytes(st: _Staging, step: int, row0: int = 0) -> int:
@@ -558,11 +561,17 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     em.per_element(res, f"{ref}[r] = {em.ref(acc)}[r];")
     em.emit("{")
     em.depth += 1
-    em.emit("const int wg = tid >> 7;")
-    em.emit(f"const unsigned long long db0 = {_descriptor(f'mt_smem_address({em.ref(b)})', sb)};")
+    # (the descriptors warp-uniform, in 32-bit words: ptxas keeps them in uniform registers)
+    em.emit("const int wg = " + ("0;" if groups == 1 else "__shfl_sync(0xffffffffu, tid >> 7, 0);"))
+    db_lo, db_hi = _descriptor(f"mt_smem_address({em.ref(b)})", sb)
+    # both operands from shared memory: each wgmma's descriptors joined from 32-bit words (the
+    # fp16 GEMM's K loop 126 -> 121 instructions against joining them once and adding in 64 bits);
+    # A in registers: joined once (attention's loop: 456 -> 440, ptxas then keeps the high word)
+    words = sa is not None
+    em.emit(f"const unsigned db0 = {db_lo};" if words else f"const unsigned long long db0 = mt_desc64({db_lo}, {db_hi}u);")
     if sa is not None:               # (A: warpgroup wg reads its 64 rows)
-        em.emit(f"const unsigned long long da0 = "
-                f"{_descriptor(f'mt_smem_address({em.ref(a)}) + 64 * wg * {sa.swizzle}', sa)};")
+        da_lo, da_hi = _descriptor(f"mt_smem_address({em.ref(a)}) + 64 * wg * {sa.swizzle}", sa)
+        em.emit(f"const unsigned da0 = {da_lo};")
     steps = kk // k_step
     if sa is None:                   # A's fragment words, packed before the fence: a register the wgmmas
         # read that is written after it makes ptxas fence (and serialize) each wgmma again.
@@ -593,10 +602,11 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
         outs = ", ".join(f'{out}({ref}[{4 * (n // 8) * i + x}])' for x in range(half))
         ptrs = ", ".join(f"&{ref}[{4 * (n // 8) * i + x}]" for x in range(half))
         for step in range(steps):
-            db = f"db0 + {_step_bytes(sb, step) >> 4}"
+            db = (f"mt_desc64(db0 + {_step_bytes(sb, step) >> 4}u, {db_hi}u)" if words
+                  else f"db0 + {_step_bytes(sb, step) >> 4}")
             em.emit("{")
             if sa is not None:
-                da = f"da0 + {_step_bytes(sa, step, 64 * groups * i) >> 4}"
+                da = f"mt_desc64(da0 + {_step_bytes(sa, step, 64 * groups * i) >> 4}u, {da_hi}u)"
                 em.emit(f"  const unsigned long long da = {da}, db = {db};")
                 ins, emulated = '"l"(da), "l"(db)', f"mt_emulated_wgmma(d, {n}, da, db, {kind}, {trans})"
             else:
