@@ -90,7 +90,7 @@ def test_mask_by_a_multiple_of_the_width_is_one_predicate_per_vector():
     assert masks and all(info.get(m).constancy == (16,) for m in masks)
     proven, unproven = compile_cu("i32:16"), compile_cu("i32")
     assert "} else {" not in proven and re.search(r"if \(v\d+\[r\]\) \{", proven)
-    assert proven.count("reinterpret_cast<") == 3                   # two loads and the store
+    assert proven.count("mt_load_pred<4>(") == 2 and proven.count("reinterpret_cast<") == 1   # the store
     assert unproven.count("} else {") == 3 and "[(r + 3)]" in unproven
     fn = build_ssa(basic.add_kernel, dict(ALIGNED, n="i32:8"), {"BLOCK": 1024})
     assert {analyze(fn).get(op.result).constancy for op in walk(fn.body) if op.name == "cmp_lt"} == {(8,)}
@@ -110,7 +110,7 @@ def test_loop_index_and_carried_values_keep_their_divisibility():
     assert masks and all(info.get(m).constancy == (16,) for m in masks)
     body = mytriton.compile(reductions.row_sum_kernel, signature=sig, constexprs={"BLOCK": 256}).asm["cu"]
     loop_text = body.split("for (int v")[1].split("\n  }\n")[0]
-    assert "mt_masked_off" in loop_text and "} else {" not in loop_text and "mt_aligned(" not in loop_text
+    assert "mt_load_pred<" in loop_text and "} else {" not in loop_text and "mt_aligned(" not in loop_text
 
     import matmul
     sig = {"a": "*fp32:16", "b": "*fp32:16", "c": "*fp32:16", "M": "i32:16", "N": "i32:16", "K": "i32:16"}

@@ -57,9 +57,27 @@ MT_APPROX(mt_sqrt_approx, "sqrt.approx.ftz.f32", sqrtf(a))
 MT_APPROX(mt_rsqrt_approx, "rsqrt.approx.ftz.f32", 1.0f / sqrtf(a))
 MT_APPROX(mt_exp2_approx, "ex2.approx.ftz.f32", exp2f(a))
 #undef MT_APPROX
-// What a masked-off chunk of a vector load reads instead of its address (16 zero bytes, always
-// valid): the load then needs no branch around it.
-__device__ const mt_vec<unsigned, 4> mt_masked_off = {};
+// A masked load of N 32-bit words: zeros, then a load predicated on `pred` (as Triton's `@p
+// ld.global`): no branch around it (ptxas can overlap the loads of an unrolled loop) and no
+// select of another address.
+template <int N>
+__device__ __forceinline__ void mt_load_pred(mt_vec<unsigned, N>& w, const void* p, bool pred) {
+#ifdef __CUDA_ARCH__
+  if constexpr (N == 4)
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %5, 0; mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;"
+                 " @q ld.global.v4.u32 { %0, %1, %2, %3 }, [%4]; }"
+                 : "=r"(w.v[0]), "=r"(w.v[1]), "=r"(w.v[2]), "=r"(w.v[3]) : "l"(p), "r"((int)pred) : "memory");
+  else if constexpr (N == 2)
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %3, 0; mov.b32 %0, 0; mov.b32 %1, 0;"
+                 " @q ld.global.v2.u32 { %0, %1 }, [%2]; }"
+                 : "=r"(w.v[0]), "=r"(w.v[1]) : "l"(p), "r"((int)pred) : "memory");
+  else
+    asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; mov.b32 %0, 0; @q ld.global.u32 %0, [%1]; }"
+                 : "=r"(w.v[0]) : "l"(p), "r"((int)pred) : "memory");
+#else
+  if (pred) memcpy(&w, p, sizeof(w)); else memset(&w, 0, sizeof(w));
+#endif
+}
 // tl.load(..., volatile=True): the element's bytes read through a volatile pointer (ld.volatile:
 // never kept in a register, hoisted or merged by the compiler).
 template <int S> struct mt_uint_of_size;
@@ -337,7 +355,8 @@ k_leaky_relu_kernel(const float* p_x_ptr, float* p_out_ptr, int p_n, float p_slo
   float v6[8];
   #pragma unroll
   for (int r = 0; r < 8; r += 4) {
-    mt_vec<unsigned, 4> w = *reinterpret_cast<const mt_vec<unsigned, 4>*>((v5[r]) ? (const void*)v4[r] : (const void*)&mt_masked_off);
+    mt_vec<unsigned, 4> w;
+    mt_load_pred<4>(w, v4[r], v5[r]);
     mt_vec<float, 4> t;
     memcpy(&t, &w, sizeof(t));
     #pragma unroll

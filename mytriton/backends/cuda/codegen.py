@@ -735,13 +735,13 @@ class CudaEmitter:
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
         straight = None
         if len(op.operands) > 1:
-            # without a branch: a masked-off chunk reads the 16 zero bytes of mt_masked_off instead of
-            # its address (then takes `other`), so ptxas can overlap the loads of an unrolled loop
-            # (NVVM makes a C++ `if` around each load a branch); moved as 32-bit words (halves
-            # merged one by one cost a PRMT each)
-            w = f"mt_vec<unsigned, {vec * res.type.scalar.bits // 32}>"
-            straight = [f"{w} w = *reinterpret_cast<const {w}*>(({{mask}}) ? (const void*){self.ref(ptr)}[r] "
-                        f": (const void*)&mt_masked_off);"]
+            # without a branch: a predicated load, zeros where masked off (then `other`), so ptxas
+            # can overlap the loads of an unrolled loop (NVVM makes a C++ `if` around each load a
+            # branch; before, a masked-off chunk read 16 zero bytes elsewhere: two MOVs and a select
+            # of the address a chunk); moved as 32-bit words (halves merged one by one cost a PRMT each)
+            words = vec * res.type.scalar.bits // 32
+            straight = [f"mt_vec<unsigned, {words}> w;",
+                        f"mt_load_pred<{words}>(w, {self.ref(ptr)}[r], {{mask}});"]
             if not _zero_bits(op.operands[2]):
                 straight += ["if (!({mask})) {", f"  {t} o;", "  #pragma unroll",
                              f"  for (int j = 0; j < {vec}; ++j) o.v[j] = {other};", "  memcpy(&w, &o, sizeof(w));",
