@@ -662,7 +662,25 @@ def _mask_check(t: Type, what: str):
         raise OpTypeError(f"{what}: the mask must be int1 (a comparison), got {s}")
 
 
+# Triton's cache_modifier= values (without the dot) and eviction_policy= values; each becomes the
+# PTX qualifier of that name on the load or store (PTX allows one of the two on an access).
+LOAD_CACHE_MODIFIERS = ("ca", "cg", "cv")
+STORE_CACHE_MODIFIERS = ("wb", "cg", "cs", "wt")
+EVICTION_POLICIES = ("evict_first", "evict_last")
+
+
+def _cache_hint_check(attrs, what: str, modifiers: tuple):
+    cache, evict = attrs.get("cache"), attrs.get("evict")
+    if cache is not None and cache not in modifiers:
+        raise OpTypeError(f"{what}: cache modifier {cache!r} is not one of {modifiers}")
+    if evict is not None and evict not in EVICTION_POLICIES:
+        raise OpTypeError(f"{what}: eviction policy {evict!r} is not one of {EVICTION_POLICIES}")
+    if cache is not None and evict is not None:
+        raise OpTypeError(f"{what}: a cache modifier and an eviction policy cannot be combined")
+
+
 def _load_rule(types, attrs):
+    _cache_hint_check(attrs, "load", LOAD_CACHE_MODIFIERS)
     p = types[0].scalar
     if not isinstance(p, PointerType):
         raise OpTypeError(f"load: expected a pointer, got {types[0]}")
@@ -678,6 +696,7 @@ define(OpDef("load", (1, 3), _load_rule, reads_memory=True, elementwise=True, ke
 
 
 def _store_rule(types, attrs):
+    _cache_hint_check(attrs, "store", STORE_CACHE_MODIFIERS)
     p = types[0].scalar
     if not isinstance(p, PointerType):
         raise OpTypeError(f"store: expected a pointer, got {types[0]}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 import builtins
 import math as _math
 
-from ..ir.ops import ATOMIC_SCOPES, ATOMIC_SEMS, DOT_PRECISIONS, OpTypeError, check_atomic, check_block_shape
+from ..ir.ops import (ATOMIC_SCOPES, ATOMIC_SEMS, DOT_PRECISIONS, EVICTION_POLICIES, LOAD_CACHE_MODIFIERS,
+                      STORE_CACHE_MODIFIERS, OpTypeError, check_atomic, check_block_shape)
 from ..ir.types import BF16, F16, F32, F64, FP8E4NV, FP8E5, I8, I32, BlockType, PointerType, ScalarType
 from ..frontend.builder import MAX_TENSOR_NUMEL as _MAX_TENSOR_NUMEL
 from .core import (bfloat16, builtin, computation_operands, constexpr, current_builder, dtype, float8e4nv,
@@ -166,19 +167,20 @@ def _mask_operand(mask):
 @builtin
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False):
+    hints = _cache_hints("tl.load", cache_modifier, eviction_policy, LOAD_CACHE_MODIFIERS)
     if isinstance(pointer, block_ptr):
         if mask is not None or other is not None:
             raise ValueError("tl.load of a block pointer takes no `mask` or `other`: use boundary_check= and "
                              "padding_option=")
-        return pointer.load(boundary_check, padding_option)
+        return pointer.load(boundary_check, padding_option, (cache_modifier, eviction_policy))
     pointer = _pointer_operand(pointer, "tl.load")
     if boundary_check or padding_option:
         raise ValueError("tl.load: boundary_check and padding_option apply to block pointers (tl.make_block_ptr); "
                          "use mask= and other= with a block of pointers")
     elem = pointer.dtype.pointee
     # volatile: read from memory every time it runs (never hoisted, merged or prefetched: a flag
-    # another program sets); cache_modifier and eviction_policy are accepted and not used
-    attrs = {"volatile": True} if volatile else {}
+    # another program sets); it takes precedence over the cache hints (ld.volatile has none)
+    attrs = {"volatile": True} if volatile else hints
     if mask is None:
         if other is not None:
             raise TypeError("tl.load: 'other' needs a 'mask'")
@@ -191,10 +193,11 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
 
 @builtin
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    hints = _cache_hints("tl.store", cache_modifier, eviction_policy, STORE_CACHE_MODIFIERS)
     if isinstance(pointer, block_ptr):
         if mask is not None:
             raise ValueError("tl.store to a block pointer takes no `mask`: use boundary_check=")
-        return pointer.store(value, boundary_check)
+        return pointer.store(value, boundary_check, (cache_modifier, eviction_policy))
     pointer = _pointer_operand(pointer, "tl.store")
     if boundary_check:
         raise ValueError("tl.store: boundary_check applies to block pointers (tl.make_block_ptr); use mask= "
@@ -203,9 +206,29 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     if isinstance(value.dtype, PointerType) and pointer.dtype.pointee.is_int and pointer.dtype.pointee.bits == 64:
         value = value.to(pointer.dtype.pointee)            # a pointer stored as its address, as in Triton
     if mask is None:
-        make("store", pointer, value)
+        make("store", pointer, value, **hints)
     else:
-        make("store", pointer, value, _mask_operand(mask))
+        make("store", pointer, value, _mask_operand(mask), **hints)
+
+
+def _cache_hints(what: str, cache_modifier, eviction_policy, modifiers: tuple) -> dict:
+    """Triton's ``cache_modifier=`` (".cg", ...) and ``eviction_policy=`` ("evict_first", ...) as
+    the load's or store's attributes (the PTX qualifiers the CUDA backend emits), checked."""
+    hints = {}
+    if cache_modifier:
+        if cache_modifier not in [f".{m}" for m in modifiers]:
+            raise ValueError(f"{what}: cache_modifier must be one of "
+                             f"{', '.join(repr('.' + m) for m in modifiers)} (or ''), got {cache_modifier!r}")
+        hints["cache"] = cache_modifier[1:]
+    if eviction_policy:
+        if eviction_policy not in EVICTION_POLICIES:
+            raise ValueError(f"{what}: eviction_policy must be one of {', '.join(map(repr, EVICTION_POLICIES))} "
+                             f"(or ''), got {eviction_policy!r}")
+        hints["evict"] = eviction_policy
+    if len(hints) == 2:
+        raise ValueError(f"{what}: cache_modifier={cache_modifier!r} and eviction_policy={eviction_policy!r} cannot "
+                         f"be combined (PTX has no load or store with both; Triton's ptxas fails on it)")
+    return hints
 
 
 def _atomic_options(name: str, sem, scope) -> dict:

@@ -94,12 +94,15 @@ def _padding_value(padding_option: str, elem):
     return 0
 
 
-def _load_block(ptrs, mask, padding):
+def _load_block(ptrs, mask, padding, hints=("", "")):
     from . import load
-    return load(ptrs) if mask is None else load(ptrs, mask=mask, other=padding)
+    cache, evict = hints
+    if mask is None:
+        return load(ptrs, cache_modifier=cache, eviction_policy=evict)
+    return load(ptrs, mask=mask, other=padding, cache_modifier=cache, eviction_policy=evict)
 
 
-def _store_block(ptrs, mask, value, block_shape, what: str):
+def _store_block(ptrs, mask, value, block_shape, what: str, hints=("", "")):
     from . import broadcast_to, store
     value = to_tensor(value, ptrs.dtype.pointee)
     if is_block(value) and tuple(value.shape) != tuple(block_shape):
@@ -107,7 +110,8 @@ def _store_block(ptrs, mask, value, block_shape, what: str):
     value = broadcast_to(value, block_shape)
     if value.dtype != ptrs.dtype.pointee:
         value = value.to(ptrs.dtype.pointee)
-    store(ptrs, value) if mask is None else store(ptrs, value, mask=mask)
+    cache, evict = hints
+    store(ptrs, value, mask=mask, cache_modifier=cache, eviction_policy=evict)
 
 
 class block_ptr(Composite):
@@ -136,15 +140,16 @@ class block_ptr(Composite):
     def __repr__(self):
         return f"block_ptr<{self.base.dtype.pointee}, block {list(self.block_shape)}>"
 
-    def load(self, boundary_check, padding_option):
+    def load(self, boundary_check, padding_option, hints=("", "")):
+        """``hints``: the load's (cache_modifier, eviction_policy)."""
         ptrs, mask = _addresses(self.base, self.shape, self.strides, self.offsets, self.block_shape,
                                 _checked_dims(boundary_check, len(self.block_shape)))
-        return _load_block(ptrs, mask, _padding_value(padding_option, self.base.dtype.pointee))
+        return _load_block(ptrs, mask, _padding_value(padding_option, self.base.dtype.pointee), hints)
 
-    def store(self, value, boundary_check):
+    def store(self, value, boundary_check, hints=("", "")):
         ptrs, mask = _addresses(self.base, self.shape, self.strides, self.offsets, self.block_shape,
                                 _checked_dims(boundary_check, len(self.block_shape)))
-        _store_block(ptrs, mask, value, self.block_shape, "tl.store to a block pointer")
+        _store_block(ptrs, mask, value, self.block_shape, "tl.store to a block pointer", hints)
 
 
 @builtin

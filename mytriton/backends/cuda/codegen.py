@@ -719,22 +719,36 @@ class CudaEmitter:
             self.elementwise(op, lambda v: f"mt_load_volatile({v[0]})" if len(v) == 1
                              else f"({v[1]} ? mt_load_volatile({v[0]}) : {v[2]})", None)
             return
+        hinted = _cache_hint(op)
+        elem_t = res.type.scalar.c_name
+
+        def read(address: str, ctype: str) -> str:      # one element or chunk, unmasked
+            return f"mt_load_{hinted}<{ctype}>({address})" if hinted else f"*{address}"
+
         vec, _ = self.vector_width(ptr, op.operands[1:2], op)
         if vec == 1:
-            self.elementwise(op, lambda v: f"*{v[0]}" if len(v) == 1 else f"({v[1]} ? *{v[0]} : {v[2]})", None)
+            self.elementwise(op, lambda v: read(v[0], elem_t) if len(v) == 1
+                             else f"({v[1]} ? {read(v[0], elem_t)} : {v[2]})", None)
             return
-        t = f"mt_vec<{res.type.scalar.c_name}, {vec}>"
+        t = f"mt_vec<{elem_t}, {vec}>"
         self.emit(self.declare(res) + ";")
         rj = "(r + j)"
-        scalar = f"*{self.elem(res, ptr, rj)}"
+        scalar = read(self.elem(res, ptr, rj), elem_t)
         if len(op.operands) > 1:
             other = self.elem(res, op.operands[2], rj)
             scalar = f"({self.elem(res, op.operands[1], rj)} ? {scalar} : {other})"
-        fast = [f"const {t} t = *reinterpret_cast<const {t}*>({self.ref(ptr)}[r]);",
+        fast = [f"const {t} t = {read(f'reinterpret_cast<const {t}*>({self.ref(ptr)}[r])', t)};",
                 "#pragma unroll",
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
         straight = None
-        if len(op.operands) > 1:
+        if len(op.operands) > 1 and hinted:
+            # the qualified load is predicated itself: masked off, the chunk keeps `other`
+            straight = [f"{t} t = {{}};"]
+            if not _zero_bits(op.operands[2]):
+                straight += ["#pragma unroll", f"for (int j = 0; j < {vec}; ++j) t.v[j] = {other};"]
+            straight += [f"t = mt_load_{hinted}<{t}>(reinterpret_cast<const {t}*>({self.ref(ptr)}[r]), {{mask}}, t);",
+                         "#pragma unroll", f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
+        elif len(op.operands) > 1:
             # without a branch: a predicated load, zeros where masked off (then `other`), so ptxas
             # can overlap the loads of an unrolled loop (NVVM makes a C++ `if` around each load a
             # branch; before, a masked-off chunk read 16 zero bytes elsewhere: two MOVs and a select
@@ -769,13 +783,18 @@ class CudaEmitter:
         pointee = ptr.type.scalar.pointee
         vec, _ = self.vector_width(ptr, op.operands[2:3], op)
         own = self.store_owner(ptr)
+        hinted = _cache_hint(op)
+
+        def write(address: str, value: str, ctype: str) -> str:
+            return f"mt_store_{hinted}<{ctype}>({address}, {value}, true);" if hinted else f"*{address} = {value};"
+
         if vec > 1:
             rj = "(r + j)"
             value = self.cast_to(self.elem(ptr, op.operands[1], rj), op.operands[1].type.scalar, pointee)
             t = f"mt_vec<{pointee.c_name}, {vec}>"
             fast = [f"{t} t;", "#pragma unroll", f"for (int j = 0; j < {vec}; ++j) t.v[j] = {value};",
-                    f"*reinterpret_cast<{t}*>({self.ref(ptr)}[r]) = t;"]
-            slow = f"*{self.ref(ptr)}[r + j] = {value};"
+                    write(f"reinterpret_cast<{t}*>({self.ref(ptr)}[r])", "t", t)]
+            slow = write(f"{self.ref(ptr)}[r + j]", value, pointee.c_name)
             if len(op.operands) == 3:
                 slow = f"if ({self.elem(ptr, op.operands[2], rj)}) {slow}"
             self.vectorized(op, ptr, op.operands[2:3], fast, slow, guard=own)
@@ -783,7 +802,7 @@ class CudaEmitter:
             return
         vals = [self.elem(ptr, v) if isinstance(ptr.type, BlockType) else self.ref(v) for v in op.operands]
         vals[1] = self.cast_to(vals[1], op.operands[1].type.scalar, pointee)
-        stmt = f"*{vals[0]} = {vals[1]};"
+        stmt = write(vals[0], vals[1], pointee.c_name)
         conds = [c for c in (own, vals[2] if len(vals) == 3 else None) if c is not None]
         if conds:
             stmt = f"if ({' && '.join(conds)}) {stmt}"
@@ -1630,6 +1649,12 @@ def _ptx_template(asm: str) -> str:
     """Triton's inline-PTX text as a CUDA ``asm`` template: operands ``$i`` become ``%i``, a
     literal ``%`` (as in ``%tid.x``) becomes ``%%``."""
     return re.sub(r"\$(\d+)", r"%\1", asm.replace("%", "%%"))
+
+
+def _cache_hint(op: Op) -> str | None:
+    """The load's or store's cache modifier or eviction policy (the suffix of the template's
+    mt_load_* / mt_store_* that carries its PTX qualifiers), or None."""
+    return op.attrs.get("cache") or op.attrs.get("evict")
 
 
 def _zero_bits(v: Value) -> bool:
