@@ -1,8 +1,9 @@
 """tl.load / tl.store with cache_modifier= and eviction_policy=: checked as Triton checks them,
 kept as the op's attributes, emitted by the CUDA backend as the PTX qualifiers Triton emits
 (ld.global.cg, st.global.cs, .L1::evict_first with an L2 cache hint, ...) on every access path
-(vector chunks, their element-by-element tails, scalars, block pointers), and computing the same
-values as the plain accesses (CPU emulator against the interpreter)."""
+(vector chunks, their element-by-element tails, scalars, block pointers), the MLIR backend as
+inline PTX, and computing the same values as the plain accesses (CPU emulator against the
+interpreter; the GPU: tests/test_cache_hints_gpu.py, and tests/test_mlir_gpu.py's hints_* cases)."""
 import re
 
 import numpy as np
@@ -75,6 +76,24 @@ def test_the_hints_are_the_ops_attributes():
     text = print_function(fn)
     assert "%6 = load %4, %5, 3.0 {cache=cg} : vector<128 x f32>\n" in text, text
     assert "store %7, %8, %10 {evict=evict_first}\n" in text, text
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp16", "i8", "i64"])
+@pytest.mark.parametrize("combo,want_ld,want_st,policies", [
+    (hints(".cg", "", ".cs", ""), {".cg"}, {".cs"}, 0),
+    (hints("", "evict_first", "", "evict_last"), {".L1::evict_first.L2::cache_hint"},
+     {".L1::evict_last.L2::cache_hint"}, 8),
+])
+def test_the_mlir_backend_emits_them_as_inline_ptx(dt, combo, want_ld, want_st, policies):
+    from tests.test_mlir_support import tools_missing_reason
+    if tools_missing_reason() is not None:
+        pytest.skip(tools_missing_reason())
+    ck = mytriton.compile(K.scaled_copy, {"x_ptr": f"*{dt}:16", "y_ptr": f"*{dt}:16", "n": "i32"},
+                          {**combo, "BLOCK": 256}, num_warps=2, backend="mlir")
+    assert ck.asm["mlir"].count("llvm.inline_asm has_side_effects") == 8      # 4 elements a thread, each way
+    ptx = ck.asm["ptx"]
+    assert qualifiers(ptx, "ld") == want_ld and qualifiers(ptx, "st") == want_st
+    assert len(re.findall(r"createpolicy\.fractional", ptx)) == policies
 
 
 HEAD = "import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(x, y):\n"

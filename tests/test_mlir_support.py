@@ -273,6 +273,25 @@ def _math_ref(a):
 
 
 from tests.kernels import atomics as _atomics  # noqa: E402  (below the kernels: goldens name their lines)
+from tests.kernels import cache_hints as _hints  # noqa: E402
+
+
+def _hinted_case(dt: str, np_dtype, load_cache="", load_evict="", store_cache="", store_evict=""):
+    """tests/kernels/cache_hints.py's scaled_copy with cache modifiers / eviction policies (inline
+    PTX in the MLIR backend): y = 2x in bounds, `other` (3) doubled for the 5 elements past n."""
+    n = 1000
+
+    def reference(a):
+        y = np.zeros(n + 40, np_dtype)
+        y[:n], y[n:n + 5] = a["x_ptr"][:n] * 2, 6
+        return {"y_ptr": y}
+    hints = {"LOAD_CACHE": load_cache, "LOAD_EVICT": load_evict, "STORE_CACHE": store_cache, "STORE_EVICT": store_evict}
+    return Case(f"hints_{dt}_{load_cache.strip('.') or load_evict}_b256_w2", _hints.scaled_copy,
+                {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "n": "i32"}, {**hints, "BLOCK": 256}, num_warps=2,
+                grid=(4,), outputs=("y_ptr",),
+                inputs=lambda rng: {"x_ptr": rng.integers(-20, 20, n + 40).astype(np_dtype),
+                                    "y_ptr": np.zeros(n + 40, np_dtype), "n": n},
+                reference=reference, rtol=0, atol=0)
 
 CASES = [
     Case("add_b128_w4", add_kernel, {"x_ptr": F32, "y_ptr": F32, "out_ptr": F32, "n": "i32"}, {"BLOCK": 128},
@@ -357,6 +376,9 @@ CASES = [
          outputs=("counter_ptr",),
          inputs=lambda rng: {"counter_ptr": np.zeros(1, np.int32), "out_ptr": np.zeros(9 * 64, np.int32)},
          reference=lambda a: {"counter_ptr": np.array([9], np.int32)}, rtol=0, atol=0),
+    _hinted_case("fp32", np.float32, load_evict="evict_first", store_evict="evict_last"),
+    _hinted_case("i8", np.int8, load_cache=".cg", store_cache=".cs"),
+    _hinted_case("fp16", np.float16, load_cache=".cv", store_cache=".wt"),
 ]
 
 

@@ -18,7 +18,7 @@ from ...ir.linear import LANE, WARP, LinearLayout
 from ...ir.ops import OPS, REDUCE_KINDS
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Value, use_counts, walk
-from ...ir.types import F32, I1, I32, I64, BlockType, PointerType, ScalarType
+from ...ir.types import F32, I1, I8, I32, I64, BlockType, PointerType, ScalarType
 from ..names import PARAM, c_identifier, comment_text, kernel_symbol
 from .arith import bitcast, combine, constant_literal, constant_name, convert, mlir_type
 
@@ -367,17 +367,23 @@ class MLIREmitter:
         elem = ptr.type.scalar.pointee
         ty = mlir_type(elem)
         load = "llvm.load volatile" if op.attrs.get("volatile") else "llvm.load"
+        hint = op.attrs.get("cache") or op.attrs.get("evict")
+
+        def read(p, name=None):
+            if hint:
+                return self.hinted_load(p, elem, hint, name)
+            return self.emit(f"{load} {p} : !llvm.ptr -> {ty}", name)
 
         def make(r, name):
             p = self.operand(op.result, ptr, r)
             if len(op.operands) == 1:
-                return self.emit(f"{load} {p} : !llvm.ptr -> {ty}", name)
+                return read(p, name)
             mask = self.operand(op.result, op.operands[1], r)
             other = op.operands[2]
             other_value = convert(self, self.operand(op.result, other, r), other.type.scalar, elem)
             result = self.emit(f"scf.if {mask} -> ({ty}) {{", name)
             self.depth += 1
-            loaded = self.emit(f"{load} {p} : !llvm.ptr -> {ty}")
+            loaded = read(p)
             self.line(f"scf.yield {loaded} : {ty}")
             self.depth -= 1
             self.line("} else {")
@@ -385,6 +391,27 @@ class MLIREmitter:
             self.line("}")
             return result
         self.per_register(op, make)
+
+    def hinted_load(self, p: str, elem, hint: str, name: str | None = None) -> str:
+        """One element loaded by ``ld.global`` with the PTX qualifiers of a cache modifier or an
+        eviction policy (``_ptx_hint``), as inline PTX (LLVM's loads carry none)."""
+        bits, kind = _access_bits(elem)
+        qualifiers, setup, operand = _ptx_hint(hint)
+        reg = "i16" if bits == 8 else f"i{bits}"            # (bytes travel in 16-bit registers)
+        ptx = f"{{ .reg .b64 c; {setup}ld.global{qualifiers}.{kind} $0, [$1]{operand}; }}"
+        as_is = not isinstance(elem, PointerType) and bits > 8 and not elem.is_float    # an integer register
+        word = self.emit(f'llvm.inline_asm has_side_effects "{ptx}", "={_CONSTRAINTS[bits]},l,~{{memory}}" {p} '
+                         f": (!llvm.ptr) -> {reg}", name if as_is else None)
+        return word if as_is else _from_bits(self, word, elem, name)
+
+    def hinted_store(self, p: str, v: str, elem, hint: str):
+        """``hinted_load``'s store: ``st.global`` with the hint's PTX qualifiers."""
+        bits, kind = _access_bits(elem)
+        qualifiers, setup, operand = _ptx_hint(hint)
+        reg, word = _to_bits(self, v, elem, bits)
+        ptx = f"{{ .reg .b64 c; {setup}st.global{qualifiers}.{kind} [$0], $1{operand}; }}"
+        self.line(f'llvm.inline_asm has_side_effects "{ptx}", "l,{_CONSTRAINTS[bits]},~{{memory}}" {p}, {word} '
+                  f": (!llvm.ptr, {reg}) -> ()")
 
     def store_owner(self, ptr: Value, r: int) -> str | None:
         """i1: this thread's register ``r`` of ``ptr`` is the one copy of its element that stores
@@ -407,6 +434,14 @@ class MLIREmitter:
         ty = mlir_type(elem)
         converted: dict[str, str] = {}
         owned = False       # some copy of an element stores for the others (see store_owner)
+        hint = op.attrs.get("cache") or op.attrs.get("evict")
+
+        def store(p, v):
+            if hint:
+                self.hinted_store(p, v, elem, hint)
+            else:
+                self.line(f"llvm.store {v}, {p} : {ty}, !llvm.ptr")
+
         for r in range(self.nregs(ptr)):
             p = self.ref(ptr, r)
             v = self.operand(ptr, value, r)
@@ -418,11 +453,13 @@ class MLIREmitter:
             if len(op.operands) == 3:
                 conds.append(self.operand(ptr, op.operands[2], r))
             if not conds:
-                self.line(f"llvm.store {v}, {p} : {ty}, !llvm.ptr")
+                store(p, v)
                 continue
             cond = conds[0] if len(conds) == 1 else self.emit(f"arith.andi {conds[0]}, {conds[1]} : i1")
             self.line(f"scf.if {cond} {{")
-            self.line(f"  llvm.store {v}, {p} : {ty}, !llvm.ptr")
+            self.depth += 1
+            store(p, v)
+            self.depth -= 1
             self.line("}")
         if self.has_loads and owned:
             self.line("gpu.barrier")   # later loads of any thread see the owning thread's store
@@ -805,6 +842,50 @@ class MLIREmitter:
             "}",
         ]) + "\n"
         return text.replace(_SMEM_SIZE, str(self.smem_bytes))
+
+
+_CONSTRAINTS = {8: "h", 16: "h", 32: "r", 64: "l"}       # inline PTX register classes by width
+
+
+def _ptx_hint(hint: str) -> tuple[str, str, str]:
+    """A cache modifier's or eviction policy's PTX: the qualifiers of ``ld``/``st.global``, the
+    instructions before it and the operand after its others (an eviction policy also gives L2 a
+    hint, a ``createpolicy`` into the register ``c``, as Triton's)."""
+    if hint.startswith("evict_"):
+        return f".L1::{hint}.L2::cache_hint", f"createpolicy.fractional.L2::{hint}.b64 c, 1.0; ", ", c"
+    return f".{hint}", "", ""
+
+
+def _access_bits(elem) -> tuple[int, str]:
+    """The width of one element in memory and its PTX access type (bools are bytes)."""
+    bits = 64 if isinstance(elem, PointerType) else 8 if elem.is_bool else elem.bits
+    return bits, "u8" if bits == 8 else f"b{bits}"
+
+
+def _from_bits(e, word: str, elem, name: str | None) -> str:
+    """The element a hinted load read into an integer register ``word`` where it is not that
+    register's type: a pointer, a float, a byte (read into 16 bits) or a bool."""
+    if isinstance(elem, PointerType):
+        return e.emit(f"llvm.inttoptr {word} : i64 to !llvm.ptr", name)
+    if _access_bits(elem)[0] == 8:
+        word = e.emit(f"arith.trunci {word} : i16 to i8", None if elem.is_bool or elem.is_float else name)
+        if elem.is_bool:
+            return e.emit(f"arith.cmpi ne, {word}, {e.const(0, I8)} : i8", name)
+        return e.emit(f"arith.bitcast {word} : i8 to {mlir_type(elem)}", name) if elem.is_float else word
+    return e.emit(f"arith.bitcast {word} : i{elem.bits} to {mlir_type(elem)}", name)
+
+
+def _to_bits(e, v: str, elem, bits: int) -> tuple[str, str]:
+    """``_from_bits`` backwards: the stored element as an integer register (type, name)."""
+    if isinstance(elem, PointerType):
+        return "i64", e.emit(f"llvm.ptrtoint {v} : !llvm.ptr to i64")
+    if elem.is_bool:
+        v = e.emit(f"arith.extui {v} : i1 to i8")
+    elif elem.is_float:
+        v = e.emit(f"arith.bitcast {v} : {mlir_type(elem)} to i{bits}")
+    if bits == 8:
+        return "i16", e.emit(f"arith.extui {v} : i8 to i16")
+    return f"i{bits}", v
 
 
 def _storage_type(elem) -> str:
