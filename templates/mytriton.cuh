@@ -53,6 +53,9 @@ MT_APPROX(mt_sqrt_approx, "sqrt.approx.ftz.f32", sqrtf(a))
 MT_APPROX(mt_rsqrt_approx, "rsqrt.approx.ftz.f32", 1.0f / sqrtf(a))
 MT_APPROX(mt_exp2_approx, "ex2.approx.ftz.f32", exp2f(a))
 #undef MT_APPROX
+// What a masked-off chunk of a vector load in a loop reads instead of its address (16 zero bytes,
+// always valid): an ordinary load, no branch around it.
+__device__ const mt_vec<unsigned, 4> mt_masked_off = {};
 // A masked load of N 32-bit words: zeros, then a load predicated on `pred` (as Triton's `@p
 // ld.global`): no branch around it (ptxas can overlap the loads of an unrolled loop) and no
 // select of another address.

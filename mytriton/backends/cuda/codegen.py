@@ -749,13 +749,22 @@ class CudaEmitter:
             straight += [f"t = mt_load_{hinted}<{t}>(reinterpret_cast<const {t}*>({self.ref(ptr)}[r]), {{mask}}, t);",
                          "#pragma unroll", f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
         elif len(op.operands) > 1:
-            # without a branch: a predicated load, zeros where masked off (then `other`), so ptxas
-            # can overlap the loads of an unrolled loop (NVVM makes a C++ `if` around each load a
-            # branch; before, a masked-off chunk read 16 zero bytes elsewhere: two MOVs and a select
-            # of the address a chunk); moved as 32-bit words (halves merged one by one cost a PRMT each)
+            # without a branch (NVVM makes a C++ `if` around each load a branch), moved as 32-bit
+            # words (halves merged one by one cost a PRMT each). In a loop, a masked-off chunk reads
+            # the 16 zero bytes of mt_masked_off instead of its address: an ordinary load, which
+            # ptxas overlaps with the loads of the loop's other (unrolled) iterations. Elsewhere,
+            # a predicated load (inline PTX, zeros where masked off, as Triton's), which saves the
+            # address select (two MOVs a chunk) but which ptxas does not move above the code before
+            # it: on the H200, the looped row sum BLOCK=4096 on 2 warps took 3.3x as long that way
+            # (A/B over benchmarks/sweep.py's row kernels); softmax BLOCK=2048 on 1 warp, no loop,
+            # 1.4x less time.
             words = vec * res.type.scalar.bits // 32
-            straight = [f"mt_vec<unsigned, {words}> w;",
-                        f"mt_load_pred<{words}>(w, {self.ref(ptr)}[r], {{mask}});"]
+            if id(op) in self.in_loops:
+                straight = [f"mt_vec<unsigned, {words}> w = *reinterpret_cast<const mt_vec<unsigned, {words}>*>("
+                            f"({{mask}}) ? (const void*){self.ref(ptr)}[r] : (const void*)&mt_masked_off);"]
+            else:
+                straight = [f"mt_vec<unsigned, {words}> w;",
+                            f"mt_load_pred<{words}>(w, {self.ref(ptr)}[r], {{mask}});"]
             if not _zero_bits(op.operands[2]):
                 straight += ["if (!({mask})) {", f"  {t} o;", "  #pragma unroll",
                              f"  for (int j = 0; j < {vec}; ++j) o.v[j] = {other};", "  memcpy(&w, &o, sizeof(w));",
