@@ -59,6 +59,19 @@ def test_every_access_carries_the_ptx_qualifiers(dt, load_cache, load_evict, sto
     assert set(policies) == {e for e in (load_evict, store_evict) if e}
 
 
+def test_only_the_hints_used_get_a_helper_and_loads_are_unpredicated():
+    """A kernel's source holds the helpers of the hints it uses (backends/cuda/hints.py), none for
+    plain accesses. Hinted loads are never predicated in the PTX (a masked-off one reads a zero
+    constant): ptxas then schedules them as plain loads, ahead of the code before them."""
+    sig = {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "n": "i32"}
+    ck = mytriton.compile(K.scaled_copy, sig, {**hints(".cg", "", "", "evict_last"), "BLOCK": 512}, num_warps=4)
+    hinted = r"__forceinline__ \w+ (mt_(?:load|store)_(?:ca|cg|cv|wb|cs|wt|evict_\w+))\("
+    assert set(re.findall(hinted, ck.asm["cu"])) == {"mt_load_cg", "mt_store_evict_last"}
+    assert not re.search(r"@%?\w+ ld\.global\.cg", ck.asm["ptx"]) and "ld.global.cg.v4.u32" in ck.asm["ptx"]
+    plain = mytriton.compile(K.scaled_copy, sig, {**hints(), "BLOCK": 512}, num_warps=4).asm["cu"]
+    assert not re.search(hinted, plain)
+
+
 def test_scalar_and_block_pointer_accesses_carry_them():
     ptx = mytriton.compile(K.scalar_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32"},
                            {"LOAD_CACHE": ".cg", "STORE_CACHE": ".cs"}).asm["ptx"]

@@ -95,102 +95,11 @@ __device__ __forceinline__ T mt_load_volatile(const T* p) {
   memcpy(&t, &b, sizeof(T));
   return t;
 }
-// tl.load / tl.store with cache_modifier= or eviction_policy=: one ld.global / st.global of the
-// element or chunk (1, 2, 4, 8 or 16 bytes) carrying Triton's PTX qualifiers Q, predicated (a
-// masked-off load leaves v, the `other` value). Eviction policies add an L2 cache hint (sm_80 and
-// later), as Triton's. Host compilers (the CPU emulator of the tests) copy the bytes.
+// The unsigned word of 16 bytes (tl.load / tl.store with a cache modifier or an eviction policy move
+// their elements and chunks as words: backends/cuda/hints.py writes their helpers into the kernel).
 #ifdef __CUDA_ARCH__
-#define MT_QUALIFIED_LOAD(S, Q, POLICY, HINT)                                                           \
-template <class T> __device__ __forceinline__ T mt_load_##S(const T* p, bool pred = true, T v = T()) {              \
-  constexpr int B = sizeof(T);                                                                         \
-  if constexpr (B >= 4) {                                                                              \
-    mt_vec<unsigned, B / 4> w;                                                                         \
-    memcpy(&w, &v, B);                                                                                 \
-    if constexpr (B == 16)                                                                             \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %5, 0; " POLICY                         \
-                   "@q ld.global" Q ".v4.u32 { %0, %1, %2, %3 }, [%4]" HINT "; }"                      \
-                   : "+r"(w.v[0]), "+r"(w.v[1]), "+r"(w.v[2]), "+r"(w.v[3]) : "l"(p), "r"((int)pred) : "memory"); \
-    else if constexpr (B == 8)                                                                         \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %3, 0; " POLICY                         \
-                   "@q ld.global" Q ".v2.u32 { %0, %1 }, [%2]" HINT "; }"                              \
-                   : "+r"(w.v[0]), "+r"(w.v[1]) : "l"(p), "r"((int)pred) : "memory");                  \
-    else                                                                                               \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %2, 0; " POLICY                         \
-                   "@q ld.global" Q ".u32 %0, [%1]" HINT "; }" : "+r"(w.v[0]) : "l"(p), "r"((int)pred) : "memory"); \
-    memcpy(&v, &w, B);                                                                                 \
-  } else {                                                                                             \
-    unsigned short h = 0;                                                                              \
-    memcpy(&h, &v, B);                                                                                 \
-    if constexpr (B == 2)                                                                              \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %2, 0; " POLICY                         \
-                   "@q ld.global" Q ".u16 %0, [%1]" HINT "; }" : "+h"(h) : "l"(p), "r"((int)pred) : "memory"); \
-    else                                                                                               \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %2, 0; " POLICY                         \
-                   "@q ld.global" Q ".u8 %0, [%1]" HINT "; }" : "+h"(h) : "l"(p), "r"((int)pred) : "memory"); \
-    memcpy(&v, &h, B);                                                                                 \
-  }                                                                                                    \
-  return v;                                                                                            \
-}
-#define MT_QUALIFIED_STORE(S, Q, POLICY, HINT)                                                          \
-template <class T> __device__ __forceinline__ void mt_store_##S(T* p, T v, bool pred) {                \
-  constexpr int B = sizeof(T);                                                                         \
-  if constexpr (B >= 4) {                                                                              \
-    mt_vec<unsigned, B / 4> w;                                                                         \
-    memcpy(&w, &v, B);                                                                                 \
-    if constexpr (B == 16)                                                                             \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %5, 0; " POLICY                         \
-                   "@q st.global" Q ".v4.u32 [%0], { %1, %2, %3, %4 }" HINT "; }"                      \
-                   :: "l"(p), "r"(w.v[0]), "r"(w.v[1]), "r"(w.v[2]), "r"(w.v[3]), "r"((int)pred) : "memory"); \
-    else if constexpr (B == 8)                                                                         \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %3, 0; " POLICY                         \
-                   "@q st.global" Q ".v2.u32 [%0], { %1, %2 }" HINT "; }"                              \
-                   :: "l"(p), "r"(w.v[0]), "r"(w.v[1]), "r"((int)pred) : "memory");                    \
-    else                                                                                               \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %2, 0; " POLICY                         \
-                   "@q st.global" Q ".u32 [%0], %1" HINT "; }" :: "l"(p), "r"(w.v[0]), "r"((int)pred) : "memory"); \
-  } else {                                                                                             \
-    unsigned short h = 0;                                                                              \
-    memcpy(&h, &v, B);                                                                                 \
-    if constexpr (B == 2)                                                                              \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %2, 0; " POLICY                         \
-                   "@q st.global" Q ".u16 [%0], %1" HINT "; }" :: "l"(p), "h"(h), "r"((int)pred) : "memory"); \
-    else                                                                                               \
-      asm volatile("{ .reg .pred q; .reg .b64 c; setp.ne.b32 q, %2, 0; " POLICY                         \
-                   "@q st.global" Q ".u8 [%0], %1" HINT "; }" :: "l"(p), "h"(h), "r"((int)pred) : "memory"); \
-  }                                                                                                    \
-}
-#else
-#define MT_QUALIFIED_LOAD(S, Q, POLICY, HINT)                                                           \
-template <class T> __device__ __forceinline__ T mt_load_##S(const T* p, bool pred = true, T v = T()) {              \
-  if (pred) memcpy(&v, p, sizeof(T));                                                                  \
-  return v;                                                                                            \
-}
-#define MT_QUALIFIED_STORE(S, Q, POLICY, HINT)                                                          \
-template <class T> __device__ __forceinline__ void mt_store_##S(T* p, T v, bool pred) {                \
-  if (pred) memcpy(p, &v, sizeof(T));                                                                  \
-}
+template <> struct mt_uint_of_size<16> { typedef uint4 type; };
 #endif
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-#define MT_EVICT(E) ".L1::" E ".L2::cache_hint", "createpolicy.fractional.L2::" E ".b64 c, 1.0; ", ", c"
-#else
-#define MT_EVICT(E) ".L1::" E, "", ""
-#endif
-#define MT_APPLY(M, ...) M(__VA_ARGS__)
-MT_QUALIFIED_LOAD(ca, ".ca", "", "")
-MT_QUALIFIED_LOAD(cg, ".cg", "", "")
-MT_QUALIFIED_LOAD(cv, ".cv", "", "")
-MT_APPLY(MT_QUALIFIED_LOAD, evict_first, MT_EVICT("evict_first"))
-MT_APPLY(MT_QUALIFIED_LOAD, evict_last, MT_EVICT("evict_last"))
-MT_QUALIFIED_STORE(wb, ".wb", "", "")
-MT_QUALIFIED_STORE(cg, ".cg", "", "")
-MT_QUALIFIED_STORE(cs, ".cs", "", "")
-MT_QUALIFIED_STORE(wt, ".wt", "", "")
-MT_APPLY(MT_QUALIFIED_STORE, evict_first, MT_EVICT("evict_first"))
-MT_APPLY(MT_QUALIFIED_STORE, evict_last, MT_EVICT("evict_last"))
-#undef MT_APPLY
-#undef MT_EVICT
-#undef MT_QUALIFIED_LOAD
-#undef MT_QUALIFIED_STORE
 // cp.async (sm_80 and later): 4, 8 or 16 bytes from global to shared memory without passing
 // through registers (16: .cg, past L1); a false predicate fills them with zeros: src-size 0, so
 // no byte of the (masked-off, maybe out-of-bounds) source is read (as Triton passes its masked

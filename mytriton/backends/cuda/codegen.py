@@ -24,6 +24,7 @@ import jinja2
 from ... import __version__
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, c_string, comment_text, kernel_symbol
+from . import hints
 from .atomics import atomic_statement
 from .dot import dot_mma, dot_portable, plan_rings, staged_load
 from ...ir.exchange import plan_exchange
@@ -198,6 +199,7 @@ class CudaEmitter:
         self.num_threads = fn.num_warps * 32
         self.min_blocks = 1          # thread blocks per SM the registers must allow (__launch_bounds__)
         self.externs: dict[str, str] = {}   # the device functions called (libdevice's, __assertfail): symbol -> declaration
+        self.helpers: dict[str, list[str]] = {}   # the hinted accesses' helpers (hints.py): name -> lines
         self.lines: list[str] = []
         self.depth = 1
         self.names: dict[Value, str] = {}
@@ -719,7 +721,7 @@ class CudaEmitter:
             self.elementwise(op, lambda v: f"mt_load_volatile({v[0]})" if len(v) == 1
                              else f"({v[1]} ? mt_load_volatile({v[0]}) : {v[2]})", None)
             return
-        hinted = _cache_hint(op)
+        hinted = _cache_hint(self, op)
         elem_t = res.type.scalar.c_name
 
         def read(address: str, ctype: str) -> str:      # one element or chunk, unmasked
@@ -792,7 +794,7 @@ class CudaEmitter:
         pointee = ptr.type.scalar.pointee
         vec, _ = self.vector_width(ptr, op.operands[2:3], op)
         own = self.store_owner(ptr)
-        hinted = _cache_hint(op)
+        hinted = _cache_hint(self, op)
 
         def write(address: str, value: str, ctype: str) -> str:
             return f"mt_store_{hinted}<{ctype}>({address}, {value}, true);" if hinted else f"*{address} = {value};"
@@ -1645,6 +1647,7 @@ class CudaEmitter:
             version=__version__, name=self.fn.name, symbol=kernel_symbol(self.fn.name), source=f"{os.path.basename(src)}:{self.fn.loc.line if self.fn.loc else 0}",
             description=desc, num_threads=self.num_threads, min_blocks=self.min_blocks, params=self.params(), body=body,
             externs=[self.externs[k] for k in sorted(self.externs)],
+            helpers=[line for k in sorted(self.helpers) for line in self.helpers[k]],
             halves=uses_halves(self.fn))
         return text, self.smem_bytes
 
@@ -1660,10 +1663,14 @@ def _ptx_template(asm: str) -> str:
     return re.sub(r"\$(\d+)", r"%\1", asm.replace("%", "%%"))
 
 
-def _cache_hint(op: Op) -> str | None:
-    """The load's or store's cache modifier or eviction policy (the suffix of the template's
-    mt_load_* / mt_store_* that carries its PTX qualifiers), or None."""
-    return op.attrs.get("cache") or op.attrs.get("evict")
+def _cache_hint(em: CudaEmitter, op: Op) -> str | None:
+    """The load's or store's cache modifier or eviction policy (the suffix of the mt_load_* /
+    mt_store_* that carries its PTX qualifiers, whose helper it adds to the kernel), or None."""
+    hint = op.attrs.get("cache") or op.attrs.get("evict")
+    if hint is not None:
+        kind = "load" if op.name == "load" else "store"
+        em.helpers.setdefault(f"mt_{kind}_{hint}", hints.helper(kind, hint))
+    return hint
 
 
 def _zero_bits(v: Value) -> bool:
