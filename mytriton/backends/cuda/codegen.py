@@ -727,10 +727,14 @@ class CudaEmitter:
         def read(address: str, ctype: str) -> str:      # one element or chunk, unmasked
             return f"mt_load_{hinted}<{ctype}>({address})" if hinted else f"*{address}"
 
+        def masked(address: str, mask: str, other: str) -> str:   # (hinted: branch-free, see hints.py)
+            if hinted:
+                return f"mt_load_{hinted}<{elem_t}>({address}, {mask}, {other})"
+            return f"({mask} ? *{address} : {other})"
+
         vec, _ = self.vector_width(ptr, op.operands[1:2], op)
         if vec == 1:
-            self.elementwise(op, lambda v: read(v[0], elem_t) if len(v) == 1
-                             else f"({v[1]} ? {read(v[0], elem_t)} : {v[2]})", None)
+            self.elementwise(op, lambda v: read(v[0], elem_t) if len(v) == 1 else masked(*v), None)
             return
         t = f"mt_vec<{elem_t}, {vec}>"
         self.emit(self.declare(res) + ";")
@@ -738,7 +742,7 @@ class CudaEmitter:
         scalar = read(self.elem(res, ptr, rj), elem_t)
         if len(op.operands) > 1:
             other = self.elem(res, op.operands[2], rj)
-            scalar = f"({self.elem(res, op.operands[1], rj)} ? {scalar} : {other})"
+            scalar = masked(self.elem(res, ptr, rj), self.elem(res, op.operands[1], rj), other)
         fast = [f"const {t} t = {read(f'reinterpret_cast<const {t}*>({self.ref(ptr)}[r])', t)};",
                 "#pragma unroll",
                 f"for (int j = 0; j < {vec}; ++j) {self.ref(res)}[r + j] = t.v[j];"]
