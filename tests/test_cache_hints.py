@@ -72,6 +72,13 @@ def test_only_the_hints_used_get_a_helper_and_loads_are_unpredicated():
     assert not re.search(hinted, plain)
 
 
+def test_every_cache_modifier_has_its_intrinsic():
+    from mytriton.backends.cuda import hints as H
+    from mytriton.ir.ops import LOAD_CACHE_MODIFIERS, STORE_CACHE_MODIFIERS
+    assert set(H._LOAD_INTRINSICS) == set(LOAD_CACHE_MODIFIERS)
+    assert set(H._STORE_INTRINSICS) == set(STORE_CACHE_MODIFIERS)
+
+
 def test_scalar_and_block_pointer_accesses_carry_them():
     ptx = mytriton.compile(K.scalar_copy, {"x_ptr": "*fp32", "y_ptr": "*fp32"},
                            {"LOAD_CACHE": ".cg", "STORE_CACHE": ".cs"}).asm["ptx"]

@@ -17,12 +17,11 @@ their predicate in C++. Host compilers (the CPU emulator of the tests) copy the 
 """
 from __future__ import annotations
 
-from ...ir.ops import EVICTION_POLICIES, LOAD_CACHE_MODIFIERS, STORE_CACHE_MODIFIERS
+from ...ir.ops import EVICTION_POLICIES
 
-# the cache-operator intrinsics of each cache modifier
+# the cache-operator intrinsics of each cache modifier (ir/ops.py's LOAD_ / STORE_CACHE_MODIFIERS)
 _LOAD_INTRINSICS = {"ca": "__ldca", "cg": "__ldcg", "cv": "__ldcv"}
 _STORE_INTRINSICS = {"wb": "__stwb", "cg": "__stcg", "cs": "__stcs", "wt": "__stwt"}
-assert set(_LOAD_INTRINSICS) == set(LOAD_CACHE_MODIFIERS) and set(_STORE_INTRINSICS) == set(STORE_CACHE_MODIFIERS)
 
 # (bytes, PTX type, the word's register operands, their constraint) of an evicting access
 _WORDS = [(16, "v4.u32", ["w.x", "w.y", "w.z", "w.w"], "r"), (8, "u64", ["w"], "l"), (4, "u32", ["w"], "r"),
