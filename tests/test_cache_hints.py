@@ -137,11 +137,11 @@ def test_unknown_or_combined_hints_are_located_errors(tmp_path, body, message):
 
 
 @EMULATOR
-@pytest.mark.parametrize("dt", ["fp32", "fp16", "i8"])
+@pytest.mark.parametrize("dt", ["fp32", "fp16", "i8", "i64"])
 @pytest.mark.parametrize("combo", [hints(".cg", "", ".cs", ""), hints("", "evict_first", "", "evict_last"),
                                    hints(".cv", "", ".wt", "")])
 def test_emulated_hinted_accesses_agree_with_the_interpreter(dt, combo):
-    npd = {"fp32": np.float32, "fp16": np.float16, "i8": np.int8}[dt]
+    npd = {"fp32": np.float32, "fp16": np.float16, "i8": np.int8, "i64": np.int64}[dt]
     n, block = 1000, 256
     x = np.random.default_rng(5).integers(-20, 20, n + 40).astype(npd)
     got, want = np.zeros(n + 40, npd), np.zeros(n + 40, npd)

@@ -14,7 +14,7 @@ from tests.triton_reference import triton_version  # noqa: E402
 TR = triton_version(K.__file__)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int8])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int8, torch.int64])
 @pytest.mark.parametrize("combo", [hints(".ca", "", ".wb", ""), hints(".cg", "", ".cs", ""),
                                    hints(".cv", "", ".wt", ""), hints("", "evict_first", ".cg", ""),
                                    hints("", "evict_last", "", "evict_first")])
