@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from .errors import CompilationError
 from .frontend.builder import Builder
 from .frontend.codegen import trace
+from .frontend.descriptors import parse as descriptor_type
 from .frontend.jit import JITFunction
 from .ir.ops import OpTypeError
 from .ir.printer import print_function
@@ -78,13 +79,21 @@ def _params(fn: JITFunction, signature, constexprs: dict):
     if unknown:
         raise CompilationError(f"unknown parameter(s) {', '.join(unknown)}; {fn.__name__} takes "
                                f"{', '.join(fn.arg_names)}", kernel=fn.__name__)
-    params = []
+    params, descriptors = [], {}
     for name in fn.arg_names:
         if name in constexprs or name in fn.constexpr_names:
             continue
         if name not in signature:
             raise CompilationError(f"no type given for parameter '{name}'", kernel=fn.__name__)
         try:
+            desc = descriptor_type(signature[name])
+            if desc is not None:                 # a tensor descriptor: its leaves (frontend/descriptors.py)
+                descriptors[name] = desc
+                for leaf, text in desc.leaves(name):
+                    if leaf in fn.arg_names:
+                        raise ValueError(f"its leaf '{leaf}' has the name of another parameter")
+                    params.append((leaf, *parse_type(text)))
+                continue
             ty, align = parse_type(signature[name]) if isinstance(signature[name], str) else (signature[name], 0)
         except ValueError as e:
             raise CompilationError(f"parameter '{name}': {e}", kernel=fn.__name__) from None
@@ -93,7 +102,7 @@ def _params(fn: JITFunction, signature, constexprs: dict):
     for name in fn.constexpr_names:
         if name not in values:
             values[name] = fn.signature.parameters[name].default
-    return params, values
+    return params, values, descriptors
 
 
 def _promised_one(text: str) -> bool:
@@ -110,11 +119,11 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     one specialization."""
     constexprs = dict(constexprs or {})
     fn.check_parameter_names()
-    params, values = _params(fn, signature, constexprs)
+    params, values, descriptors = _params(fn, signature, constexprs)
     builder = Builder(fn.__name__)
     builder.debug = bool(fn.options.get("debug"))
     builder.num_warps = num_warps
-    root = trace(fn, params, values, builder)
+    root = trace(fn, params, values, builder, descriptors)
     try:
         check_tree(root)
     except OpTypeError as e:

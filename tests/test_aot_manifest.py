@@ -53,6 +53,10 @@ CASES = {
                             '      x_ptr: "*f32"  #<\n',
                      "parameter 'x_ptr': unknown type '*f32': expected one of i1 i8 i16 i32 i64 u8 u16 u32 "
                      "u64 fp16 bf16 fp32 fp64"),
+    "descriptor type": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
+                               '      x_ptr: "tensordesc<fp32[64]>"  #<\n',
+                        "parameter 'x_ptr': type 'tensordesc<fp32[64]>': tensor-descriptor parameters are taken "
+                        "by the JIT"),
     "misspelled type": (HEAD + "  - kernel: kernels/k.py:add_kernel\n    signature:\n"
                                '      x_ptr: "*float32:16"  #<\n',
                         "unknown type '*float32:16'",

@@ -18,6 +18,10 @@ def type_error(text: str) -> str | None:
     """Why *text* is not a valid type string, or None when it is (the runtime's grammar: the
     loader checks the same ``:N`` promises at launch)."""
     from ..runtime.driver import parse_type
+    if isinstance(text, str) and text.strip().startswith("tensordesc"):
+        return (f"type {text!r}: tensor-descriptor parameters are taken by the JIT (TensorDescriptor "
+                "arguments), not yet by manifests: pass the base pointer, shape and strides and make the "
+                "descriptor in the kernel with tl.make_tensor_descriptor")
     try:
         parse_type(text)
     except ValueError as e:

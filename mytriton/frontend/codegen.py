@@ -32,6 +32,7 @@ from ..ir.tree import CombineTree, RegionStmt, Scope
 from ..ir.types import I1, I32, I64, BlockType, PointerType, ScalarType
 from ..language.core import Composite, Shape, _current_builder, constexpr_type, is_builtin, tensor, to_tensor
 from ..language.triton_names import UnsupportedTritonName
+from .descriptors import rebuild as rebuild_descriptor
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
 # The AST is walked recursively (a few Python frames per level of expression nesting); Python's own
@@ -1164,13 +1165,22 @@ def trace_combine(builder, combine_fn, arg_types: list, what: str, any_results: 
     return CombineTree(scope, args, tuple(nodes))
 
 
-def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, builder) -> Scope:
+def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, builder,
+          descriptors: dict | None = None) -> Scope:
     """Build the expression tree of ``jit_fn`` for the given parameter types and constexpr values.
 
-    ``params`` lists the run-time parameters as (name, type, alignment)."""
+    ``params`` lists the run-time parameters as (name, type, alignment); ``descriptors`` maps the
+    name of a tensor-descriptor parameter to its type, whose leaves ``params`` lists instead
+    (frontend/descriptors.py)."""
     env: dict = {}
     for name, ty, align in params:
         env[name] = tensor(builder.param(name, ty, align))
+    token = _current_builder.set(builder)
+    try:
+        for name, desc in (descriptors or {}).items():
+            env[name] = rebuild_descriptor(desc, [env.pop(leaf) for leaf, _ in desc.leaves(name)])
+    finally:
+        _current_builder.reset(token)
     check_constexprs(jit_fn, constexprs)
     env.update(constexprs)
     with _deep_recursion():

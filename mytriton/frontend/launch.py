@@ -8,6 +8,7 @@ import sys
 
 from ..errors import CompilationError
 from ..ir.ssa import globals_changed
+from . import descriptors
 from .codegen import check_constexprs
 
 _LAUNCH_OPTIONS = {"num_warps": 4, "stream": None, "num_stages": None, "num_ctas": None, "maxnreg": None,
@@ -74,13 +75,24 @@ def launch(jit_fn, grid, args, kwargs):
                 runtime if keep is None else [runtime[i] for i in keep], stream=stream)
             return kernel
     check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
-    if os.environ.get("MYTRITON_INTERPRET") == "1" or any(_is_numpy(v) for v in runtime):
+    if os.environ.get("MYTRITON_INTERPRET") == "1" or any(
+            _is_numpy(v.base if descriptors.is_descriptor(v) else v) for v in runtime):
         from ..backends.interpreter import interpret
         return interpret(jit_fn, _grid(grid, names, runtime, constexprs, num_warps), list(zip(names, runtime)),
                          constexprs, num_warps)
     driver = _runtime()
     signature, devices, ones = [], {}, {}
     for name, value in zip(names, runtime):
+        if descriptors.is_descriptor(value):
+            # a tensor descriptor: its type (element, block shape, padding) is the specialization;
+            # its base's device is the launch's (the TensorDescriptor checked its 16-byte alignment)
+            try:
+                ty, _, device = driver.launch_argument_info(value.base)
+            except TypeError as e:
+                raise type(e)(f"{jit_fn.__name__}: parameter '{name}': its base: {e}") from None
+            devices[name] = device
+            signature.append(descriptors.type_of(value, ty).text())
+            continue
         if type(value) is int and value == 1:
             # as Triton does: an integer argument equal to 1 is compiled in as the constant 1 (a
             # stride of 1 makes its accesses contiguous) and is not passed to the kernel
@@ -129,9 +141,11 @@ def launch(jit_fn, grid, args, kwargs):
                     jit_fn._cache[(target, *key[1:])] = kernel
                 jit_fn._cache[key] = kernel
     keep = kernel.jit_params
+    grid = _grid(grid, names, runtime, constexprs, num_warps)
+    if getattr(kernel, "descriptor_params", False):   # (run-time descriptors are passed as their leaves)
+        runtime = descriptors.flatten(names, runtime)[1]
     (kernel.launch_cooperative if cooperative else kernel.launch)(
-        _grid(grid, names, runtime, constexprs, num_warps),
-        runtime if keep is None else [runtime[i] for i in keep], stream=stream)
+        grid, runtime if keep is None else [runtime[i] for i in keep], stream=stream)
     if fast is not None:                       # (only a launch that worked is remembered)
         jit_fn._fast[fast[0]] = kernel
     return kernel
@@ -191,15 +205,20 @@ def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, n
     passed)."""
     from ..compiler import compile
     params = [(n, t) for n, t in zip(names, signature) if n not in ones]
+    desc_types = {n: descriptors.parse(t) for n, t in params if t.startswith("tensordesc")}
     try:
         ck = compile(jit_fn, signature=dict(params), constexprs={**constexprs, **ones}, target=target,
                      num_warps=num_warps, num_stages=num_stages)
         cubin = ck.asm["cubin"]
     except CompilationError as e:
         raise e.with_traceback(None) from e.__cause__   # (a builtin's refusal, frameless)
-    kernel = driver.Kernel(jit_fn.__name__, params, num_warps, ck.metadata["shared"],
+    leaves = [leaf for n, t in params for leaf in (desc_types[n].leaves(n) if n in desc_types else [(n, t)])]
+    kernel = driver.Kernel(jit_fn.__name__, leaves, num_warps, ck.metadata["shared"],
                            {target: cubin}, symbol=ck.metadata["name"])
-    kernel.jit_params = [i for i, n in enumerate(names) if n not in ones] if ones else None
+    kernel.descriptor_params = bool(desc_types)
+    # the positions passed, in the argument list with descriptors flattened to their leaves
+    flat = [leaf for n in names for leaf in (descriptors.leaf_names(n, desc_types[n].rank) if n in desc_types else [n])]
+    kernel.jit_params = [i for i, n in enumerate(flat) if n not in ones] if ones else None
     kernel.globals_read = ck.function.globals_read
     kernel.asm = ck.asm                  # as Triton's launch handle: kernel[grid](...).asm["ptx"]
     return kernel

@@ -17,6 +17,7 @@ import threading
 import numpy as np
 
 from ...errors import CompilationError
+from ...frontend import descriptors
 from ...ir.ssa import Loc, globals_changed, walk
 from ...runtime.driver import DTYPES, dtype_named
 from .executor import AssertFailed, Executor, Program
@@ -140,19 +141,24 @@ def interpret(jit_fn, grid, runtime_args: list[tuple[str, object]], constexprs: 
     in order, ``constexprs`` the values of its constexpr parameters."""
     kernel = jit_fn.__name__
     grid = _grid(grid, kernel)
-    signature = {}
+    signature, leaf_types = {}, {}
     for name, value in runtime_args:
         try:
-            signature[name] = infer_type(value)
+            if descriptors.is_descriptor(value):       # (passed as its leaves: frontend/descriptors.py)
+                desc = descriptors.type_of(value, infer_type(value.base))
+                signature[name] = desc.text()
+                leaf_types.update(desc.leaves(name))
+            else:
+                signature[name] = infer_type(value)
         except TypeError as e:
             raise TypeError(f"{kernel}: parameter '{name}': {e}") from None
     program = _program(jit_fn, signature, constexprs, num_warps)
     memory = Memory()
     params = {}
-    values = dict(runtime_args)
+    values = dict(zip(*descriptors.flatten([n for n, _ in runtime_args], [v for _, v in runtime_args])))
     for p in program.fn.params:
         value = values[p.name]
-        ty = signature[p.name]
+        ty = (leaf_types.get(p.name) or signature[p.name]).split(":")[0]
         if ty.startswith("*"):
             params[p] = np.array([memory.add(p.name, _host_array(value), ty[1:])], np.int64)
         else:

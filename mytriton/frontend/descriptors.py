@@ -1,0 +1,105 @@
+"""Tensor descriptors as kernel parameters (``mytriton.tools.tensor_descriptor.TensorDescriptor``,
+Triton's host-side descriptors).
+
+A descriptor parameter's type is ``tensordesc<fp16[64, 64]>`` (Triton's spelling; ``,nan`` after
+the block shape for NaN padding): element type, block shape and padding are part of the
+specialization. The kernel receives it as run-time leaves — the base pointer (16-byte aligned, as
+the descriptor promises), the shape (i32 each) and every stride but the last (i64 each; the last is
+the constant 1) — and sees them put back together as a ``tl.tensor_descriptor``. Every path that
+binds such a parameter (the compiler, the JIT's launches, the CPU interpreter) takes the leaves,
+their types and their values from here."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TYPE = re.compile(r"tensordesc<\s*(\w+)\s*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]\s*(?:,\s*(zero|nan)\s*)?>")
+
+
+@dataclass(frozen=True)
+class DescriptorType:
+    dtype: str                   # the element type ("fp16")
+    block_shape: tuple
+    padding: str = "zero"
+
+    @property
+    def rank(self) -> int:
+        return len(self.block_shape)
+
+    def text(self) -> str:
+        padding = ",nan" if self.padding == "nan" else ""
+        return f"tensordesc<{self.dtype}[{', '.join(map(str, self.block_shape))}]{padding}>"
+
+    def leaves(self, name: str) -> list[tuple[str, str]]:
+        """(leaf name, type string) of the parameter ``name``, in the order they are passed."""
+        from ..runtime.driver import DTYPES
+        size = DTYPES[self.dtype].itemsize
+        divisor = 16 // size if size < 16 else 1    # (strides are multiples of 16 bytes)
+        stride = "i64" + (f":{divisor}" if divisor > 1 else "")
+        types = [f"*{self.dtype}:16"] + ["i32"] * self.rank + [stride] * (self.rank - 1)
+        return list(zip(leaf_names(name, self.rank), types))
+
+
+def leaf_names(name: str, rank: int) -> list[str]:
+    """The leaves of the descriptor parameter ``name``: base, shape, strides but the last."""
+    return [f"{name}__base"] + [f"{name}__shape{d}" for d in range(rank)] + [f"{name}__stride{d}" for d in range(rank - 1)]
+
+
+def parse(text) -> DescriptorType | None:
+    """The descriptor type ``text`` spells, or None where it is not one."""
+    if not isinstance(text, str):
+        return None
+    m = _TYPE.fullmatch(text.strip())
+    if not m:
+        if text.strip().startswith("tensordesc"):
+            raise ValueError(f"type {text!r}: expected tensordesc<dtype[d0, d1, ...]> (optionally ',nan' "
+                             "after the block shape)")
+        return None
+    from ..runtime.driver import DTYPES
+    dtype, dims = m.group(1), tuple(int(d) for d in m.group(2).split(","))
+    if dtype not in DTYPES:
+        raise ValueError(f"type {text!r}: unknown element type {dtype!r}")
+    if any(d <= 0 or d & (d - 1) for d in dims):
+        raise ValueError(f"type {text!r}: the block shape must hold powers of 2")
+    return DescriptorType(dtype, dims, m.group(3) or "zero")
+
+
+def is_descriptor(value) -> bool:
+    from ..tools.tensor_descriptor import TensorDescriptor
+    return isinstance(value, TensorDescriptor)
+
+
+def type_of(value, base_type: str) -> DescriptorType:
+    """The type of the descriptor ``value`` whose base has the type string ``base_type`` (``*fp16``,
+    from the launch path's own argument inference)."""
+    return DescriptorType(base_type.lstrip("*").split(":")[0], tuple(value.block_shape), value.padding)
+
+
+def leaf_values(value) -> list:
+    """The run-time leaves of the descriptor ``value``, in ``DescriptorType.leaves`` order."""
+    return [value.base, *value.shape, *value.strides[:-1]]
+
+
+def flatten(names: list[str], values: list) -> tuple[list[str], list]:
+    """Run-time parameter names and values with every descriptor replaced by its leaves."""
+    out_names, out_values = [], []
+    for name, value in zip(names, values):
+        if is_descriptor(value):
+            out_names += leaf_names(name, len(value.shape))
+            out_values += leaf_values(value)
+        else:
+            out_names.append(name)
+            out_values.append(value)
+    return out_names, out_values
+
+
+def rebuild(t: DescriptorType, leaves: list):
+    """The ``tl.tensor_descriptor`` a kernel sees, from its leaves (scalar tensors of the types
+    ``leaves`` says); call with a builder current."""
+    from ..ir.types import I64
+    from ..language.block_ptr import tensor_descriptor
+    from ..language.core import to_tensor
+    base, rest = leaves[0], leaves[1:]
+    shape, strides = tuple(rest[:t.rank]), tuple(rest[t.rank:]) + (to_tensor(1, I64),)
+    strides = tuple(s if s.dtype == I64 else s.to(I64) for s in strides)
+    return tensor_descriptor(base, shape, strides, t.block_shape, t.padding)
