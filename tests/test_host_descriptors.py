@@ -2,12 +2,15 @@
 Triton's host-side descriptors) passed to kernels: the checks Triton makes when one is built, the
 ``tensordesc<...>`` parameter type, the interpreter against numpy, and the generated CUDA (CPU
 emulator) against the interpreter, the descriptor passed as its leaves."""
+import struct
+
 import numpy as np
 import pytest
 
 import mytriton
 from mytriton.compiler import build_ssa
 from mytriton.frontend import descriptors
+from mytriton.runtime import driver as rt
 from mytriton.tools.tensor_descriptor import TensorDescriptor
 from tests import cuda_emulator
 from tests.kernel_files import compile_error
@@ -107,3 +110,34 @@ X = np.zeros((8, 16), np.float32)
 def test_tensor_descriptors_are_checked_as_triton_checks_them(args, message):
     with pytest.raises(ValueError, match=message):
         TensorDescriptor(*args)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    from tests.test_runtime_cpu import FakeDriver, install_fake_driver
+    drv = install_fake_driver(monkeypatch, FakeDriver())
+    monkeypatch.delenv("MYTRITON_INTERPRET", raising=False)
+    K.copy_add._cache.clear()
+    K.copy_add._fast.clear()
+    return drv
+
+
+def test_a_jit_launch_passes_each_descriptor_as_its_leaves(fake):
+    """The JIT's launch path on the CPU (the fake driver of tests/test_runtime_cpu.py; NVRTC compiles
+    for real): device arrays behind the descriptors, the kernel compiled for their type, the
+    launch's arguments the leaves in order."""
+    x, y = rt.DeviceArray(37 * 56, "fp16"), rt.DeviceArray(37 * 56, "fp16")
+    fake.param_sizes = [8, 4, 4, 8] * 2
+    k = K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
+                           TensorDescriptor(y, [37, 50], [56, 1], [16, 32], "nan"), BM=16, BN=32)
+    assert [(n, str(t)) for n, t in k.params] == [
+        ("in_desc__base", "*fp16:16"), ("in_desc__shape0", "i32"), ("in_desc__shape1", "i32"),
+        ("in_desc__stride0", "i64:8"), ("out_desc__base", "*fp16:16"), ("out_desc__shape0", "i32"),
+        ("out_desc__shape1", "i32"), ("out_desc__stride0", "i64:8")]
+    leaves = [struct.pack("<Q", x.ptr), struct.pack("<i", 37), struct.pack("<i", 50), struct.pack("<q", 56)]
+    assert fake.launches[-1]["args"] == leaves + [struct.pack("<Q", y.ptr)] + leaves[1:]
+    again = K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
+                               TensorDescriptor(y, [37, 50], [56, 1], [16, 32], "nan"), BM=16, BN=32)
+    other = K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
+                               TensorDescriptor(y, [37, 50], [56, 1], [16, 32]), BM=16, BN=32)
+    assert again is k and other is not k                 # (the padding is part of the specialization)
