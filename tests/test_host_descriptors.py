@@ -125,7 +125,7 @@ def fake(monkeypatch):
 def test_a_jit_launch_passes_each_descriptor_as_its_leaves(fake):
     """The JIT's launch path on the CPU (the fake driver of tests/test_runtime_cpu.py; NVRTC compiles
     for real): device arrays behind the descriptors, the kernel compiled for their type, the
-    launch's arguments the leaves in order."""
+    launch's arguments the leaves in order, on the full path and on the fast one."""
     x, y = rt.DeviceArray(37 * 56, "fp16"), rt.DeviceArray(37 * 56, "fp16")
     fake.param_sizes = [8, 4, 4, 8] * 2
     k = K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
@@ -141,3 +141,8 @@ def test_a_jit_launch_passes_each_descriptor_as_its_leaves(fake):
     other = K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
                                TensorDescriptor(y, [37, 50], [56, 1], [16, 32]), BM=16, BN=32)
     assert again is k and other is not k                 # (the padding is part of the specialization)
+    assert len(K.copy_add._fast) == 2                    # both remembered by the JIT's fast path,
+    fake.launches.clear()
+    assert K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
+                              TensorDescriptor(y, [37, 50], [56, 1], [16, 32], "nan"), BM=16, BN=32) is k
+    assert fake.launches[-1]["args"] == leaves + [struct.pack("<Q", y.ptr)] + leaves[1:]   # which flattens too

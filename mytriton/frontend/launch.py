@@ -8,6 +8,7 @@ import sys
 
 from ..errors import CompilationError
 from ..ir.ssa import globals_changed
+from ..tools.tensor_descriptor import TensorDescriptor
 from . import descriptors
 from .codegen import check_constexprs
 
@@ -70,9 +71,11 @@ def launch(jit_fn, grid, args, kwargs):
         kernel = fast[1]
         if not (kernel.globals_read and globals_changed(kernel.globals_read)):
             keep = kernel.jit_params
+            grid = _grid(grid, names, runtime, constexprs, num_warps)
+            if kernel.descriptor_params:
+                runtime = descriptors.flatten(names, runtime)[1]
             (kernel.launch_cooperative if cooperative else kernel.launch)(
-                _grid(grid, names, runtime, constexprs, num_warps),
-                runtime if keep is None else [runtime[i] for i in keep], stream=stream)
+                grid, runtime if keep is None else [runtime[i] for i in keep], stream=stream)
             return kernel
     check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
     if os.environ.get("MYTRITON_INTERPRET") == "1" or any(
@@ -142,7 +145,7 @@ def launch(jit_fn, grid, args, kwargs):
                 jit_fn._cache[key] = kernel
     keep = kernel.jit_params
     grid = _grid(grid, names, runtime, constexprs, num_warps)
-    if getattr(kernel, "descriptor_params", False):   # (run-time descriptors are passed as their leaves)
+    if kernel.descriptor_params:               # (run-time descriptors are passed as their leaves)
         runtime = descriptors.flatten(names, runtime)[1]
     (kernel.launch_cooperative if cooperative else kernel.launch)(
         grid, runtime if keep is None else [runtime[i] for i in keep], stream=stream)
@@ -155,13 +158,19 @@ def _fast_keys(runtime):
     """What of each run-time argument decides the specialization a launch uses, cheaply read: for
     a PyTorch tensor (or subclass) its dtype, 16-byte alignment and device; for a ``DeviceArray``
     the same; for an int its range (i32/i64/u64) and divisibility by 16; for a float or bool its
-    type. None when an argument is of any other kind (CuPy arrays, numpy scalars, ...): such
-    launches take the full path."""
+    type; for a tensor descriptor its base's key, block shape and padding. None when an argument
+    is of any other kind (CuPy arrays, numpy scalars, ...): such launches take the full path."""
     driver = _runtime()
     tensor, device_array = driver._TENSOR_INFO[0], driver.DeviceArray   # (torch.Tensor once seen)
     keys = []
     for value in runtime:
         t = type(value)
+        if t is TensorDescriptor:
+            base = _fast_keys([value.base])
+            if base is None:
+                return None
+            keys.append((t, base[0], tuple(value.block_shape), value.padding))
+            continue
         if t is int:
             keys.append((-0x80000000 <= value < 0x80000000, -1 << 63 <= value < 1 << 63, not value & 15, value == 1))
         elif t is tensor or (tensor is not None and isinstance(value, tensor)):
