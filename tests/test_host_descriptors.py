@@ -79,6 +79,7 @@ def test_a_descriptor_parameter_is_its_leaves():
     ("tensordesc<fp16[16, 24]>", "the block shape must hold powers of 2"),
     ("tensordesc<half[16]>", "unknown element type 'half'"),
     ("tensordesc<fp16>", "expected tensordesc<dtype[d0, d1, ...]>"),
+    ("tensordesc<fp16[2, 2, 2, 2, 2, 16]>", "at most 5 dimensions"),
 ])
 def test_a_bad_descriptor_type_is_an_error_naming_the_parameter(text, message):
     with pytest.raises(mytriton.CompilationError) as e:

@@ -59,6 +59,8 @@ def parse(text) -> DescriptorType | None:
     dtype, dims = m.group(1), tuple(int(d) for d in m.group(2).split(","))
     if dtype not in DTYPES:
         raise ValueError(f"type {text!r}: unknown element type {dtype!r}")
+    if len(dims) > 5:
+        raise ValueError(f"type {text!r}: at most 5 dimensions")
     if any(d <= 0 or d & (d - 1) for d in dims):
         raise ValueError(f"type {text!r}: the block shape must hold powers of 2")
     return DescriptorType(dtype, dims, m.group(3) or "zero")
