@@ -669,6 +669,22 @@ STORE_CACHE_MODIFIERS = ("wb", "cg", "cs", "wt")
 EVICTION_POLICIES = ("evict_first", "evict_last")
 
 
+def cache_hint(attrs) -> str | None:
+    """A load's or store's cache modifier or eviction policy (at most one of them), or None."""
+    return attrs.get("cache") or attrs.get("evict")
+
+
+def ptx_hint(hint: str) -> str:
+    """The qualifiers ``hint`` puts on ``ld.global`` / ``st.global`` (Triton's): ``.cg``, ...; an
+    eviction policy is an L1 priority plus an L2 hint, whose policy operand ``ptx_l2_policy`` makes."""
+    return f".L1::{hint}.L2::cache_hint" if hint in EVICTION_POLICIES else f".{hint}"
+
+
+def ptx_l2_policy(policy: str, register: str) -> str:
+    """The PTX instruction that makes the L2 policy of the eviction policy ``policy`` in ``register``."""
+    return f"createpolicy.fractional.L2::{policy}.b64 {register}, 1.0;"
+
+
 def _cache_hint_check(attrs, what: str, modifiers: tuple):
     cache, evict = attrs.get("cache"), attrs.get("evict")
     if cache is not None and cache not in modifiers:

@@ -33,7 +33,7 @@ from ...ir.layout import MmaLayout, SliceLayout, num_regs, permuted_registers, t
 from ...ir.libdevice import FUNCTIONS as LIBDEVICE
 from ...ir.libdevice import declaration as libdevice_declaration
 from ...ir.linear import LANE, REGISTER, WARP, LinearLayout, thread_bit
-from ...ir.ops import (ASM_REGISTERS, OPS, REDUCE_COMBINE, REDUCE_KINDS, asm_registers, constant_value,
+from ...ir.ops import (ASM_REGISTERS, OPS, REDUCE_COMBINE, REDUCE_KINDS, asm_registers, cache_hint, constant_value,
                        exact_decimal, float_bits, libdevice_signature, print_format)
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
@@ -1669,11 +1669,12 @@ def _ptx_template(asm: str) -> str:
 
 def _cache_hint(em: CudaEmitter, op: Op) -> str | None:
     """The load's or store's cache modifier or eviction policy (the suffix of the mt_load_* /
-    mt_store_* that carries its PTX qualifiers, whose helper it adds to the kernel), or None."""
-    hint = op.attrs.get("cache") or op.attrs.get("evict")
+    mt_store_* that carries its PTX qualifiers, whose helper it adds to the kernel once), or None."""
+    hint = cache_hint(op.attrs)
     if hint is not None:
         kind = "load" if op.name == "load" else "store"
-        em.helpers.setdefault(f"mt_{kind}_{hint}", hints.helper(kind, hint))
+        if f"mt_{kind}_{hint}" not in em.helpers:
+            em.helpers[f"mt_{kind}_{hint}"] = hints.helper(kind, hint)
     return hint
 
 

@@ -17,7 +17,7 @@ their predicate in C++. Host compilers (the CPU emulator of the tests) copy the 
 """
 from __future__ import annotations
 
-from ...ir.ops import EVICTION_POLICIES
+from ...ir.ops import EVICTION_POLICIES, ptx_hint, ptx_l2_policy
 
 # the cache-operator intrinsics of each cache modifier (ir/ops.py's LOAD_ / STORE_CACHE_MODIFIERS)
 _LOAD_INTRINSICS = {"ca": "__ldca", "cg": "__ldcg", "cv": "__ldcv"}
@@ -64,12 +64,12 @@ def _evicting(kind: str, policy: str) -> list[str]:
     else:
         lines += ["  if (!pred) return;", "  W* q = reinterpret_cast<W*>(p);", "  W w;", "  memcpy(&w, &v, sizeof(T));"]
     lines += ["  unsigned short h;", "  unsigned long long c;",
-              f'  asm volatile("createpolicy.fractional.L2::{policy}.b64 %0, 1.0;" : "=l"(c));']
+              f'  asm volatile("{ptx_l2_policy(policy, "%0")}" : "=l"(c));']
     for i, (nbytes, ptx_type, regs, constraint) in enumerate(_WORDS):
         test = "  " + ("if" if i == 0 else "else if") + f" constexpr (sizeof(T) == {nbytes})"
         n = len(regs)
         if kind == "load":
-            text = (f"ld.global.L1::{policy}.L2::cache_hint.{ptx_type} "
+            text = (f"ld.global{ptx_hint(policy)}.{ptx_type} "
                     + ("{ " + ", ".join(f"%{k}" for k in range(n)) + " }" if n > 1 else "%0")
                     + f", [%{n}], %{n + 1};")
             outs = ", ".join(f'"={constraint}"({r})' for r in regs)
@@ -77,7 +77,7 @@ def _evicting(kind: str, policy: str) -> list[str]:
             if regs == ["h"]:
                 stmt += " w = (W)h;"
         else:
-            text = (f"st.global.L1::{policy}.L2::cache_hint.{ptx_type} [%0], "
+            text = (f"st.global{ptx_hint(policy)}.{ptx_type} [%0], "
                     + ("{ " + ", ".join(f"%{k + 1}" for k in range(n)) + " }" if n > 1 else "%1")
                     + f", %{n + 1};")
             ins = ", ".join(f'"{constraint}"({r})' for r in regs)

@@ -15,7 +15,7 @@ from ...errors import CompilationError
 from ...ir.indexing import REG, coordinate_exprs, offset_expr, owner_masks, register_expr, thread_bits_expr
 from ...ir.layout import permuted_registers, to_linear
 from ...ir.linear import LANE, WARP, LinearLayout
-from ...ir.ops import OPS, REDUCE_KINDS
+from ...ir.ops import EVICTION_POLICIES, OPS, REDUCE_KINDS, cache_hint, ptx_hint, ptx_l2_policy
 from ...ir.printer import Printer
 from ...ir.ssa import Const, Function, Op, Param, Value, use_counts, walk
 from ...ir.types import F32, I1, I8, I32, I64, BlockType, PointerType, ScalarType
@@ -367,7 +367,7 @@ class MLIREmitter:
         elem = ptr.type.scalar.pointee
         ty = mlir_type(elem)
         load = "llvm.load volatile" if op.attrs.get("volatile") else "llvm.load"
-        hint = op.attrs.get("cache") or op.attrs.get("evict")
+        hint = cache_hint(op.attrs)
 
         def read(p, name=None):
             if hint:
@@ -434,7 +434,7 @@ class MLIREmitter:
         ty = mlir_type(elem)
         converted: dict[str, str] = {}
         owned = False       # some copy of an element stores for the others (see store_owner)
-        hint = op.attrs.get("cache") or op.attrs.get("evict")
+        hint = cache_hint(op.attrs)
 
         def store(p, v):
             if hint:
@@ -848,12 +848,11 @@ _CONSTRAINTS = {8: "h", 16: "h", 32: "r", 64: "l"}       # inline PTX register c
 
 
 def _ptx_hint(hint: str) -> tuple[str, str, str]:
-    """A cache modifier's or eviction policy's PTX: the qualifiers of ``ld``/``st.global``, the
-    instructions before it and the operand after its others (an eviction policy also gives L2 a
-    hint, a ``createpolicy`` into the register ``c``, as Triton's)."""
-    if hint.startswith("evict_"):
-        return f".L1::{hint}.L2::cache_hint", f"createpolicy.fractional.L2::{hint}.b64 c, 1.0; ", ", c"
-    return f".{hint}", "", ""
+    """A hinted access's PTX (ir/ops.ptx_hint): its qualifiers, the instructions before it and the
+    operand after its others (an eviction policy's L2 policy, made into the register ``c``)."""
+    if hint in EVICTION_POLICIES:
+        return ptx_hint(hint), ptx_l2_policy(hint, "c") + " ", ", c"
+    return ptx_hint(hint), "", ""
 
 
 def _access_bits(elem) -> tuple[int, str]:
