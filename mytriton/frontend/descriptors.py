@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..tools.tensor_descriptor import TensorDescriptor
+
 _TYPE = re.compile(r"tensordesc<\s*(\w+)\s*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]\s*(?:,\s*(zero|nan)\s*)?>")
 
 
@@ -67,7 +69,6 @@ def parse(text) -> DescriptorType | None:
 
 
 def is_descriptor(value) -> bool:
-    from ..tools.tensor_descriptor import TensorDescriptor
     return isinstance(value, TensorDescriptor)
 
 

@@ -8,7 +8,6 @@ import sys
 
 from ..errors import CompilationError
 from ..ir.ssa import globals_changed
-from ..tools.tensor_descriptor import TensorDescriptor
 from . import descriptors
 from .codegen import check_constexprs
 
@@ -165,7 +164,7 @@ def _fast_keys(runtime):
     keys = []
     for value in runtime:
         t = type(value)
-        if t is TensorDescriptor:
+        if t is descriptors.TensorDescriptor:
             base = _fast_keys([value.base])
             if base is None:
                 return None
