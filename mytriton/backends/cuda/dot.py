@@ -561,8 +561,10 @@ def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
     em.per_element(res, f"{ref}[r] = {em.ref(acc)}[r];")
     em.emit("{")
     em.depth += 1
-    # (the descriptors warp-uniform, in 32-bit words: ptxas keeps them in uniform registers)
-    em.emit("const int wg = " + ("0;" if groups == 1 else "__shfl_sync(0xffffffffu, tid >> 7, 0);"))
+    # (the descriptors warp-uniform, in 32-bit words: ptxas keeps them in uniform registers; the
+    # warpgroup index for A's rows in shared memory)
+    if sa is not None:
+        em.emit("const int wg = " + ("0;" if groups == 1 else "__shfl_sync(0xffffffffu, tid >> 7, 0);"))
     db_lo, db_hi = _descriptor(f"mt_smem_address({em.ref(b)})", sb)
     # both operands from shared memory: each wgmma's descriptors joined from 32-bit words (the
     # fp16 GEMM's K loop 126 -> 121 instructions against joining them once and adding in 64 bits);
