@@ -285,6 +285,17 @@ def pytest_runtest_logreport(report):
     if report.failed and "mt_kind" in props:
         entry.setdefault("kind", props["mt_kind"])
         entry.setdefault("message", props["mt_message"])
+    if report.failed and os.environ.get("MT_PEER_FAILURES") and not _WORKER:
+        with open(os.environ["MT_PEER_FAILURES"], "a") as f:   # as they happen: a run cut short still tells
+            f.write(f"{report.nodeid}\t{props.get('mt_kind', 'other')}\t{props.get('mt_message', '')}\n")
+
+
+_WORKER = False
+
+
+def pytest_configure(config):
+    global _WORKER
+    _WORKER = hasattr(config, "workerinput")
 
 
 def pytest_collectreport(report):
@@ -362,6 +373,8 @@ def main(argv=None) -> int:
                                      usage="%(prog)s TEST_CORE_PY [pytest arguments...]")
     parser.add_argument("test_core", type=Path, help="path of Triton's test_core.py")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (printed)")
+    parser.add_argument("--failures", type=Path, metavar="FILE",
+                        help="append each failure to FILE as it happens (test id, class, message; tab-separated)")
     args, pytest_args = parser.parse_known_args(argv)
     if not args.test_core.is_file():
         parser.error(f"{args.test_core}: no such file")
@@ -370,6 +383,8 @@ def main(argv=None) -> int:
     results_path = workdir / "results.json"
     env = dict(os.environ, MT_PEER_RESULTS=str(results_path),
                PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    if args.failures:
+        env["MT_PEER_FAILURES"] = str(args.failures.resolve())
     cmd = [sys.executable, "-m", "pytest", target.name, "-p", "no:cacheprovider", "--rootdir", str(workdir),
            "-q", *pytest_args]
     print("running:", " ".join(cmd), f"(in {workdir})", flush=True)

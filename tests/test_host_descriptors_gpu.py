@@ -34,7 +34,10 @@ def test_copy_through_host_descriptors_as_triton(dtype, padding):
         TR.copy_add[(3, 2)](their_descriptor(x, [m, n], [stride, 1], [16, 32], padding),
                             their_descriptor(theirs, [m, n], [stride, 1], [16, 32]), BM=16, BN=32)
         torch.cuda.synchronize()
-        assert torch.equal(ours, theirs)
+        # inside the descriptor's shape only: Triton 3.6 (TMA on the H200) also writes the block's
+        # padding + 1 into the columns past n inside the row stride, which a store through a
+        # descriptor must leave alone (measured; ours keeps them, asserted above)
+        assert torch.equal(ours[:, :n], theirs[:, :n])
 
 
 def test_row_sums_through_a_descriptor_as_triton():

@@ -219,3 +219,9 @@ def test_a_plain_name_is_not_a_constexpr_and_a_constexpr_annotation_wants_a_comp
     with pytest.raises(CompilationError, match=r"'pid' is annotated tl.constexpr but is given a run-time value") as e:
         mytriton.compile(runtime_value, {"x_ptr": "*i32"})
     assert f"test_language.py:{runtime_value.fn.__code__.co_firstlineno + 2}" in str(e.value)
+
+
+def test_a_dtype_repr_is_its_name_in_the_language():
+    assert repr(tl.float16) == "mytriton.language.float16" and repr(tl.int1) == "mytriton.language.int1"
+    for dtype in (tl.int8, tl.uint64, tl.bfloat16, tl.float8e4nv, tl.float64):
+        assert eval(repr(dtype)) == dtype

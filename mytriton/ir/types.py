@@ -28,6 +28,11 @@ class ScalarType:
     def of(cls, d: DType) -> "ScalarType":
         return cls(d.name, d.kind, d.bits, d.c)
 
+    def __repr__(self) -> str:
+        """As the language spells it (``mytriton.language.float16``), where Triton prints
+        ``triton.language.float16``."""
+        return f"mytriton.language.{self.info.triton}"
+
     @property
     def info(self) -> DType:
         """This type's record in the dtype table (numpy, MLIR, Triton spellings, …)."""
