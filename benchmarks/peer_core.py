@@ -31,7 +31,8 @@ The summary also gives the pass rate over the *applicable* tests: those that ran
 errored), leaving out ``dot_scaled`` and fp8 tests (by their ids) and failures of the classes asm
 text and internals, which test Triton's compiler rather than the language.
 
-pytest arguments pass through (``-k``, ``-x``, ``-n N`` with pytest-xdist, ``--timeout S`` with
+``--failures FILE`` appends each failure to FILE as it happens (test id, class, message), so a run
+cut short by a time limit still tells what failed.  Other pytest arguments pass through (``-k``, ``-x``, ``-n N`` with pytest-xdist, ``--timeout S`` with
 pytest-timeout, ``--device``). Prints pytest's own output, then a summary: passed / failed / errors
 / skipped counts, failures per class, and the list of tests that gave a wrong value. Exit status:
 pytest's.
