@@ -9,17 +9,17 @@ Each stage's output is kept in ``CompiledKernel.asm``: "ssa" (optimized SSA, the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import CompilationError
 from .frontend.builder import Builder
 from .frontend.codegen import trace
-from .frontend.descriptors import parse as descriptor_type
+from .frontend.descriptors import parse as descriptor_type, uses_tma
 from .frontend.jit import JITFunction
 from .ir.ops import OpTypeError
 from .ir.printer import print_function
-from .ir.ssa import Function, Param
-from .ir.types import parse_type
+from .ir.ssa import Function, Param, walk
+from .ir.types import TMAP, parse_type
 from .ir.verifier import verify
 from .passes.layout import assign_layouts, verify_layouts
 from .passes.lower import lower
@@ -58,7 +58,7 @@ class CompiledKernel:
     function: Function | None = None
 
 
-def _params(fn: JITFunction, signature, constexprs: dict):
+def _params(fn: JITFunction, signature, constexprs: dict, tma: bool = False, no_tma: frozenset = frozenset()):
     if isinstance(signature, str):
         signature = [s.strip() for s in signature.split(",")]
     runtime = [a for a in fn.arg_names if a not in constexprs]
@@ -88,11 +88,13 @@ def _params(fn: JITFunction, signature, constexprs: dict):
         try:
             desc = descriptor_type(signature[name])
             if desc is not None:                 # a tensor descriptor: its leaves (frontend/descriptors.py)
+                if tma and name not in no_tma and desc.tma_allowed():
+                    desc = replace(desc, tma=True)
                 descriptors[name] = desc
                 for leaf, text in desc.leaves(name):
                     if leaf in fn.arg_names:
                         raise ValueError(f"its leaf '{leaf}' has the name of another parameter")
-                    params.append((leaf, *parse_type(text)))
+                    params.append((leaf, TMAP, 0) if text == "tmap" else (leaf, *parse_type(text)))
                 continue
             ty, align = parse_type(signature[name]) if isinstance(signature[name], str) else (signature[name], 0)
         except ValueError as e:
@@ -114,12 +116,41 @@ def _promised_one(text: str) -> bool:
 
 
 def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4,
-              optimized: bool = True, num_stages: int | None = None) -> Function:
+              optimized: bool = True, num_stages: int | None = None, tma: bool = False,
+              no_tma: frozenset = frozenset()) -> Function:
     """Frontend and middle end: the verified (and, unless ``optimized=False``, optimized) SSA of
-    one specialization."""
+    one specialization; ``tma``: tensor descriptors whose blocks TMA can copy use it (but those
+    named in ``no_tma``, and those a ``tl.dot`` reads: see ``_feeding_dots``)."""
+    func = _build_ssa(fn, signature, constexprs, num_warps, optimized, num_stages, tma, no_tma)
+    feeding = _feeding_dots(func) if tma else frozenset()
+    if feeding:
+        func = _build_ssa(fn, signature, constexprs, num_warps, optimized, num_stages, tma, no_tma | feeding)
+    return func
+
+
+def _feeding_dots(func: Function) -> frozenset:
+    """The tensor descriptors a TMA copy of which is an operand of a ``tl.dot`` (perhaps
+    transposed or converted): such a load stays an ordinary one, which the dot's software pipeline
+    issues stages ahead into its shared-memory ring (passes/prefetch.py); a TMA copy is waited for
+    where it stands."""
+    defs = {r: op for op in walk(func.body) for r in op.results}
+    names = set()
+    for op in walk(func.body):
+        if op.name != "dot":
+            continue
+        for v in op.operands[:2]:
+            d = defs.get(v)
+            while d is not None and d.name in ("trans", "cast", "bitcast"):
+                d = defs.get(d.operands[0])
+            if d is not None and d.name == "tma_load":
+                names.add(d.operands[0].name.removesuffix("__tmap"))
+    return frozenset(names)
+
+
+def _build_ssa(fn, signature, constexprs, num_warps, optimized, num_stages, tma, no_tma) -> Function:
     constexprs = dict(constexprs or {})
     fn.check_parameter_names()
-    params, values, descriptors = _params(fn, signature, constexprs)
+    params, values, descriptors = _params(fn, signature, constexprs, tma, no_tma)
     builder = Builder(fn.__name__)
     builder.debug = bool(fn.options.get("debug"))
     builder.num_warps = num_warps
@@ -166,7 +197,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
         check_target(target)
     except ValueError as e:
         raise CompilationError(str(e), kernel=fn.__name__) from None
-    func = build_ssa(fn, signature, constexprs, num_warps, num_stages=num_stages)
+    func = build_ssa(fn, signature, constexprs, num_warps, num_stages=num_stages, tma=uses_tma(target, backend))
     ssa_text = print_function(func)
     assign_layouts(func, target)
     verify_layouts(verify(func))
@@ -197,6 +228,8 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
 
 def _type_string(p: Param) -> str:
     from .ir.types import PointerType
+    if p.type == TMAP:
+        return "tmap"
     if isinstance(p.type, PointerType):
         return f"*{p.type.pointee.name}" + (f":{p.align}" if p.align else "")
     return p.type.name

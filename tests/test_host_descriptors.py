@@ -126,7 +126,9 @@ def fake(monkeypatch):
 def test_a_jit_launch_passes_each_descriptor_as_its_leaves(fake):
     """The JIT's launch path on the CPU (the fake driver of tests/test_runtime_cpu.py; NVRTC compiles
     for real): device arrays behind the descriptors, the kernel compiled for their type, the
-    launch's arguments the leaves in order, on the full path and on the fast one."""
+    launch's arguments the leaves in order, on the full path and on the fast one. A device of
+    compute capability 8.0: plain loads and stores, no tensor maps."""
+    fake.cc = (8, 0)
     x, y = rt.DeviceArray(37 * 56, "fp16"), rt.DeviceArray(37 * 56, "fp16")
     fake.param_sizes = [8, 4, 4, 8] * 2
     k = K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
@@ -135,6 +137,7 @@ def test_a_jit_launch_passes_each_descriptor_as_its_leaves(fake):
         ("in_desc__base", "*fp16:16"), ("in_desc__shape0", "i32"), ("in_desc__shape1", "i32"),
         ("in_desc__stride0", "i64:8"), ("out_desc__base", "*fp16:16"), ("out_desc__shape0", "i32"),
         ("out_desc__shape1", "i32"), ("out_desc__stride0", "i64:8")]
+    assert "cp.async.bulk.tensor" not in k.asm["cu"] and not fake.tensor_maps
     leaves = [struct.pack("<Q", x.ptr), struct.pack("<i", 37), struct.pack("<i", 50), struct.pack("<q", 56)]
     assert fake.launches[-1]["args"] == leaves + [struct.pack("<Q", y.ptr)] + leaves[1:]
     again = K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
@@ -147,3 +150,80 @@ def test_a_jit_launch_passes_each_descriptor_as_its_leaves(fake):
     assert K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32]),
                               TensorDescriptor(y, [37, 50], [56, 1], [16, 32], "nan"), BM=16, BN=32) is k
     assert fake.launches[-1]["args"] == leaves + [struct.pack("<Q", y.ptr)] + leaves[1:]   # which flattens too
+
+
+def test_on_hopper_a_jit_launch_passes_each_descriptor_with_its_tensor_map(fake):
+    """Compute capability 9.0 (the sm_90a target): each descriptor's loads and stores are TMA
+    copies, and its leaves end with its tensor map, encoded once per distinct argument (dimensions
+    and box innermost first, strides in bytes, NaN padding as TMA's NaN fill) and passed by value."""
+    from tests.test_runtime_cpu import fake_tensor_map
+    x, y = rt.DeviceArray(37 * 56, "fp16"), rt.DeviceArray(37 * 56, "fp16")
+    fake.param_sizes = [8, 4, 4, 8, 128] * 2
+    k = K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32], "nan"),
+                           TensorDescriptor(y, [37, 50], [56, 1], [16, 32]), BM=16, BN=32)
+    assert [(n, str(t)) for n, t in k.params][3:6] == [("in_desc__stride0", "i64:8"), ("in_desc__tmap", "tmap"),
+                                                      ("out_desc__base", "*fp16:16")]
+    cu = k.asm["cu"]
+    assert "const __grid_constant__ mt_tmap p_in_desc__tmap" in cu
+    assert "mt_tma_load_2d(tile, &p_in_desc__tmap, bar, 1024u, v3, v1)" in cu      # (innermost coordinate first)
+    assert "mt_tma_store_2d(tile, &p_out_desc__tmap, v3, v1)" in cu
+    common = dict(dtype="FLOAT16", rank=2, dims=[50, 37], strides=[112], box=[32, 16], element_strides=[1, 1],
+                  interleave="CU_TENSOR_MAP_INTERLEAVE_NONE", swizzle="CU_TENSOR_MAP_SWIZZLE_NONE",
+                  l2_promotion="CU_TENSOR_MAP_L2_PROMOTION_L2_128B")
+    want = [dict(common, address=x.ptr, fill="CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA"),
+            dict(common, address=y.ptr, fill="CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE")]
+    for call in want:
+        call["dtype"] = "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
+    assert fake.tensor_maps == want
+    leaves = [struct.pack("<i", 37), struct.pack("<i", 50), struct.pack("<q", 56)]
+    expected = ([struct.pack("<Q", x.ptr), *leaves, fake_tensor_map(want[0])]
+                + [struct.pack("<Q", y.ptr), *leaves, fake_tensor_map(want[1])])
+    assert fake.launches[-1]["args"] == expected
+    fake.launches.clear()                                # the fast path: the same bytes, no new encoding
+    K.copy_add[(3, 2)](TensorDescriptor(x, [37, 50], [56, 1], [16, 32], "nan"),
+                       TensorDescriptor(y, [37, 50], [56, 1], [16, 32]), BM=16, BN=32)
+    assert fake.launches[-1]["args"] == expected and len(fake.tensor_maps) == 2
+    K.copy_add[(3, 2)](TensorDescriptor(x, [37, 48], [56, 1], [16, 32], "nan"),     # another shape: encoded
+                       TensorDescriptor(y, [37, 50], [56, 1], [16, 32]), BM=16, BN=32)
+    assert fake.tensor_maps[-1]["dims"] == [48, 37] and len(fake.tensor_maps) == 3
+
+
+def test_a_block_tma_cannot_copy_keeps_plain_loads(fake):
+    """A block dimension over 256 elements (TMA's box limit): the descriptor has no tensor map,
+    also on Hopper."""
+    x = rt.DeviceArray(64 * 512, "fp32")
+    k = K.copy_add[(1, 1)](TensorDescriptor(x, [64, 512], [512, 1], [2, 512]),
+                           TensorDescriptor(x, [64, 512], [512, 1], [2, 512]), BM=2, BN=512)
+    assert "tmap" not in [str(t) for _, t in k.params] and "cp.async.bulk" not in k.asm["cu"]
+    assert not fake.tensor_maps
+
+
+def test_a_tensor_map_parameter_takes_128_bytes_by_value(fake):
+    """The runtime's packing of a ``tmap`` parameter: its 128 bytes between 8-byte slots; anything
+    else is refused before a launch, naming the parameter; the type grammar of manifests and
+    signatures does not know it."""
+    fake.param_sizes = [8, 128, 4]
+    k = rt.Kernel("k", [("p", "*fp32"), ("m", "tmap"), ("n", "i32")], 4, 0, {"sm_90": b"\x7fELF"})
+    data = bytes(range(128))
+    k.launch(1, [0x1000, data, 5])
+    assert fake.launches[-1]["args"] == [struct.pack("<Q", 0x1000), data, struct.pack("<i", 5)]
+    for bad in (data[:64], bytearray(data), None):
+        with pytest.raises(TypeError, match=r"parameter 'm' expects a tensor map \(128 bytes"):
+            k.launch(1, [0x1000, bad, 5])
+    assert len(fake.launches) == 1
+    with pytest.raises(ValueError, match="unknown type 'tmap'"):
+        rt.parse_type("tmap")
+
+
+def test_blocks_a_dot_reads_keep_the_pipelined_loads():
+    """In a K loop, A's and B's descriptors keep ordinary loads (the dot's pipeline stages them into
+    its shared-memory ring ahead of time: a TMA copy would be waited for in place); C's store, read
+    by no dot, is a TMA copy."""
+    sig = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[32, 64]>",
+           "c_desc": "tensordesc<fp16[64, 64]>", "K": "i32"}
+    ck = mytriton.compile(K.desc_matmul, sig, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90a", num_stages=3)
+    assert [n for n in ck.metadata["signature"] if n.endswith("__tmap")] == ["c_desc__tmap"]
+    assert "mt_tma_store_2d(" in ck.asm["cu"] and "mt_tma_load" not in ck.asm["cu"]
+    assert ck.asm["ssa_layout"].count("{stages=3") == 6             # (A and B: two ahead, then in the loop)
+    plain = mytriton.compile(K.desc_matmul, sig, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90", num_stages=3)
+    assert not [n for n in plain.metadata["signature"] if n.endswith("__tmap")]     # (TMA: sm_90a only)

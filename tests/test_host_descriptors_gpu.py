@@ -7,6 +7,7 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
+import mytriton  # noqa: E402
 from mytriton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from tests.kernels import host_descriptors as K  # noqa: E402
 from tests.triton_reference import triton_version  # noqa: E402
@@ -52,3 +53,64 @@ def test_row_sums_through_a_descriptor_as_triton():
         TR.row_sums[(16,)](Theirs.from_tensor(x, [64, 64]), theirs, BM=64, BN=64)
         torch.cuda.synchronize()
         torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-4)
+
+
+def _hopper() -> bool:
+    return torch.cuda.get_device_capability() == (9, 0)
+
+
+def _shifted(x, m, n, shift, padding):
+    """What shifted_copy computes inside the descriptor's shape."""
+    fill = float("nan") if padding == "nan" else 0
+    want = torch.full((m, n), fill, dtype=x.dtype, device=x.device)
+    rows, cols = torch.arange(m, device=x.device)[:, None] + shift, torch.arange(n, device=x.device)[None, :] - shift
+    ok = (rows >= 0) & (rows < m) & (cols >= 0) & (cols < n)
+    want[ok] = x[rows.clamp(0, m - 1), cols.clamp(0, n - 1)][ok]
+    return want
+
+
+@pytest.mark.parametrize("dtype, padding", [(torch.float16, "zero"), (torch.float32, "nan"), (torch.int8, "zero"),
+                                            (torch.int32, "zero"), (torch.bfloat16, "nan"), (torch.float64, "zero")])
+@pytest.mark.parametrize("shift", [0, 5, -3])
+def test_blocks_partly_out_of_bounds_as_triton(dtype, padding, shift):
+    """Loads at offsets off the block grid, negative ones included, and stores past the shape's
+    edge, on every element type TMA copies (on the H200 the kernel uses TMA: asserted)."""
+    m, n, stride = 45, 70, 80
+    x = (torch.randn(m, stride, device="cuda") * 50).clamp(-100, 100).to(dtype)
+    ours = torch.full_like(x, 7)
+    grid = (mytriton.cdiv(m, 16), mytriton.cdiv(n, 64))
+    k = K.shifted_copy[grid](TensorDescriptor(x, [m, n], [stride, 1], [16, 64], padding),
+                             TensorDescriptor(ours, [m, n], [stride, 1], [16, 64]), shift, BM=16, BN=64)
+    torch.cuda.synchronize()
+    if _hopper():
+        assert "cp.async.bulk.tensor.2d" in k.asm["ptx"]
+    torch.testing.assert_close(ours[:, :n], _shifted(x, m, n, shift, padding), rtol=0, atol=0, equal_nan=True)
+    assert torch.all(ours[:, n:] == 7)                       # past the shape: never written
+    if TR is not None:
+        theirs = torch.full_like(x, 7)
+        TR.shifted_copy[grid](their_descriptor(x, [m, n], [stride, 1], [16, 64], padding),
+                              their_descriptor(theirs, [m, n], [stride, 1], [16, 64]), shift, BM=16, BN=64)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(ours[:, :n], theirs[:, :n], rtol=0, atol=0, equal_nan=True)
+
+
+def test_one_and_three_dimensions_as_triton():
+    x1 = torch.randn(1000, device="cuda")
+    o1 = torch.zeros(1024, device="cuda")
+    K.copy_1d[(8,)](TensorDescriptor.from_tensor(x1, [128]), TensorDescriptor(o1, [1000], [1], [128]), B=128)
+    x3 = torch.randn(5, 37, 72, device="cuda").to(torch.float16)
+    o3 = torch.zeros_like(x3)
+    k3 = K.copy_3d[(3, 3, 2)](TensorDescriptor.from_tensor(x3, [2, 16, 64]), TensorDescriptor.from_tensor(o3, [2, 16, 64]),
+                              B0=2, B1=16, B2=64)
+    torch.cuda.synchronize()
+    if _hopper():
+        assert "cp.async.bulk.tensor.3d" in k3.asm["ptx"]
+    assert torch.equal(o1[:1000], x1 * 2) and not o1[1000:].any()
+    assert torch.equal(o3, x3 - 1)
+    if TR is not None:
+        t1, t3 = torch.zeros_like(o1), torch.zeros_like(o3)
+        from triton.tools.tensor_descriptor import TensorDescriptor as Theirs
+        TR.copy_1d[(8,)](Theirs.from_tensor(x1, [128]), Theirs(t1, [1000], [1], [128]), B=128)
+        TR.copy_3d[(3, 3, 2)](Theirs.from_tensor(x3, [2, 16, 64]), Theirs.from_tensor(t3, [2, 16, 64]), B0=2, B1=16, B2=64)
+        torch.cuda.synchronize()
+        assert torch.equal(o1[:1000], t1[:1000]) and torch.equal(o3, t3)

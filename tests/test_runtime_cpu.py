@@ -90,6 +90,21 @@ class Handle:
         return hash(self.value)
 
 
+class _EnumNames:
+    """Stands in for a cuda.bindings enum class: each member is its own name."""
+
+    def __getattr__(self, name):
+        return name
+
+
+class _FakeTensorMap:
+    def __init__(self, data: bytes):
+        self.buffer = ctypes.create_string_buffer(data, len(data))
+
+    def getPtr(self):
+        return ctypes.addressof(self.buffer)
+
+
 class FakeDriver:
     """Just enough of cuda.bindings.driver for the runtime's loading and launching code.
     Records every call; reads the kernel parameters of each launch out of memory.
@@ -101,6 +116,9 @@ class FakeDriver:
     CUresult, CUdevice_attribute, CUfunction_attribute = CUresult, CUdevice_attribute, CUfunction_attribute
     CUpointer_attribute = CUpointer_attribute
     CUstream = Handle
+    CUtensorMapDataType = CUtensorMapInterleave = CUtensorMapSwizzle = _EnumNames()
+    CUtensorMapL2promotion = CUtensorMapFloatOOBfill = _EnumNames()
+    cuuint64_t = cuuint32_t = int
 
     def __init__(self, cc=(9, 0), version=13000, optin=232448, max_threads=1024, static_shared=0, devices=1):
         self.devices, self.ctx_device, self.stream_ctx, self.pointer_device = devices, {}, {}, {}
@@ -116,6 +134,7 @@ class FakeDriver:
         self.memory = {}                 # address -> ctypes buffer
         self.tls = threading.local()
         self.primary = Handle(0x1000)
+        self.tensor_maps = []            # the arguments of each cuTensorMapEncodeTiled call
 
     def _r(self, name, *values):
         self.calls.append(name)
@@ -236,6 +255,14 @@ class FakeDriver:
     def cuCtxSynchronize(self):
         return self._r("cuCtxSynchronize")
 
+    def cuTensorMapEncodeTiled(self, dtype, rank, address, dims, strides, box, element_strides, interleave, swizzle,
+                               l2_promotion, fill):
+        call = dict(dtype=dtype, rank=rank, address=address, dims=list(dims), strides=list(strides), box=list(box),
+                    element_strides=list(element_strides), interleave=interleave, swizzle=swizzle,
+                    l2_promotion=l2_promotion, fill=fill)
+        self.tensor_maps.append(call)
+        return self._r("cuTensorMapEncodeTiled", _FakeTensorMap(fake_tensor_map(call)))
+
     # memory: host buffers stand in for device memory
     def cuMemAlloc(self, n):
         buf = ctypes.create_string_buffer(n + 256)
@@ -257,13 +284,19 @@ class FakeDriver:
         return self._r("cuMemcpyDtoH")
 
 
+def fake_tensor_map(call: dict) -> bytes:
+    """The 128 bytes FakeDriver encodes a tensor map as: a digest of the call's arguments."""
+    return hashlib.sha256(repr(sorted(call.items())).encode()).digest() * 4
+
+
 def install_fake_driver(monkeypatch, drv):
     """Make *drv* the runtime's driver, with fresh caches and no native launcher or torch state."""
     for name, value in [("_cuda", drv), ("_available", True), ("_get_ctx", rt._bootstrap_get_ctx),
                         ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}),
                         ("_driver_version", None), ("_native", None), ("_native_file", None),
                         ("_native_status", "none registered"), ("_tensor_type", None),
-                        ("_tensor_dtypes", rt._TensorDtypes()), ("_TENSOR_INFO", [None, {}])]:
+                        ("_tensor_dtypes", rt._TensorDtypes()), ("_TENSOR_INFO", [None, {}]),
+                        ("_TENSOR_MAPS", {})]:
         monkeypatch.setattr(rt, name, value)
     return drv
 

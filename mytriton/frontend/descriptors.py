@@ -7,9 +7,16 @@ specialization. The kernel receives it as run-time leaves — the base pointer (
 the descriptor promises), the shape (i32 each) and every stride but the last (i64 each; the last is
 the constant 1) — and sees them put back together as a ``tl.tensor_descriptor``. Every path that
 binds such a parameter (the compiler, the JIT's launches, the CPU interpreter) takes the leaves,
-their types and their values from here."""
+their types and their values from here.
+
+On Hopper (the ``sm_90a`` target of the CUDA backend) a descriptor whose block TMA can copy (every
+block dimension at most 256 elements, at most 64 KiB, an element type TMA knows for its padding)
+has one more leaf, its tensor map (``name__tmap``, type ``tmap``): 128 bytes the runtime encodes
+on the host for each distinct argument (``runtime.driver.tensor_map``) and passes by value. Its
+loads and stores are then TMA copies (``tma_load`` / ``tma_store``); its atomics stay ordinary."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -23,6 +30,7 @@ class DescriptorType:
     dtype: str                   # the element type ("fp16")
     block_shape: tuple
     padding: str = "zero"
+    tma: bool = False            # its loads and stores go through a tensor map (TMA)
 
     @property
     def rank(self) -> int:
@@ -38,13 +46,33 @@ class DescriptorType:
         size = DTYPES[self.dtype].itemsize
         divisor = 16 // size if size < 16 else 1    # (strides are multiples of 16 bytes)
         stride = "i64" + (f":{divisor}" if divisor > 1 else "")
-        types = [f"*{self.dtype}:16"] + ["i32"] * self.rank + [stride] * (self.rank - 1)
-        return list(zip(leaf_names(name, self.rank), types))
+        types = [f"*{self.dtype}:16"] + ["i32"] * self.rank + [stride] * (self.rank - 1) + ["tmap"] * self.tma
+        return list(zip(leaf_names(name, self.rank, self.tma), types))
+
+    def tma_allowed(self) -> bool:
+        """Whether TMA can copy this descriptor's blocks (on a GPU that has it): each block
+        dimension at most 256 elements (the last holds at least 16 bytes: TensorDescriptor checks
+        it), at most 64 KiB a block, and an element type TMA copies with this padding."""
+        from ..runtime.driver import DTYPES, tma_data_type
+        size = DTYPES[self.dtype].itemsize
+        return (all(b <= 256 for b in self.block_shape) and size * math.prod(self.block_shape) <= TMA_BLOCK_BYTES
+                and self.block_shape[-1] * size % 16 == 0 and tma_data_type(self.dtype, self.padding) is not None)
 
 
-def leaf_names(name: str, rank: int) -> list[str]:
-    """The leaves of the descriptor parameter ``name``: base, shape, strides but the last."""
-    return [f"{name}__base"] + [f"{name}__shape{d}" for d in range(rank)] + [f"{name}__stride{d}" for d in range(rank - 1)]
+TMA_BLOCK_BYTES = 64 * 1024
+
+
+def uses_tma(target: str, backend: str = "cuda") -> bool:
+    """Whether tensor descriptors may go through TMA for ``target``: the CUDA backend's sm_90a
+    (TMA came with Hopper; mytriton emits it with the architecture-specific target only)."""
+    return backend == "cuda" and target == "sm_90a"
+
+
+def leaf_names(name: str, rank: int, tma: bool = False) -> list[str]:
+    """The leaves of the descriptor parameter ``name``: base, shape, strides but the last, and the
+    tensor map where it has one."""
+    return ([f"{name}__base"] + [f"{name}__shape{d}" for d in range(rank)] + [f"{name}__stride{d}" for d in range(rank - 1)]
+            + [f"{name}__tmap"] * tma)
 
 
 def parse(text) -> DescriptorType | None:
@@ -78,18 +106,28 @@ def type_of(value, base_type: str) -> DescriptorType:
     return DescriptorType(base_type.lstrip("*").split(":")[0], tuple(value.block_shape), value.padding)
 
 
-def leaf_values(value) -> list:
-    """The run-time leaves of the descriptor ``value``, in ``DescriptorType.leaves`` order."""
-    return [value.base, *value.shape, *value.strides[:-1]]
+def leaf_values(value, tma: bool = False) -> list:
+    """The run-time leaves of the descriptor ``value``, in ``DescriptorType.leaves`` order (with
+    ``tma``, its tensor map last)."""
+    leaves = [value.base, *value.shape, *value.strides[:-1]]
+    if tma:
+        from ..runtime import driver
+        address, dtype = driver.pointer_info(value.base)
+        if dtype is None:
+            raise TypeError(f"the base of a tensor descriptor must be an array that knows its dtype, got "
+                            f"{type(value.base).__name__}")
+        leaves.append(driver.tensor_map(address, dtype, value.shape, value.strides, value.block_shape, value.padding))
+    return leaves
 
 
-def flatten(names: list[str], values: list) -> tuple[list[str], list]:
-    """Run-time parameter names and values with every descriptor replaced by its leaves."""
+def flatten(names: list[str], values: list, tma: frozenset = frozenset()) -> tuple[list[str], list]:
+    """Run-time parameter names and values with every descriptor replaced by its leaves (those
+    named in ``tma`` with their tensor maps)."""
     out_names, out_values = [], []
     for name, value in zip(names, values):
         if is_descriptor(value):
-            out_names += leaf_names(name, len(value.shape))
-            out_values += leaf_values(value)
+            out_names += leaf_names(name, len(value.shape), name in tma)
+            out_values += leaf_values(value, name in tma)
         else:
             out_names.append(name)
             out_values.append(value)
@@ -102,7 +140,8 @@ def rebuild(t: DescriptorType, leaves: list):
     from ..ir.types import I64
     from ..language.block_ptr import tensor_descriptor
     from ..language.core import to_tensor
-    base, rest = leaves[0], leaves[1:]
+    tmap = leaves[-1] if t.tma else None
+    base, rest = leaves[0], leaves[1:len(leaves) - t.tma]
     shape, strides = tuple(rest[:t.rank]), tuple(rest[t.rank:]) + (to_tensor(1, I64),)
     strides = tuple(s if s.dtype == I64 else s.to(I64) for s in strides)
-    return tensor_descriptor(base, shape, strides, t.block_shape, t.padding)
+    return tensor_descriptor(base, shape, strides, t.block_shape, t.padding, tmap)

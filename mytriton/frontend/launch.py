@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
 from ..errors import CompilationError
 from ..ir.ssa import globals_changed
@@ -72,7 +73,7 @@ def launch(jit_fn, grid, args, kwargs):
             keep = kernel.jit_params
             grid = _grid(grid, names, runtime, constexprs, num_warps)
             if kernel.descriptor_params:
-                runtime = descriptors.flatten(names, runtime)[1]
+                runtime = descriptors.flatten(names, runtime, kernel.tma_params)[1]
             (kernel.launch_cooperative if cooperative else kernel.launch)(
                 grid, runtime if keep is None else [runtime[i] for i in keep], stream=stream)
             return kernel
@@ -145,7 +146,7 @@ def launch(jit_fn, grid, args, kwargs):
     keep = kernel.jit_params
     grid = _grid(grid, names, runtime, constexprs, num_warps)
     if kernel.descriptor_params:               # (run-time descriptors are passed as their leaves)
-        runtime = descriptors.flatten(names, runtime)[1]
+        runtime = descriptors.flatten(names, runtime, kernel.tma_params)[1]
     (kernel.launch_cooperative if cooperative else kernel.launch)(
         grid, runtime if keep is None else [runtime[i] for i in keep], stream=stream)
     if fast is not None:                       # (only a launch that worked is remembered)
@@ -220,12 +221,17 @@ def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, n
         cubin = ck.asm["cubin"]
     except CompilationError as e:
         raise e.with_traceback(None) from e.__cause__   # (a builtin's refusal, frameless)
-    leaves = [leaf for n, t in params for leaf in (desc_types[n].leaves(n) if n in desc_types else [(n, t)])]
+    # the kernel's parameters: descriptors as their leaves, with a tensor map where the compiler
+    # chose TMA for them (frontend/descriptors.py)
+    tma = frozenset(n for n in desc_types if f"{n}__tmap" in ck.metadata["signature"])
+    leaves = [leaf for n, t in params
+              for leaf in (replace(desc_types[n], tma=n in tma).leaves(n) if n in desc_types else [(n, t)])]
     kernel = driver.Kernel(jit_fn.__name__, leaves, num_warps, ck.metadata["shared"],
                            {target: cubin}, symbol=ck.metadata["name"])
-    kernel.descriptor_params = bool(desc_types)
+    kernel.descriptor_params, kernel.tma_params = bool(desc_types), tma
     # the positions passed, in the argument list with descriptors flattened to their leaves
-    flat = [leaf for n in names for leaf in (descriptors.leaf_names(n, desc_types[n].rank) if n in desc_types else [n])]
+    flat = [leaf for n in names
+            for leaf in (descriptors.leaf_names(n, desc_types[n].rank, n in tma) if n in desc_types else [n])]
     kernel.jit_params = [i for i, n in enumerate(flat) if n not in ones] if ones else None
     kernel.globals_read = ck.function.globals_read
     kernel.asm = ck.asm                  # as Triton's launch handle: kernel[grid](...).asm["ptx"]

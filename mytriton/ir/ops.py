@@ -32,7 +32,7 @@ import numpy as np
 from .libdevice import FUNCTIONS as LIBDEVICE
 from .ssa import Const, Loc, Op
 from ..runtime.driver import ML_DTYPES
-from .types import (SCALARS, BlockType, F32, I1, I32, I64, PointerType, ScalarType, Type, U32, broadcast_shapes,
+from .types import (SCALARS, TMAP, BlockType, F32, I1, I32, I64, PointerType, ScalarType, Type, U32, broadcast_shapes,
                     make_type, promote, shape_of)
 
 
@@ -730,6 +730,41 @@ define(OpDef("store", (2, 3), _store_rule, writes_memory=True, elementwise=True,
              mask_operand=2, doc="store ptr, value [, mask]"))
 
 
+# --- tensor maps (TMA): a host-made tensor descriptor's block copies (frontend/descriptors.py) ------
+
+def _tma_coordinates(types, what: str):
+    if types[0] != TMAP:
+        raise OpTypeError(f"{what}: expected a tensor map, got {types[0]}")
+    if any(t != I32 for t in types[1:]):
+        raise OpTypeError(f"{what}: the block's offsets must be i32 scalars, got {', '.join(map(str, types[1:]))}")
+
+
+def _tma_load_rule(types, attrs):
+    shape = tuple(attrs["shape"])
+    _tma_coordinates(types, "tma_load")
+    if len(types) != 1 + len(shape):
+        raise OpTypeError(f"tma_load: {len(shape)} offsets for a block of rank {len(shape)}, got {len(types) - 1}")
+    return make_type(shape, attrs["dtype"])
+
+
+def _tma_store_rule(types, attrs):
+    value = types[-1]
+    if not isinstance(value, BlockType):
+        raise OpTypeError(f"tma_store: the value must be a block, got {value}")
+    _tma_coordinates(types[:-1], "tma_store")
+    if len(types) != 2 + value.rank:
+        raise OpTypeError(f"tma_store: {value.rank} offsets for a block of rank {value.rank}, got {len(types) - 2}")
+    return None
+
+
+define(OpDef("tma_load", (2, 6), _tma_load_rule, reads_memory=True,
+             doc="tma_load tmap, offset0, ... {shape, dtype}: the block at the offsets, one TMA copy (elements "
+                 "out of bounds read the tensor map's padding)"))
+define(OpDef("tma_store", (3, 7), _tma_store_rule, writes_memory=True,
+             doc="tma_store tmap, offset0, ..., value: the block at the offsets, one TMA copy (elements out of "
+                 "bounds are not written)"))
+
+
 # --- atomics -------------------------------------------------------------------------------------
 
 ATOMIC_SEMS = ("acq_rel", "acquire", "release", "relaxed")     # the first is the default
@@ -1034,8 +1069,8 @@ define(OpDef("gather", (2, 2), _gather_rule,
                  "i's (an index outside [0, n) reads index mod n: Triton leaves it undefined)"))
 
 # ops whose operands the CUDA backend moves through shared memory (any layout in, any layout out;
-# a gather's index comes in its result's layout)
-THROUGH_SHARED = ("reshape", "join", "split", "cat", "flip", "histogram", "gather")
+# a gather's index comes in its result's layout; a TMA copy's tile is in shared memory)
+THROUGH_SHARED = ("reshape", "join", "split", "cat", "flip", "histogram", "gather", "tma_load", "tma_store")
 
 
 DOT_PRECISIONS = ("tf32", "tf32x3", "ieee")

@@ -162,7 +162,25 @@ class BlockType:
         return f"block<{'x'.join(map(str, self.shape))} x {self.element}>"
 
 
-Type = ScalarType | PointerType | BlockType
+@dataclass(frozen=True)
+class TensorMapType:
+    """A TMA tensor map (CUDA's 128-byte ``CUtensorMap``), made on the host from a tensor descriptor
+    argument and passed to the kernel as a parameter (frontend/descriptors.py). Only the tensor-map
+    loads and stores (``tma_load``, ``tma_store``) take it; it is never computed with."""
+
+    @property
+    def scalar(self) -> "TensorMapType":
+        return self
+
+    is_float = is_int = is_bool = is_signed = is_half = is_fp8 = False
+
+    def __str__(self) -> str:
+        return "tmap"
+
+
+TMAP = TensorMapType()
+
+Type = ScalarType | PointerType | BlockType | TensorMapType
 
 
 def shape_of(ty: Type) -> tuple[int, ...]:

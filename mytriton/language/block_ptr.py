@@ -7,15 +7,19 @@ run-time parts (``Composite``): loops carry them and ``@jit`` functions take the
 through one becomes the language's own pointer arithmetic, ``(offset_d + arange(block_d)) *
 stride_d`` summed over the dimensions in 64 bits, and, for the dimensions checked, the mask ``0 <=
 index_d < shape_d``: out-of-bounds elements read the padding and are not written. The backends see
-ordinary loads and stores, which the axis analysis vectorizes where the strides allow (TMA is not
-used).
+ordinary loads and stores, which the axis analysis vectorizes where the strides allow.
+
+A tensor descriptor passed from the host may carry a tensor map (frontend/descriptors.py: on the
+sm_90a target, when TMA can copy its blocks): its loads and stores are then the ops ``tma_load``
+and ``tma_store``, one TMA copy of the whole block each, with the same bounds rules (TMA fills
+elements out of bounds with the padding and does not write them).
 """
 from __future__ import annotations
 
 import builtins
 
 from ..ir.types import I32, I64, PointerType
-from .core import Composite, builtin, is_block, tensor, to_tensor
+from .core import Composite, builtin, current_builder, is_block, tensor, to_tensor
 
 __all__ = ["make_block_ptr", "advance", "make_tensor_descriptor", "load_tensor_descriptor",
            "store_tensor_descriptor", "block_ptr", "tensor_descriptor"]
@@ -102,14 +106,19 @@ def _load_block(ptrs, mask, padding, hints=("", "")):
     return load(ptrs, mask=mask, other=padding, cache_modifier=cache, eviction_policy=evict)
 
 
-def _store_block(ptrs, mask, value, block_shape, what: str, hints=("", "")):
-    from . import broadcast_to, store
-    value = to_tensor(value, ptrs.dtype.pointee)
+def _block_value(value, dtype, block_shape, what: str):
+    """``value`` stored into a block: of the block's shape (or a scalar, broadcast), converted to ``dtype``."""
+    from . import broadcast_to
+    value = to_tensor(value, dtype)
     if is_block(value) and tuple(value.shape) != tuple(block_shape):
         raise ValueError(f"{what}: the value's shape {list(value.shape)} is not the block shape {list(block_shape)}")
     value = broadcast_to(value, block_shape)
-    if value.dtype != ptrs.dtype.pointee:
-        value = value.to(ptrs.dtype.pointee)
+    return value if value.dtype == dtype else value.to(dtype)
+
+
+def _store_block(ptrs, mask, value, block_shape, what: str, hints=("", "")):
+    from . import store
+    value = _block_value(value, ptrs.dtype.pointee, block_shape, what)
     cache, evict = hints
     store(ptrs, value, mask=mask, cache_modifier=cache, eviction_policy=evict)
 
@@ -181,11 +190,12 @@ def advance(base, offsets):
 class tensor_descriptor(Composite):
     """A strided N-d array and a block shape (``tl.make_tensor_descriptor``): every load and store
     through it is bounds-checked in every dimension (out of bounds: the padding is read, nothing is
-    written), as TMA does."""
+    written), as TMA does. ``tmap``: the tensor-map parameter of a descriptor passed from the host
+    that TMA copies (a kernel parameter, never carried or computed: it stays with the descriptor)."""
 
-    def __init__(self, base, shape, strides, block_shape, padding_option):
+    def __init__(self, base, shape, strides, block_shape, padding_option, tmap=None):
         self.base, self.shape, self.strides = base, shape, strides
-        self.block_shape, self.padding_option = block_shape, padding_option
+        self.block_shape, self.padding_option, self.tmap = block_shape, padding_option, tmap
 
     @property
     def parts(self):
@@ -193,10 +203,10 @@ class tensor_descriptor(Composite):
 
     @property
     def static(self):
-        return self.block_shape, self.padding_option
+        return self.block_shape, self.padding_option, None if self.tmap is None else self.tmap.node.attrs["name"]
 
     def with_parts(self, parts):
-        return tensor_descriptor(*parts, self.block_shape, self.padding_option)
+        return tensor_descriptor(*parts, self.block_shape, self.padding_option, self.tmap)
 
     @property
     def dtype(self):
@@ -213,6 +223,10 @@ class tensor_descriptor(Composite):
     @builtin
     def load(self, offsets):
         """The block at ``offsets``; elements out of bounds read the padding (zero or NaN)."""
+        if self.tmap is not None:
+            offsets = _ints(offsets, "desc.load: offsets", I32, len(self.block_shape))
+            return tensor(current_builder().make("tma_load", [self.tmap.node, *(o.node for o in offsets)],
+                                                 {"shape": tuple(self.block_shape), "dtype": self.dtype}))
         ptrs, mask = self._addresses(offsets, "desc.load")
         return _load_block(ptrs, mask, _padding_value(self.padding_option, self.dtype))
 
@@ -220,6 +234,11 @@ class tensor_descriptor(Composite):
     def store(self, offsets, value):
         """``value`` (of the block shape, or a scalar) into the block at ``offsets``; elements out of
         bounds are not written."""
+        if self.tmap is not None:
+            offsets = _ints(offsets, "desc.store: offsets", I32, len(self.block_shape))
+            value = _block_value(value, self.dtype, self.block_shape, "desc.store")
+            current_builder().make("tma_store", [self.tmap.node, *(o.node for o in offsets), value.node], {})
+            return
         ptrs, mask = self._addresses(offsets, "desc.store")
         _store_block(ptrs, mask, value, self.block_shape, "desc.store")
 

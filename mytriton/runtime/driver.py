@@ -115,6 +115,18 @@ class ParamType:
         return ("*" if self.is_pointer else "") + self.dtype + suffix
 
 
+# A TMA tensor map (CUtensorMap: 128 bytes, 64-byte aligned) passed by value: a leaf of a tensor
+# descriptor argument that the kernel reads through TMA (frontend/descriptors.py). Kernels take it;
+# the type grammar of manifests and signatures (parse_type) does not.
+TENSOR_MAP = ParamType(False, "tmap")
+TENSOR_MAP_BYTES = 128
+
+
+def _param_type(s: str) -> ParamType:
+    """A kernel parameter's type: ``parse_type``'s grammar, and ``tmap`` (a descriptor's tensor map)."""
+    return TENSOR_MAP if s == "tmap" else parse_type(s)
+
+
 def parse_type(s: str) -> ParamType:
     """Parse a Triton AOT type string (``i32``, ``*fp16``, ``*fp32:16``, ``i32:16``, ``i32:1``);
     ValueError on junk."""
@@ -690,6 +702,13 @@ def _make_converter(name: str, t: ParamType):
                 raise TypeError(f"parameter '{name}' expects *{t.dtype}, got a {desc} array")
             return addr, _address_device(v, addr, device)
         return convert_pointer
+    if t == TENSOR_MAP:
+        def convert_tensor_map(v):
+            if type(v) is not bytes or len(v) != TENSOR_MAP_BYTES:
+                raise TypeError(f"parameter '{name}' expects a tensor map ({TENSOR_MAP_BYTES} bytes, made from a "
+                                f"TensorDescriptor), got {type(v).__name__}")
+            return v
+        return convert_tensor_map
     if t.dtype == "i1":
         def convert_bool(v):
             if v is True or v is False or (not isinstance(v, float) and v in (0, 1)):
@@ -745,7 +764,7 @@ def _explain_pack_error(params, args) -> Exception:
     arguments)."""
     for (name, t), v in zip(_passed(params), args):
         try:
-            struct.pack("<" + ("Q" if t.is_pointer else DTYPES[t.dtype].struct), v)
+            struct.pack("<" + _struct_code(t), v)
         except (struct.error, OverflowError, TypeError):
             if t.is_pointer:
                 return ValueError(f"parameter '{name}' ({t}): {v!r} is not a 64-bit address")
@@ -929,6 +948,8 @@ def _native_spec(params, block: int, shared: int) -> tuple:
     for _, t in params:
         if t.is_pointer:
             code = "P"
+        elif t == TENSOR_MAP:
+            code = "X"
         elif t.dtype == "i1":
             code = "?"
         elif t.dtype in ("fp16", "bf16"):
@@ -937,6 +958,61 @@ def _native_spec(params, block: int, shared: int) -> tuple:
             code = DTYPES[t.dtype].struct
         kinds += (code if t.align <= 255 else "X").encode() + bytes([t.align if t.align <= 255 else 0])
     return block, shared, bytes(kinds), tuple(sys.intern(t.dtype) if t.is_pointer else None for _, t in params)
+
+
+# --------------------------------------------------------------------------- tensor maps
+
+# A descriptor's element type as TMA copies it: by size where its kind does not matter (integers,
+# fp8, bool), as the float it is where out-of-bounds elements may read NaN.
+_TMA_TYPES = {"fp16": "FLOAT16", "bf16": "BFLOAT16", "fp32": "FLOAT32", "fp64": "FLOAT64", "i32": "INT32",
+              "u32": "UINT32", "i64": "INT64", "u64": "UINT64"}
+_TMA_BY_SIZE = {1: "UINT8", 2: "UINT16"}
+_TENSOR_MAPS: dict = {}          # (address, dtype, shape, strides, block shape, padding) -> bytes
+_TENSOR_MAPS_KEPT = 4096
+
+
+def tma_data_type(dtype: str, padding: str = "zero") -> str | None:
+    """The CUtensorMapDataType name TMA copies ``dtype`` with (``FLOAT16``), or None where it
+    cannot (NaN padding needs a float type TMA knows)."""
+    name = _TMA_TYPES.get(dtype) or _TMA_BY_SIZE.get(DTYPES[dtype].itemsize)
+    if padding == "nan" and not (name or "").startswith(("FLOAT", "BFLOAT")):
+        return None
+    return name
+
+
+def tensor_map(address: int, dtype: str, shape, strides, block_shape, padding: str = "zero") -> bytes:
+    """The 128 bytes of the TMA tensor map (``cuTensorMapEncodeTiled``) of a tensor descriptor: the
+    array at ``address`` of ``shape`` with ``strides`` (in elements, the last 1), copied in boxes of
+    ``block_shape`` without swizzling, elements out of bounds read as zeros or, with ``padding``
+    "nan", NaN. Needs the driver but no context; remembered per argument (the encoding is a driver
+    call of a few microseconds, a launch reads it from here)."""
+    key = (address, dtype, tuple(shape), tuple(strides), tuple(block_shape), padding)
+    found = _TENSOR_MAPS.get(key)
+    if found is not None:
+        return found
+    _init()
+    cu, size, rank = _cuda, DTYPES[dtype].itemsize, len(shape)
+    kind = tma_data_type(dtype, padding)
+    if kind is None or not 0 < rank <= 5:
+        raise ValueError(f"no tensor map for {rank} dimensions of {dtype} with {padding} padding")
+    u64, u32 = cu.cuuint64_t, cu.cuuint32_t
+    fill = cu.CUtensorMapFloatOOBfill
+    result = cu.cuTensorMapEncodeTiled(
+        getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{kind}"), rank, address,
+        [u64(d) for d in reversed(shape)],                       # (TMA lists dimensions innermost first)
+        [u64(s * size) for s in reversed(strides[:-1])],         # (bytes; the innermost stride is the element)
+        [u32(b) for b in reversed(block_shape)], [u32(1)] * rank,
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        fill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if padding == "nan"
+        else fill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    encoded = _check(result, f"cuTensorMapEncodeTiled({dtype}, shape {list(shape)}, strides {list(strides)}, "
+                             f"block {list(block_shape)})")
+    data = ctypes.string_at(encoded.getPtr(), TENSOR_MAP_BYTES)
+    if len(_TENSOR_MAPS) >= _TENSOR_MAPS_KEPT:
+        _TENSOR_MAPS.clear()
+    _TENSOR_MAPS[key] = data
+    return data
 
 
 # --------------------------------------------------------------------------- Kernel
@@ -1085,8 +1161,9 @@ def _argument_code(params, names):
     keeping the arguments themselves for the slow path): each argument gets an 8-byte slot (no
     parameter type is wider; the driver copies each from its own address), so one Struct packs
     them all and range-checks the scalars."""
-    codes = ["Q" if t.is_pointer else DTYPES[t.dtype].struct for _, t in _passed(params)]
-    fmt = "<" + "".join(c if c in "qQd" else f"{c}{8 - struct.calcsize('<' + c)}x" for c in codes)
+    codes = [_struct_code(t) for _, t in _passed(params)]
+    fmt = "<" + "".join(c if struct.calcsize("<" + c) % 8 == 0 else f"{c}{8 - struct.calcsize('<' + c)}x"
+                        for c in codes)
     code, converters, aligned, packed = [], {}, {}, []
     for i, ((pname, t), a) in enumerate(zip(params, names)):
         if t.one:                    # (checked before any launch path: _ONE_CODE)
@@ -1105,6 +1182,22 @@ def _argument_code(params, names):
     for align, pointers in aligned.items():
         code.append(_ALIGN_CODE.format(pointers=" | ".join(pointers), mask=align - 1, names=", ".join(packed)))
     return "".join(code), converters, fmt, packed
+
+
+def _struct_code(t: ParamType) -> str:
+    """How one argument is packed: a pointer as its 64-bit address, a tensor map as its bytes, a
+    scalar by its dtype's struct code."""
+    return "Q" if t.is_pointer else f"{TENSOR_MAP_BYTES}s" if t == TENSOR_MAP else DTYPES[t.dtype].struct
+
+
+def _slot_offsets(params) -> list[int]:
+    """Where each passed argument starts in a launch's argument bytes: 8 bytes each, a tensor
+    map's 128 (``_argument_code``'s format)."""
+    offsets, at = [], 0
+    for _, t in _passed(params):
+        offsets.append(at)
+        at += TENSOR_MAP_BYTES if t == TENSOR_MAP else 8
+    return offsets + [at]
 
 
 def _one_checks(params, names) -> str:
@@ -1149,7 +1242,7 @@ class Kernel:
         if not isinstance(symbol, str) or not (symbol.isascii() and symbol.isidentifier()):
             raise ValueError(f"kernel symbol must be a C identifier, got {symbol!r}")
         self.name, self.symbol = name, symbol
-        self.params = [(str(n), parse_type(t) if isinstance(t, str) else t) for n, t in params]
+        self.params = [(str(n), _param_type(t) if isinstance(t, str) else t) for n, t in params]
         for what, v, lo, hi in (("num_warps", num_warps, 1, 32), ("shared", shared, 0, 2**31)):
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"kernel {name}: {what} must be an int in {lo}..{hi}, got {v!r}")
@@ -1402,11 +1495,10 @@ class Kernel:
         (int(CUfunction), device) for the native path or 0, device of the context or -2].  The
         arguments are packed into a bytearray (cheaper for pack_into than a ctypes buffer); the
         ctypes view pins it, so its address stays valid for argv."""
-        passed = len(_passed(self.params))
-        n = max(1, passed)
-        buf = bytearray(8 * n)
+        *offsets, size = _slot_offsets(self.params)
+        buf = bytearray(max(8, size))
         view = (ctypes.c_char * len(buf)).from_buffer(buf)
-        argv = (ctypes.c_void_p * n)(*[ctypes.addressof(view) + 8 * i for i in range(passed)])
+        argv = (ctypes.c_void_p * max(1, len(offsets)))(*[ctypes.addressof(view) + at for at in offsets])
         return [None, None, argv, buf, ctypes.addressof(argv), view, 0, -2]
 
 

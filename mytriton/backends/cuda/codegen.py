@@ -24,7 +24,7 @@ import jinja2
 from ... import __version__
 from ..._paths import templates_dir
 from ..names import PARAM, c_identifier, c_string, comment_text, kernel_symbol
-from . import hints
+from . import hints, tma
 from .atomics import atomic_statement
 from .dot import dot_mma, dot_portable, plan_rings, staged_load
 from ...ir.exchange import plan_exchange
@@ -38,7 +38,7 @@ from ...ir.ops import (ASM_REGISTERS, OPS, REDUCE_COMBINE, REDUCE_KINDS, asm_reg
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
-from ...ir.types import F32, BlockType, PointerType, ScalarType, shape_of
+from ...ir.types import F32, TMAP, BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
 from ...passes.layout import UNROLLED_ELEMENTS_PER_THREAD
 
@@ -992,6 +992,12 @@ class CudaEmitter:
         self.depth -= 1
         self.emit("}")
 
+    def op_tma_load(self, op: Op):
+        tma.tma_load(self, op)
+
+    def op_tma_store(self, op: Op):
+        tma.tma_store(self, op)
+
     def op_convert_layout(self, op: Op):
         """Through shared memory; where both layouts place every element in the same thread (an
         MMA accumulator read as the next dot's A operand), only registers are renumbered."""
@@ -1623,6 +1629,8 @@ class CudaEmitter:
                 # buffers (an in-place add(x, y, x)), which restrict would make undefined
                 const = "const " if p in self.const_params else ""
                 out.append(f"{const}{p.type.pointee.c_name}* {self.ref(p)}")
+            elif p.type == TMAP:
+                out.append(tma.param_declaration(self, self.ref(p)))
             else:
                 out.append(f"{p.type.c_name} {self.ref(p)}")
         return out

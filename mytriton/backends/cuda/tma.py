@@ -1,0 +1,176 @@
+"""TMA copies of a tensor descriptor's blocks (``tma_load`` / ``tma_store``: frontend/descriptors.py
+gives such a descriptor its tensor map on the sm_90a target).
+
+The tensor map is a ``const __grid_constant__ mt_tmap`` kernel parameter (the runtime encodes it
+on the host: ``runtime.driver.tensor_map``); TMA reads it through its generic address. A block
+travels as one ``cp.async.bulk.tensor`` between global memory and a row-major tile in shared
+memory (128-byte aligned, no swizzle), which the threads read into, or write from, the registers
+of the value's layout, 16 bytes at a time where the layout holds runs of the last dimension:
+
+- load: thread 0 initializes an mbarrier, the block synchronizes, thread 0 arms the barrier with
+  the tile's bytes and starts the copy, every thread waits for the barrier's phase 0 and reads its
+  elements; a barrier then ends the tile's use and thread 0 invalidates the mbarrier (each load
+  starts a fresh one: no phase to track across loops and branches). Elements out of bounds arrive
+  as the tensor map's padding (zeros or NaN).
+- store: every thread writes its elements into the tile and fences its writes for the async proxy
+  (``fence.proxy.async.shared::cta``), the block synchronizes, thread 0 starts the copy and waits
+  until it completed (``cp.async.bulk.wait_group 0``: later loads of the kernel see the data, and
+  the tile may be reused), and a barrier ends the tile's use. Elements out of bounds are not written.
+
+The helpers are written into a kernel only where it uses them (``em.helpers``).
+"""
+from __future__ import annotations
+
+from ...ir.ssa import Op, Value
+
+_COMMON = """\
+#ifndef __CUDA_ARCH__
+#define __grid_constant__
+#endif
+// a TMA tensor map (CUtensorMap), passed by value; TMA copies between a tile and global memory
+struct __align__(64) mt_tmap { unsigned long long words[16]; };
+__device__ __forceinline__ unsigned char* mt_align128(unsigned char* p) {
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(p) + 127) & ~127ull);
+}
+__device__ __forceinline__ void mt_mbarrier_init(unsigned long long* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1; fence.mbarrier_init.release.cluster;"
+               :: "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
+#endif
+}
+__device__ __forceinline__ void mt_mbarrier_wait(unsigned long long* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
+#endif
+}
+__device__ __forceinline__ void mt_mbarrier_inval(unsigned long long* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
+#endif
+}"""
+
+
+def _coordinates(rank: int, first: int) -> str:
+    return ", ".join(f"%{first + i}" for i in range(rank))
+
+
+def _load_helper(rank: int) -> str:
+    params = ", ".join(f"int c{i}" for i in range(rank))
+    ins = ", ".join(f'"r"(c{i})' for i in range(rank))
+    return f"""\
+// TMA: the {rank}-d box at (c0, ...) (innermost first) into tile, completing bar's transaction of `bytes`
+__device__ __forceinline__ void mt_tma_load_{rank}d(unsigned char* tile, const mt_tmap* map, unsigned long long* bar,
+                                                 unsigned bytes, {params}) {{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned b = (unsigned)__cvta_generic_to_shared(bar);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+               "[%1, {{{_coordinates(rank, 3)}}}], [%2];"
+               :: "r"((unsigned)__cvta_generic_to_shared(tile)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(b),
+                  {ins} : "memory");
+#endif
+}}"""
+
+
+def _store_helper(rank: int) -> str:
+    params = ", ".join(f"int c{i}" for i in range(rank))
+    ins = ", ".join(f'"r"(c{i})' for i in range(rank))
+    return f"""\
+// TMA: tile into the {rank}-d box at (c0, ...) (innermost first), waited for until complete
+__device__ __forceinline__ void mt_tma_store_{rank}d(const unsigned char* tile, const mt_tmap* map, {params}) {{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [%0, {{{_coordinates(rank, 2)}}}], [%1]; "
+               "cp.async.bulk.commit_group; cp.async.bulk.wait_group 0;"
+               :: "l"(reinterpret_cast<unsigned long long>(map)), "r"((unsigned)__cvta_generic_to_shared(tile)),
+                  {ins} : "memory");
+#endif
+}}"""
+
+
+def _use(em, name: str, text: str):
+    if "mt_tma" not in em.helpers:
+        em.helpers["mt_tma"] = _COMMON.splitlines()
+    if name not in em.helpers:
+        em.helpers[name] = text.splitlines()
+
+
+def param_declaration(em, name: str) -> str:
+    """The kernel parameter of a tensor map."""
+    _use(em, "mt_tma", "")
+    return f"const __grid_constant__ mt_tmap {name}"
+
+
+def _tile(em, v: Value) -> tuple[str, int, int]:
+    """(element C type, element bytes, vector width) of ``v``'s row-major tile: runs of registers
+    along the last dimension move as one access of up to 16 bytes."""
+    elem = v.type.scalar
+    size = max(1, elem.bits // 8)
+    run = em.layout_of(v).contiguous_registers(v.type.rank - 1)
+    return elem.c_name, size, max(1, min(run, 16 // size, v.type.shape[-1]))
+
+
+def _begin(em, nbytes: int) -> None:
+    em.smem(nbytes + 128 + 8)                # (the tile 128-byte aligned, then the mbarrier)
+    em.emit("{")
+    em.depth += 1
+    em.emit(f"unsigned char* const tile = mt_align128({em.scratch});")
+
+
+def _move(em, v: Value, ct: str, vec: int, write: bool):
+    """Registers of ``v`` to (``write``) or from its row-major tile."""
+    at = em.offset(v, "r")
+    if vec == 1:
+        em.per_element(v, f"reinterpret_cast<{ct}*>(tile)[{at}] = {em.ref(v)}[r];" if write
+                       else f"{em.ref(v)}[r] = reinterpret_cast<const {ct}*>(tile)[{at}];")
+        return
+    t = f"mt_vec<{ct}, {vec}>"
+    em.emit("#pragma unroll")
+    if write:
+        em.emit(f"for (int r = 0; r < {em.nregs(v)}; r += {vec}) {{ {t} t; "
+                f"for (int j = 0; j < {vec}; ++j) t.v[j] = {em.ref(v)}[r + j]; "
+                f"*reinterpret_cast<{t}*>(reinterpret_cast<{ct}*>(tile) + {at}) = t; }}")
+    else:
+        em.emit(f"for (int r = 0; r < {em.nregs(v)}; r += {vec}) {{ "
+                f"const {t} t = *reinterpret_cast<const {t}*>(reinterpret_cast<const {ct}*>(tile) + {at}); "
+                f"for (int j = 0; j < {vec}; ++j) {em.ref(v)}[r + j] = t.v[j]; }}")
+
+
+def tma_load(em, op: Op):
+    tmap, *offsets = op.operands
+    res = op.result
+    rank = res.type.rank
+    ct, size, vec = _tile(em, res)
+    nbytes = res.type.numel * size
+    _use(em, f"mt_tma_load_{rank}d", _load_helper(rank))
+    em.emit(em.declare(res) + ";")
+    _begin(em, nbytes)
+    em.emit(f"unsigned long long* const bar = reinterpret_cast<unsigned long long*>(tile + {nbytes});")
+    em.emit("if (tid == 0) mt_mbarrier_init(bar);")
+    em.emit("__syncthreads();")
+    coords = ", ".join(em.ref(o) for o in reversed(offsets))
+    em.emit(f"if (tid == 0) mt_tma_load_{rank}d(tile, &{em.ref(tmap)}, bar, {nbytes}u, {coords});")
+    em.emit("mt_mbarrier_wait(bar);")
+    _move(em, res, ct, vec, write=False)
+    em.emit("__syncthreads();")
+    em.emit("if (tid == 0) mt_mbarrier_inval(bar);")
+    em.depth -= 1
+    em.emit("}")
+
+
+def tma_store(em, op: Op):
+    tmap, *offsets, value = op.operands
+    rank = value.type.rank
+    ct, size, vec = _tile(em, value)
+    _use(em, f"mt_tma_store_{rank}d", _store_helper(rank))
+    _begin(em, value.type.numel * size)
+    _move(em, value, ct, vec, write=True)
+    em.emit("mt_fence_proxy_async();")
+    em.emit("__syncthreads();")
+    coords = ", ".join(em.ref(o) for o in reversed(offsets))
+    em.emit(f"if (tid == 0) mt_tma_store_{rank}d(tile, &{em.ref(tmap)}, {coords});")
+    em.emit("__syncthreads();")
+    em.depth -= 1
+    em.emit("}")
