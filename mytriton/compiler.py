@@ -18,7 +18,7 @@ from .frontend.descriptors import parse as descriptor_type, uses_tma
 from .frontend.jit import JITFunction
 from .ir.ops import OpTypeError
 from .ir.printer import print_function
-from .ir.ssa import Function, Param, walk
+from .ir.ssa import Function, Param
 from .ir.types import TMAP, parse_type
 from .ir.verifier import verify
 from .passes.layout import assign_layouts, verify_layouts
@@ -58,7 +58,7 @@ class CompiledKernel:
     function: Function | None = None
 
 
-def _params(fn: JITFunction, signature, constexprs: dict, tma: bool = False, no_tma: frozenset = frozenset()):
+def _params(fn: JITFunction, signature, constexprs: dict, tma: bool = False):
     if isinstance(signature, str):
         signature = [s.strip() for s in signature.split(",")]
     runtime = [a for a in fn.arg_names if a not in constexprs]
@@ -88,7 +88,7 @@ def _params(fn: JITFunction, signature, constexprs: dict, tma: bool = False, no_
         try:
             desc = descriptor_type(signature[name])
             if desc is not None:                 # a tensor descriptor: its leaves (frontend/descriptors.py)
-                if tma and name not in no_tma and desc.tma_allowed():
+                if tma and desc.tma_allowed():
                     desc = replace(desc, tma=True)
                 descriptors[name] = desc
                 for leaf, text in desc.leaves(name):
@@ -116,41 +116,12 @@ def _promised_one(text: str) -> bool:
 
 
 def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4,
-              optimized: bool = True, num_stages: int | None = None, tma: bool = False,
-              no_tma: frozenset = frozenset()) -> Function:
+              optimized: bool = True, num_stages: int | None = None, tma: bool = False) -> Function:
     """Frontend and middle end: the verified (and, unless ``optimized=False``, optimized) SSA of
-    one specialization; ``tma``: tensor descriptors whose blocks TMA can copy use it (but those
-    named in ``no_tma``, and those a ``tl.dot`` reads: see ``_feeding_dots``)."""
-    func = _build_ssa(fn, signature, constexprs, num_warps, optimized, num_stages, tma, no_tma)
-    feeding = _feeding_dots(func) if tma else frozenset()
-    if feeding:
-        func = _build_ssa(fn, signature, constexprs, num_warps, optimized, num_stages, tma, no_tma | feeding)
-    return func
-
-
-def _feeding_dots(func: Function) -> frozenset:
-    """The tensor descriptors a TMA copy of which is an operand of a ``tl.dot`` (perhaps
-    transposed or converted): such a load stays an ordinary one, which the dot's software pipeline
-    issues stages ahead into its shared-memory ring (passes/prefetch.py); a TMA copy is waited for
-    where it stands."""
-    defs = {r: op for op in walk(func.body) for r in op.results}
-    names = set()
-    for op in walk(func.body):
-        if op.name != "dot":
-            continue
-        for v in op.operands[:2]:
-            d = defs.get(v)
-            while d is not None and d.name in ("trans", "cast", "bitcast"):
-                d = defs.get(d.operands[0])
-            if d is not None and d.name == "tma_load":
-                names.add(d.operands[0].name.removesuffix("__tmap"))
-    return frozenset(names)
-
-
-def _build_ssa(fn, signature, constexprs, num_warps, optimized, num_stages, tma, no_tma) -> Function:
+    one specialization; ``tma``: tensor descriptors whose blocks TMA can copy use it."""
     constexprs = dict(constexprs or {})
     fn.check_parameter_names()
-    params, values, descriptors = _params(fn, signature, constexprs, tma, no_tma)
+    params, values, descriptors = _params(fn, signature, constexprs, tma)
     builder = Builder(fn.__name__)
     builder.debug = bool(fn.options.get("debug"))
     builder.num_warps = num_warps

@@ -215,15 +215,22 @@ def test_a_tensor_map_parameter_takes_128_bytes_by_value(fake):
         rt.parse_type("tmap")
 
 
-def test_blocks_a_dot_reads_keep_the_pipelined_loads():
-    """In a K loop, A's and B's descriptors keep ordinary loads (the dot's pipeline stages them into
-    its shared-memory ring ahead of time: a TMA copy would be waited for in place); C's store, read
-    by no dot, is a TMA copy."""
+def test_a_descriptor_matmul_copies_every_block_by_tma():
+    """A's and B's blocks in the K loop and C's store: TMA copies on sm_90a (with the element-wise
+    copy beside each for offsets TMA cannot take), the plain loads and stores elsewhere."""
     sig = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[32, 64]>",
            "c_desc": "tensordesc<fp16[64, 64]>", "K": "i32"}
     ck = mytriton.compile(K.desc_matmul, sig, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90a", num_stages=3)
-    assert [n for n in ck.metadata["signature"] if n.endswith("__tmap")] == ["c_desc__tmap"]
-    assert "mt_tma_store_2d(" in ck.asm["cu"] and "mt_tma_load" not in ck.asm["cu"]
-    assert ck.asm["ssa_layout"].count("{stages=3") == 6             # (A and B: two ahead, then in the loop)
+    assert [n for n in ck.metadata["signature"] if n.endswith("__tmap")] == ["a_desc__tmap", "b_desc__tmap",
+                                                                               "c_desc__tmap"]
+    cu = ck.asm["cu"]
+    assert cu.count("if (tid == 0) mt_tma_load_2d(") == 2 and cu.count("if (tid == 0) mt_tma_store_2d(") == 1
+    assert "const bool by_tma = (v" in cu and ck.asm["ptx"].count("cp.async.bulk.tensor.2d.shared::cluster") == 2
     plain = mytriton.compile(K.desc_matmul, sig, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90", num_stages=3)
-    assert not [n for n in plain.metadata["signature"] if n.endswith("__tmap")]     # (TMA: sm_90a only)
+    assert not [n for n in plain.metadata["signature"] if n.endswith("__tmap")] and "tma" not in plain.asm["cu"]
+
+
+def test_one_dimensional_descriptors_keep_ordinary_loads():
+    ck = mytriton.compile(K.copy_1d, {"in_desc": "tensordesc<fp32[128]>", "out_desc": "tensordesc<fp32[128]>"},
+                          {"B": 128}, target="sm_90a")
+    assert "tmap" not in ck.metadata["signature"].values() and "mt_tma" not in ck.asm["cu"]

@@ -9,8 +9,8 @@ the constant 1) — and sees them put back together as a ``tl.tensor_descriptor`
 binds such a parameter (the compiler, the JIT's launches, the CPU interpreter) takes the leaves,
 their types and their values from here.
 
-On Hopper (the ``sm_90a`` target of the CUDA backend) a descriptor whose block TMA can copy (every
-block dimension at most 256 elements, at most 64 KiB, an element type TMA knows for its padding)
+On Hopper (the ``sm_90a`` target of the CUDA backend) a descriptor whose block TMA can copy (2 to 5
+dimensions of at most 256 elements, at most 64 KiB, an element type TMA knows for its padding)
 has one more leaf, its tensor map (``name__tmap``, type ``tmap``): 128 bytes the runtime encodes
 on the host for each distinct argument (``runtime.driver.tensor_map``) and passes by value. Its
 loads and stores are then TMA copies (``tma_load`` / ``tma_store``); its atomics stay ordinary."""
@@ -50,12 +50,14 @@ class DescriptorType:
         return list(zip(leaf_names(name, self.rank, self.tma), types))
 
     def tma_allowed(self) -> bool:
-        """Whether TMA can copy this descriptor's blocks (on a GPU that has it): each block
-        dimension at most 256 elements (the last holds at least 16 bytes: TensorDescriptor checks
-        it), at most 64 KiB a block, and an element type TMA copies with this padding."""
+        """Whether TMA can copy this descriptor's blocks (on a GPU that has it): 2 to 5 dimensions
+        (the H200's driver refused to encode a 1-d tensor map of 1000 fp32 in 128-element boxes:
+        CUDA_ERROR_INVALID_VALUE), each block dimension at most 256 elements (the last holds at
+        least 16 bytes: TensorDescriptor checks it), at most 64 KiB a block, and an element type
+        TMA copies with this padding."""
         from ..runtime.driver import DTYPES, tma_data_type
         size = DTYPES[self.dtype].itemsize
-        return (all(b <= 256 for b in self.block_shape) and size * math.prod(self.block_shape) <= TMA_BLOCK_BYTES
+        return (self.rank >= 2 and all(b <= 256 for b in self.block_shape) and size * math.prod(self.block_shape) <= TMA_BLOCK_BYTES
                 and self.block_shape[-1] * size % 16 == 0 and tma_data_type(self.dtype, self.padding) is not None)
 
 

@@ -731,38 +731,41 @@ define(OpDef("store", (2, 3), _store_rule, writes_memory=True, elementwise=True,
 
 
 # --- tensor maps (TMA): a host-made tensor descriptor's block copies (frontend/descriptors.py) ------
+#
+# Operands: the tensor map, (a store: the value,) then the descriptor itself -- base pointer, the
+# block's offsets (i32), the shape (i32) and every stride but the last (i64) -- which the backend
+# uses where TMA cannot copy the block exactly (backends/cuda/tma.py).
 
-def _tma_coordinates(types, what: str):
+def _tma_check(types, rank: int, what: str):
     if types[0] != TMAP:
         raise OpTypeError(f"{what}: expected a tensor map, got {types[0]}")
-    if any(t != I32 for t in types[1:]):
-        raise OpTypeError(f"{what}: the block's offsets must be i32 scalars, got {', '.join(map(str, types[1:]))}")
+    want = [I32] * (2 * rank) + [I64] * (rank - 1)
+    if not isinstance(types[1], PointerType) or list(types[2:]) != want:
+        raise OpTypeError(f"{what}: expected the base pointer, {rank} i32 offsets, {rank} i32 dimensions and "
+                          f"{rank - 1} i64 strides, got {', '.join(map(str, types[1:]))}")
 
 
 def _tma_load_rule(types, attrs):
-    shape = tuple(attrs["shape"])
-    _tma_coordinates(types, "tma_load")
-    if len(types) != 1 + len(shape):
-        raise OpTypeError(f"tma_load: {len(shape)} offsets for a block of rank {len(shape)}, got {len(types) - 1}")
-    return make_type(shape, attrs["dtype"])
+    _tma_check(types, len(attrs["shape"]), "tma_load")
+    if types[1].pointee != attrs["dtype"]:
+        raise OpTypeError(f"tma_load: a {attrs['dtype']} block from {types[1]}")
+    return make_type(tuple(attrs["shape"]), attrs["dtype"])
 
 
 def _tma_store_rule(types, attrs):
-    value = types[-1]
-    if not isinstance(value, BlockType):
-        raise OpTypeError(f"tma_store: the value must be a block, got {value}")
-    _tma_coordinates(types[:-1], "tma_store")
-    if len(types) != 2 + value.rank:
-        raise OpTypeError(f"tma_store: {value.rank} offsets for a block of rank {value.rank}, got {len(types) - 2}")
+    value = types[1]
+    if not isinstance(value, BlockType) or not isinstance(types[2], PointerType) or value.element != types[2].pointee:
+        raise OpTypeError(f"tma_store: the value must be a block of the base's element type, got {value} for {types[2]}")
+    _tma_check([types[0], *types[2:]], value.rank, "tma_store")
     return None
 
 
-define(OpDef("tma_load", (2, 6), _tma_load_rule, reads_memory=True,
-             doc="tma_load tmap, offset0, ... {shape, dtype}: the block at the offsets, one TMA copy (elements "
-                 "out of bounds read the tensor map's padding)"))
-define(OpDef("tma_store", (3, 7), _tma_store_rule, writes_memory=True,
-             doc="tma_store tmap, offset0, ..., value: the block at the offsets, one TMA copy (elements out of "
-                 "bounds are not written)"))
+define(OpDef("tma_load", (4, 17), _tma_load_rule, reads_memory=True,
+             doc="tma_load tmap, base, offsets..., dims..., strides... {shape, dtype, padding}: the block at the "
+                 "offsets (elements out of bounds read the padding), one TMA copy where it is exact"))
+define(OpDef("tma_store", (5, 18), _tma_store_rule, writes_memory=True,
+             doc="tma_store tmap, value, base, offsets..., dims..., strides...: the block at the offsets (elements "
+                 "out of bounds are not written), one TMA copy where it is exact"))
 
 
 # --- atomics -------------------------------------------------------------------------------------

@@ -215,6 +215,11 @@ class tensor_descriptor(Composite):
     def __repr__(self):
         return f"tensor_descriptor<{self.dtype}, block {list(self.block_shape)}>"
 
+    def _tma_operands(self, offsets, what: str) -> list:
+        """A TMA copy's operands (ir/ops.py): the tensor map, then the descriptor and the offsets."""
+        offsets = _ints(offsets, f"{what}: offsets", I32, len(self.block_shape))
+        return [x.node for x in (self.tmap, self.base, *offsets, *self.shape, *self.strides[:-1])]
+
     def _addresses(self, offsets, what: str):
         rank = len(self.block_shape)
         offsets = _ints(offsets, f"{what}: offsets", I32, rank)
@@ -224,9 +229,9 @@ class tensor_descriptor(Composite):
     def load(self, offsets):
         """The block at ``offsets``; elements out of bounds read the padding (zero or NaN)."""
         if self.tmap is not None:
-            offsets = _ints(offsets, "desc.load: offsets", I32, len(self.block_shape))
-            return tensor(current_builder().make("tma_load", [self.tmap.node, *(o.node for o in offsets)],
-                                                 {"shape": tuple(self.block_shape), "dtype": self.dtype}))
+            return tensor(current_builder().make("tma_load", self._tma_operands(offsets, "desc.load"),
+                                                 {"shape": tuple(self.block_shape), "dtype": self.dtype,
+                                                  "padding": self.padding_option}))
         ptrs, mask = self._addresses(offsets, "desc.load")
         return _load_block(ptrs, mask, _padding_value(self.padding_option, self.dtype))
 
@@ -235,9 +240,9 @@ class tensor_descriptor(Composite):
         """``value`` (of the block shape, or a scalar) into the block at ``offsets``; elements out of
         bounds are not written."""
         if self.tmap is not None:
-            offsets = _ints(offsets, "desc.store: offsets", I32, len(self.block_shape))
             value = _block_value(value, self.dtype, self.block_shape, "desc.store")
-            current_builder().make("tma_store", [self.tmap.node, *(o.node for o in offsets), value.node], {})
+            operands = self._tma_operands(offsets, "desc.store")
+            current_builder().make("tma_store", [operands[0], value.node, *operands[1:]], {})
             return
         ptrs, mask = self._addresses(offsets, "desc.store")
         _store_block(ptrs, mask, value, self.block_shape, "desc.store")

@@ -303,8 +303,8 @@ class CudaEmitter:
             if not OPS[op.name].writes_memory:
                 continue
             # a store's or an atomic's pointer (the first operand), every pointer an inline asm
-            # that writes memory takes (a barrier has none)
-            for v in (op.operands[:1] if op.name != "inline_asm_effects" else op.operands):
+            # that writes memory takes (a barrier has none), a TMA store's descriptor base
+            for v in (op.operands[:1] if op.name not in ("inline_asm_effects", "tma_store") else op.operands):
                 if not isinstance(v.type.scalar, PointerType):
                     continue
                 roots = self._roots(v)

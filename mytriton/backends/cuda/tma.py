@@ -5,7 +5,14 @@ The tensor map is a ``const __grid_constant__ mt_tmap`` kernel parameter (the ru
 on the host: ``runtime.driver.tensor_map``); TMA reads it through its generic address. A block
 travels as one ``cp.async.bulk.tensor`` between global memory and a row-major tile in shared
 memory (128-byte aligned, no swizzle), which the threads read into, or write from, the registers
-of the value's layout, 16 bytes at a time where the layout holds runs of the last dimension:
+of the value's layout, 16 bytes at a time where the layout holds runs of the last dimension.
+
+TMA copies a block exactly only where its offset along the last dimension is a multiple of 16
+bytes (else the H200 stops the kernel: an illegal instruction), and, for a store, where the last
+dimension does not end inside a 16-byte chunk the block covers (TMA writes whole chunks: the
+elements after the end too; measured, and Triton 3.6 writes them). Where either fails -- a run-time
+test of the offsets and the shape, the same in every thread -- the threads copy the block
+themselves, element by element with bounds checks, through the same tile:
 
 - load: thread 0 initializes an mbarrier, the block synchronizes, thread 0 arms the barrier with
   the tile's bytes and starts the copy, every thread waits for the barrier's phase 0 and reads its
@@ -20,6 +27,8 @@ of the value's layout, 16 bytes at a time where the layout holds runs of the las
 The helpers are written into a kernel only where it uses them (``em.helpers``).
 """
 from __future__ import annotations
+
+import math
 
 from ...ir.ssa import Op, Value
 
@@ -112,13 +121,6 @@ def _tile(em, v: Value) -> tuple[str, int, int]:
     return elem.c_name, size, max(1, min(run, 16 // size, v.type.shape[-1]))
 
 
-def _begin(em, nbytes: int) -> None:
-    em.smem(nbytes + 128 + 8)                # (the tile 128-byte aligned, then the mbarrier)
-    em.emit("{")
-    em.depth += 1
-    em.emit(f"unsigned char* const tile = mt_align128({em.scratch});")
-
-
 def _move(em, v: Value, ct: str, vec: int, write: bool):
     """Registers of ``v`` to (``write``) or from its row-major tile."""
     at = em.offset(v, "r")
@@ -138,39 +140,110 @@ def _move(em, v: Value, ct: str, vec: int, write: bool):
                 f"for (int j = 0; j < {vec}; ++j) {em.ref(v)}[r + j] = t.v[j]; }}")
 
 
-def tma_load(em, op: Op):
-    tmap, *offsets = op.operands
-    res = op.result
-    rank = res.type.rank
-    ct, size, vec = _tile(em, res)
-    nbytes = res.type.numel * size
-    _use(em, f"mt_tma_load_{rank}d", _load_helper(rank))
-    em.emit(em.declare(res) + ";")
-    _begin(em, nbytes)
-    em.emit(f"unsigned long long* const bar = reinterpret_cast<unsigned long long*>(tile + {nbytes});")
-    em.emit("if (tid == 0) mt_mbarrier_init(bar);")
-    em.emit("__syncthreads();")
-    coords = ", ".join(em.ref(o) for o in reversed(offsets))
-    em.emit(f"if (tid == 0) mt_tma_load_{rank}d(tile, &{em.ref(tmap)}, bar, {nbytes}u, {coords});")
-    em.emit("mt_mbarrier_wait(bar);")
-    _move(em, res, ct, vec, write=False)
-    em.emit("__syncthreads();")
-    em.emit("if (tid == 0) mt_mbarrier_inval(bar);")
+class _Block:
+    """A TMA copy's block: the descriptor's parts as C expressions (ir/ops.py: the operands after
+    the tensor map and the value), its shape, element type and bytes."""
+
+    def __init__(self, em, operands: list[Value], shape: tuple, elem):
+        rank = len(shape)
+        self.base = em.ref(operands[0])
+        self.offsets = [em.ref(v) for v in operands[1:1 + rank]]
+        self.dims = [em.ref(v) for v in operands[1 + rank:1 + 2 * rank]]
+        self.strides = [em.ref(v) for v in operands[1 + 2 * rank:]] + ["1"]
+        self.shape, self.rank, self.ct = shape, rank, elem.c_name
+        self.size = max(1, elem.bits // 8)
+        self.numel = math.prod(shape)
+        self.nbytes = self.numel * self.size
+        self.chunk = max(1, 16 // self.size)         # elements per 16 bytes
+
+    def coordinates(self) -> str:
+        """The copy's coordinates, innermost first (TMA's order)."""
+        return ", ".join(reversed(self.offsets))
+
+    def aligned(self) -> str:
+        """C condition: the block's first element along the last dimension starts 16 bytes into a
+        row (TMA refuses other boxes: an illegal instruction on the H200)."""
+        return f"({self.offsets[-1]} & {self.chunk - 1}) == 0" if self.chunk > 1 else "true"
+
+    def copy(self, em, to_tile: bool, padding: str = "0"):
+        """The threads copy the block between global memory and the tile, element by element
+        (``i`` the tile's row-major index): elements out of bounds read ``padding`` or are skipped."""
+        em.emit(f"for (int i = tid; i < {self.numel}; i += {em.num_threads}) {{")
+        inside, address = [], []
+        for d in range(self.rank):
+            shift = int(math.log2(math.prod(self.shape[d + 1:])))
+            em.emit(f"  const int g{d} = {self.offsets[d]} + ((i >> {shift}) & {self.shape[d] - 1});")
+            inside.append(f"(unsigned)g{d} < (unsigned){self.dims[d]}")
+            address.append(f"(long long)g{d} * {self.strides[d]}" if self.strides[d] != "1" else f"g{d}")
+        where, at = " && ".join(inside), " + ".join(address)
+        tile = f"reinterpret_cast<{self.ct}*>(tile)[i]"
+        if to_tile:
+            em.emit(f"  {tile} = {where} ? {self.base}[{at}] : {padding};")
+        else:
+            em.emit(f"  if ({where}) {self.base}[{at}] = {tile};")
+        em.emit("}")
+
+
+def _open(em, nbytes: int) -> None:
+    em.smem(nbytes + 128 + 8)                # (the tile 128-byte aligned, then the mbarrier)
+    em.emit("{")
+    em.depth += 1
+    em.emit(f"unsigned char* const tile = mt_align128({em.scratch});")
+
+
+def _close(em) -> None:
     em.depth -= 1
     em.emit("}")
+
+
+def tma_load(em, op: Op):
+    tmap, res = op.operands[0], op.result
+    b = _Block(em, op.operands[1:], res.type.shape, res.type.scalar)
+    ct, _, vec = _tile(em, res)
+    _use(em, f"mt_tma_load_{b.rank}d", _load_helper(b.rank))
+    em.emit(em.declare(res) + ";")
+    _open(em, b.nbytes)
+    em.emit(f"const bool by_tma = {b.aligned()};")
+    em.emit(f"unsigned long long* const bar = reinterpret_cast<unsigned long long*>(tile + {b.nbytes});")
+    em.emit("if (by_tma) {")
+    em.emit("  if (tid == 0) mt_mbarrier_init(bar);")
+    em.emit("  __syncthreads();")
+    em.emit(f"  if (tid == 0) mt_tma_load_{b.rank}d(tile, &{em.ref(tmap)}, bar, {b.nbytes}u, {b.coordinates()});")
+    em.emit("  mt_mbarrier_wait(bar);")
+    em.emit("} else {")
+    em.depth += 1
+    from .codegen import c_literal
+    padding = c_literal(float("nan"), res.type.scalar) if op.attrs["padding"] == "nan" else c_literal(0, res.type.scalar)
+    b.copy(em, to_tile=True, padding=padding)
+    em.emit("__syncthreads();")
+    em.depth -= 1
+    em.emit("}")
+    _move(em, res, ct, vec, write=False)
+    em.emit("__syncthreads();")
+    em.emit("if (by_tma && tid == 0) mt_mbarrier_inval(bar);")
+    _close(em)
 
 
 def tma_store(em, op: Op):
-    tmap, *offsets, value = op.operands
-    rank = value.type.rank
-    ct, size, vec = _tile(em, value)
-    _use(em, f"mt_tma_store_{rank}d", _store_helper(rank))
-    _begin(em, value.type.numel * size)
+    tmap, value = op.operands[:2]
+    b = _Block(em, op.operands[2:], value.type.shape, value.type.scalar)
+    ct, _, vec = _tile(em, value)
+    _use(em, f"mt_tma_store_{b.rank}d", _store_helper(b.rank))
+    _open(em, b.nbytes)
+    # TMA writes whole 16-byte chunks of a row: where the last dimension ends inside one that the
+    # block covers, it would write the elements after the end too (measured on the H200)
+    exact = b.aligned()
+    if b.chunk > 1:
+        exact += (f" && (({b.dims[-1]} & {b.chunk - 1}) == 0 || {b.offsets[-1]} + {b.shape[-1]} <= {b.dims[-1]})")
+    em.emit(f"const bool by_tma = {exact};")
     _move(em, value, ct, vec, write=True)
     em.emit("mt_fence_proxy_async();")
     em.emit("__syncthreads();")
-    coords = ", ".join(em.ref(o) for o in reversed(offsets))
-    em.emit(f"if (tid == 0) mt_tma_store_{rank}d(tile, &{em.ref(tmap)}, {coords});")
-    em.emit("__syncthreads();")
+    em.emit(f"if (by_tma) {{ if (tid == 0) mt_tma_store_{b.rank}d(tile, &{em.ref(tmap)}, {b.coordinates()}); }}")
+    em.emit("else {")
+    em.depth += 1
+    b.copy(em, to_tile=False)
     em.depth -= 1
     em.emit("}")
+    em.emit("__syncthreads();")
+    _close(em)
