@@ -116,15 +116,20 @@ def _promised_one(text: str) -> bool:
 
 
 def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4,
-              optimized: bool = True, num_stages: int | None = None, tma: bool = False) -> Function:
+              optimized: bool = True, num_stages: int | None = None, tma: bool = False,
+              device_functions: bool = False) -> Function:
     """Frontend and middle end: the verified (and, unless ``optimized=False``, optimized) SSA of
-    one specialization; ``tma``: tensor descriptors whose blocks TMA can copy use it."""
+    one specialization; ``tma``: tensor descriptors whose blocks TMA can copy use it;
+    ``device_functions``: ``@jit(noinline=True)`` helpers that take and return scalars become
+    device functions of their own (``Function.device_functions``), not inlined."""
     constexprs = dict(constexprs or {})
     fn.check_parameter_names()
     params, values, descriptors = _params(fn, signature, constexprs, tma)
     builder = Builder(fn.__name__)
     builder.debug = bool(fn.options.get("debug"))
     builder.num_warps = num_warps
+    if device_functions:
+        builder.device_functions = {}
     root = trace(fn, params, values, builder, descriptors)
     try:
         check_tree(root)
@@ -135,6 +140,10 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
                  loc=fn.source_info.loc(fn.parse()))
     func.globals_read = tuple(builder.globals_read.values())
     func.num_stages = num_stages
+    for symbol, t in (builder.device_functions or {}).items():
+        callee = lower(t.root, t.name, [Param(n, ty) for n, ty in t.params], {}, num_warps, loc=t.loc, returns=t.returns)
+        verify(callee)
+        func.device_functions[symbol] = optimize(callee) if optimized else callee
     verify(func)
     return optimize(func) if optimized else func
 
@@ -168,10 +177,12 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
         check_target(target)
     except ValueError as e:
         raise CompilationError(str(e), kernel=fn.__name__) from None
-    func = build_ssa(fn, signature, constexprs, num_warps, num_stages=num_stages, tma=uses_tma(target, backend))
+    func = build_ssa(fn, signature, constexprs, num_warps, num_stages=num_stages, tma=uses_tma(target, backend),
+                     device_functions=backend == "cuda")
     ssa_text = print_function(func)
-    assign_layouts(func, target)
-    verify_layouts(verify(func))
+    for f in (*func.device_functions.values(), func):
+        assign_layouts(f, target)
+        verify_layouts(verify(f))
     stages = {"ssa": ssa_text, "ssa_layout": print_function(func, layouts=True)}
     if backend == "mlir":
         from .backends.mlir import emit_mlir

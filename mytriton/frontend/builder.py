@@ -29,6 +29,14 @@ def normalize_constant(value, ty: ScalarType):
 _CONSTANT_TYPES = (bool, int, float, str, bytes, type(None), tuple)
 
 
+class DeviceFunctionTrace:
+    """A @jit(noinline=True) helper traced on its own: its root scope, run-time parameters (name,
+    type), the nodes it returns and where it is defined (passes/lower.py makes it a Function)."""
+
+    def __init__(self, name: str, root: Scope, params: list, returns: list, loc: Loc | None):
+        self.name, self.root, self.params, self.returns, self.loc = name, root, params, returns, loc
+
+
 class Builder:
     def __init__(self, kernel_name: str):
         self.kernel_name = kernel_name
@@ -40,6 +48,11 @@ class Builder:
         self.loop_nesting = 0           # run-time loops open around the current statement
         self.debug = False              # @jit(debug=True): tl.device_assert is checked
         self.num_warps = 4              # the specialization's (tl.extra.cuda.num_warps())
+        # @jit(noinline=True) helpers traced as device functions (None: inlined, as the
+        # interpreter and the MLIR backend have them): symbol -> DeviceFunctionTrace, and the
+        # symbol of each (helper, argument types and constexpr values) traced so far
+        self.device_functions: dict | None = None
+        self.device_function_keys: dict = {}
 
     def read_global(self, namespace: dict, name: str):
         """``namespace[name]``, remembered when it is a constant the compiled code bakes in, so

@@ -245,6 +245,9 @@ class SourceInfo:
         return Loc(self.file, line, col, (" " * self.indent) + text, self.function)
 
 
+_INLINE = object()      # (CodeGenerator.device_call: the helper is inlined)
+
+
 class _Return(Exception):
     """Unwinds the statement lists after a `return` (statically known, or the end of an ``if`` that
     holds the rest of the function in its branches)."""
@@ -1087,9 +1090,85 @@ class CodeGenerator(ast.NodeVisitor):
         for name, value in bound.arguments.items():
             if name not in given and not admitted(value):
                 raise self.error(node, f"{callee.__name__}(): the default of parameter {not_admitted(name, value)}")
+        if callee.options.get("noinline") and self.builder.device_functions is not None:
+            out = self.device_call(node, callee, bound.arguments)
+            if out is not _INLINE:
+                return out
         gen = CodeGenerator(callee, dict(bound.arguments), self.builder, self.call_depth + 1)
         gen.loop_depth = 0
         return gen.run(callee.parse())
+
+    def device_call(self, node, callee, arguments: dict):
+        """A ``@jit(noinline=True)`` helper called as a device function of its own (a ``call`` op),
+        traced once per argument types and constexpr values: where it takes and returns only
+        scalars (run-time ones become its parameters, Python values are compiled into it).
+        ``_INLINE`` where it takes or returns a block, a descriptor or a tuple of them: it is then
+        inlined, as every helper is for the interpreter and the MLIR backend."""
+        b = self.builder
+        runtime, key = [], [callee]
+        for name, value in arguments.items():
+            if isinstance(value, tensor):
+                if isinstance(value.type, BlockType):
+                    return _INLINE
+                runtime.append((name, value))
+                key.append((name, value.type))
+            elif isinstance(value, (Composite, tuple, list, dict)) or not admitted(value):
+                return _INLINE
+            else:
+                key.append((name, type(value), repr(value)))
+        key = tuple(key)
+        symbol = b.device_function_keys.get(key)
+        if symbol is None:
+            traced = self.trace_device_function(callee, arguments, runtime)
+            if traced is None:
+                return _INLINE
+            symbol = b.device_function_keys[key] = f"f{len(b.device_functions)}"
+            b.device_functions[symbol] = traced
+        traced = b.device_functions[symbol]
+        results = b.multi("call", [v.node for _, v in runtime],
+                          {"callee": symbol, "name": callee.__name__, "params": tuple(t for _, t in traced.params),
+                           "results": tuple(n.type for n in traced.returns)})
+        shape = traced.shape
+        if shape is None:
+            return None
+        values = [tensor(r) for r in results]
+        return values[0] if shape == "one" else tuple(values)
+
+    def trace_device_function(self, callee, arguments: dict, runtime: list):
+        """Trace ``callee`` into a builder of its own: its run-time arguments are its parameters.
+        None where what it returns is not scalars (or None, or a tuple of scalars)."""
+        from .builder import Builder, DeviceFunctionTrace
+        outer = self.builder
+        sub = Builder(outer.kernel_name)
+        sub.debug, sub.num_warps, sub.steps = outer.debug, outer.num_warps, outer.steps
+        sub.globals_read = outer.globals_read
+        sub.device_functions, sub.device_function_keys = outer.device_functions, outer.device_function_keys
+        params = [(name, value.type) for name, value in runtime]
+        env = dict(arguments)
+        for name, ty in params:
+            env[name] = tensor(sub.param(name, ty, 0))
+        gen = CodeGenerator(callee, env, sub, self.call_depth + 1)
+        returned = gen.run(callee.parse())
+        outer.steps = sub.steps
+        token = _current_builder.set(sub)
+        try:
+            if returned is None:
+                shape, leaves = None, []
+            elif isinstance(returned, tuple):
+                shape, leaves = "tuple", list(returned)
+            else:
+                shape, leaves = "one", [returned]
+            if not all(isinstance(v, (tensor, int, float, bool)) and not isinstance(v, Composite) for v in leaves):
+                return None
+            leaves = [to_tensor(v) for v in leaves]
+            if any(isinstance(v.type, BlockType) for v in leaves):
+                return None
+        finally:
+            _current_builder.reset(token)
+        traced = DeviceFunctionTrace(callee.__name__, sub.root, params, [v.node for v in leaves],
+                                     callee.source_info.loc(callee.parse()))
+        traced.shape = shape
+        return traced
 
 
 def _callable_kind(fn) -> str | None:

@@ -768,6 +768,26 @@ define(OpDef("tma_store", (5, 18), _tma_store_rule, writes_memory=True,
                  "out of bounds are not written), one TMA copy where it is exact"))
 
 
+# --- device functions: @jit(noinline=True) helpers called, not inlined (frontend/codegen.py) -------
+
+def _call_rule(types, attrs):
+    params = list(attrs["params"])
+    if list(types) != params:
+        raise OpTypeError(f"call {attrs['name']}: arguments of types {', '.join(map(str, types)) or 'none'} for "
+                          f"parameters of types {', '.join(map(str, params)) or 'none'}")
+    return tuple(attrs["results"])
+
+
+# A call may read and write any memory its pointer arguments reach (its body is another function).
+define(OpDef("call", (0, 64), _call_rule, reads_memory=True, writes_memory=True,
+             doc="call args... {callee, name, params, results}: the device function `callee` (a @jit(noinline=True) "
+                 "helper), its results"))
+# The end of a device function: its operands are what it returns. Kept like a write (it must run,
+# and last), though it touches no memory.
+define(OpDef("func_return", (0, 64), lambda types, attrs: None, writes_memory=True,
+             doc="func_return values...: what the device function returns"))
+
+
 # --- atomics -------------------------------------------------------------------------------------
 
 ATOMIC_SEMS = ("acq_rel", "acquire", "release", "relaxed")     # the first is the default

@@ -44,6 +44,9 @@ def format_constant(v) -> str:
 
 
 def _format_attr(v) -> str:
+    from .types import BlockType, PointerType, ScalarType, TensorMapType
+    if isinstance(v, tuple) and v and all(isinstance(x, (ScalarType, PointerType, BlockType, TensorMapType)) for x in v):
+        return "(" + ", ".join(map(str, v)) + ")"           # (a call's parameter and result types)
     if isinstance(v, tuple):
         return repr(v)
     return str(v)
@@ -179,7 +182,12 @@ class Printer:
 
 
 def print_function(fn: Function, layouts: bool = False) -> str:
-    return Printer(layouts).function(fn)
+    """The kernel's ops, after its device functions (each under its signature, indented)."""
+    text = ""
+    for symbol, callee in fn.device_functions.items():
+        body = Printer(layouts).function(callee)
+        text += f"{print_signature(callee)} @{symbol}:\n" + "".join(f"  {line}\n" for line in body.splitlines())
+    return text + Printer(layouts).function(fn)
 
 
 def print_signature(fn: Function) -> str:

@@ -131,6 +131,9 @@ class Function:
     loc: Loc | None = None
     num_stages: int | None = None     # the buffers of a loop's pipelined dot operands (None: the default)
     globals_read: tuple = ()          # (namespace, name, value) of module constants the trace baked in
+    # the device functions its ``call`` ops call (@jit(noinline=True) helpers), by symbol; each ends
+    # with ``func_return``
+    device_functions: dict = field(default_factory=dict)
 
     def __deepcopy__(self, memo):
         """Copies the IR; ``globals_read`` refers to live module namespaces, which are shared."""

@@ -126,7 +126,13 @@ def _spread_hints(op: Op) -> None:
                 v.hints = {**(v.hints or {}), **hints}
 
 
-def lower(root: Scope, name: str, params: list[Param], constexprs: dict, num_warps: int, loc=None) -> Function:
+def lower(root: Scope, name: str, params: list[Param], constexprs: dict, num_warps: int, loc=None,
+          returns: list[Node] | None = None) -> Function:
+    """The Function of a traced kernel; with ``returns``, of a device function, whose body ends
+    with ``func_return`` of those nodes' values."""
     body = Region()
-    Lowering(params).lower_scope(root, body)
+    lowering = Lowering(params)
+    lowering.lower_scope(root, body)
+    if returns is not None:
+        body.ops.append(Op("func_return", [lowering.value(n) for n in returns], []))
     return Function(name, params, body, dict(constexprs), num_warps, loc)

@@ -57,6 +57,9 @@ def _build(cu: str):
     threads, symbol = int(m.group(1)), m.group(2)
     params = [p.strip() for p in m.group(3).split(",") if p.strip()]
     cu = re.sub(r"extern __shared__ .*mt_smem\[\];", "", cu)      # emu.h has the buffer
+    # (a device function's shared memory starts after its callers': an offset into that buffer)
+    cu = re.sub(r"extern __shared__ .*mt_smem_all\[\];", "unsigned char* const mt_smem_all = mt_smem;", cu)
+    cu = cu.replace("__device__ __noinline__", "__device__")       # (the host compiler's inlining is its own)
     cu = _ATOM.sub(_atom_call, cu)
     calls, kinds = [], []
     for i, p in enumerate(params):

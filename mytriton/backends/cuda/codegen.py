@@ -193,9 +193,11 @@ def uses_halves(fn: Function) -> bool:
 
 
 class CudaEmitter:
-    def __init__(self, fn: Function, target: str = "sm_90"):
+    def __init__(self, fn: Function, target: str = "sm_90", smem_base: int = 0):
         self.fn = fn
         self.target = target
+        self.smem_base = smem_base   # where its shared memory starts (a device function's: after its caller's)
+        self.device_function = False
         self.num_threads = fn.num_warps * 32
         self.min_blocks = 1          # thread blocks per SM the registers must allow (__launch_bounds__)
         self.externs: dict[str, str] = {}   # the device functions called (libdevice's, __assertfail): symbol -> declaration
@@ -303,8 +305,9 @@ class CudaEmitter:
             if not OPS[op.name].writes_memory:
                 continue
             # a store's or an atomic's pointer (the first operand), every pointer an inline asm
-            # that writes memory takes (a barrier has none), a TMA store's descriptor base
-            for v in (op.operands[:1] if op.name not in ("inline_asm_effects", "tma_store") else op.operands):
+            # that writes memory or a device function takes (a barrier has none), a TMA store's
+            # descriptor base
+            for v in (op.operands[:1] if op.name not in ("inline_asm_effects", "tma_store", "call") else op.operands):
                 if not isinstance(v.type.scalar, PointerType):
                     continue
                 roots = self._roots(v)
@@ -830,10 +833,11 @@ class CudaEmitter:
     def publish_store(self, owner: str | None, ptr: Value):
         """After a store that one owning thread made for all copies of an element: a block barrier
         (the other threads may load that address next: in program order they must see the store),
-        unless no read of memory in the kernel can reach a parameter the store writes."""
+        unless no read of memory in the kernel can reach a parameter the store writes (in a device
+        function: always, its callers may read it)."""
         if owner is None or not self.has_loads:
             return
-        stored, read = self._roots(ptr), self.read_roots
+        stored, read = self._roots(ptr), None if self.device_function else self.read_roots
         if stored is None or read is None or stored & read:
             self.emit("__syncthreads();")
 
@@ -844,7 +848,8 @@ class CudaEmitter:
         for op in walk(self.fn.body):
             if not OPS[op.name].reads_memory:
                 continue
-            for v in (op.operands if op.name == "inline_asm_effects" else op.operands[:1]):
+            # (a call's pointer arguments, a TMA load's descriptor base: not the first operand)
+            for v in (op.operands if op.name in ("inline_asm_effects", "call", "tma_load") else op.operands[:1]):
                 if not isinstance(v.type.scalar, PointerType):
                     continue
                 r = self._roots(v)
@@ -1635,21 +1640,63 @@ class CudaEmitter:
                 out.append(f"{p.type.c_name} {self.ref(p)}")
         return out
 
-    def generate(self) -> tuple[str, int]:
+    def body(self) -> list[str]:
+        """The function's statements, after its prologue (``tid``, the shared memory)."""
         self.region(self.fn.body)
         # a barrier that ends the kernel orders nothing (a store's publish_store, a reduction
         # done with its shared memory): dropped
         while self.lines and self.lines[-1].strip() == "__syncthreads();":
             self.lines.pop()
-        body = []
         prologue = ["  const int tid = threadIdx.x;       // lane = tid & 31, warp = tid >> 5", "  (void)tid;"]
-        if self.smem_bytes or self.ring_bytes:
+        if (self.smem_bytes or self.ring_bytes) and self.smem_base:
+            prologue.append("  extern __shared__ __align__(16) unsigned char mt_smem_all[];")
+            prologue.append(f"  unsigned char* const mt_smem = mt_smem_all + {self.smem_base};   // (after its callers')")
+        elif self.smem_bytes or self.ring_bytes:
             prologue.append("  extern __shared__ __align__(16) unsigned char mt_smem[];")
         if self.ring_bytes:
             prologue.append(f"  unsigned char* const mt_scratch = mt_smem + {self.ring_bytes};   // (after the rings)")
             prologue.append("  (void)mt_scratch;")
             self.smem_bytes = max(self.smem_bytes, self.ring_bytes)
-        body = prologue + self.lines
+        return prologue + self.lines
+
+    def device_functions(self) -> list[str]:
+        """The kernel's device functions (@jit(noinline=True) helpers: ``call`` ops), declared first
+        and then defined, each emitted as a function of the block's threads like the kernel (every
+        thread calls it, with the same arguments); their helpers become the kernel's. Each has
+        shared memory of its own, after the kernel's and the others' (1 KiB aligned, as the kernel's
+        start), so a call never overwrites what its caller keeps there (a loop's pipelined tiles)."""
+        declarations, definitions = [], []
+        base = -(-self.smem_bytes // 1024) * 1024
+        for symbol, f in self.fn.device_functions.items():
+            em = CudaEmitter(f, self.target, smem_base=base)
+            em.device_function = em.has_loads = True          # (its callers may read what its stores wrote)
+            body = em.body()
+            if em.smem_bytes:
+                base += -(-em.smem_bytes // 1024) * 1024
+                self.smem_bytes = base
+            returns = f.body.ops[-1].operands                 # (func_return)
+            outs = [f"{em.c_type(v.type)}& mt_ret{i}" for i, v in enumerate(returns)]
+            where = f"{os.path.basename(f.loc.file)}:{f.loc.line}" if f.loc else "?"
+            head = f"__device__ __noinline__ void {device_symbol(symbol)}({', '.join(em.params() + outs)})"
+            declarations += [f"// @jit(noinline=True) {comment_text(f.name)} from {comment_text(where)}", head + ";"]
+            definitions += [head, "{", *body, "}"]
+            self.helpers.update(em.helpers)
+            self.externs.update(em.externs)
+        return declarations + definitions
+
+    def op_call(self, op: Op):
+        for r in op.results:
+            self.emit(self.declare(r) + ";")
+        args = [self.ref(v) for v in op.operands] + [self.ref(r) for r in op.results]
+        self.emit(f"{device_symbol(op.attrs['callee'])}({', '.join(args)});")
+
+    def op_func_return(self, op: Op):
+        for i, v in enumerate(op.operands):      # (a pointer into a read-only parameter: returned as T*)
+            self.emit(f"mt_ret{i} = ({self.c_type(v.type)})({self.ref(v)});")
+
+    def generate(self) -> tuple[str, int]:
+        body = self.body()
+        functions = self.device_functions()
         src = self.fn.loc.file if self.fn.loc else "?"
         desc = []
         if self.fn.constexprs:
@@ -1660,8 +1707,14 @@ class CudaEmitter:
             description=desc, num_threads=self.num_threads, min_blocks=self.min_blocks, params=self.params(), body=body,
             externs=[self.externs[k] for k in sorted(self.externs)],
             helpers=[line for k in sorted(self.helpers) for line in self.helpers[k]],
-            halves=uses_halves(self.fn))
+            functions=functions,
+            halves=any(uses_halves(f) for f in (self.fn, *self.fn.device_functions.values())))
         return text, self.smem_bytes
+
+
+def device_symbol(symbol: str) -> str:
+    """The C name of the device function ``symbol`` (``call``'s attribute: f0, f1, ...)."""
+    return f"mt_fn_{symbol}"
 
 
 _UNSIGNED = {1: "unsigned char", 8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
