@@ -24,7 +24,9 @@ def test_calls_as_triton(mode, x, y, warps):
     k = K.calls[(1,)](*[a.clone() for a in args], MODE=mode, N=16, num_warps=warps)
     if mode < 3:
         assert ".func" in k.asm["ptx"] and "mt_fn_f" in k.asm["ptx"]          # (device functions, called)
-    if TR is not None:
+    if TR is not None and mode < 3:
+        # (mode 3 passes a block to a noinline helper: Triton 3.6 refuses it -- "marked noinline, but
+        # was called with non-scalar argument" -- where mytriton inlines it; measured on the H200)
         ours, theirs = run_both(K, TR, "calls", (1,), *args, MODE=mode, N=16, num_warps=warps)
         torch.testing.assert_close(ours[2], theirs[2], rtol=1e-6, atol=1e-6)
     else:
