@@ -31,10 +31,11 @@ _CONSTANT_TYPES = (bool, int, float, str, bytes, type(None), tuple)
 
 class DeviceFunctionTrace:
     """A @jit(noinline=True) helper traced on its own: its root scope, run-time parameters (name,
-    type), the nodes it returns and where it is defined (passes/lower.py makes it a Function)."""
+    type), the nodes it returns, how its caller sees them (``shape``: None for nothing, "one" for
+    a value, "tuple" for a tuple) and where it is defined (passes/lower.py makes it a Function)."""
 
-    def __init__(self, name: str, root: Scope, params: list, returns: list, loc: Loc | None):
-        self.name, self.root, self.params, self.returns, self.loc = name, root, params, returns, loc
+    def __init__(self, name: str, root: Scope, params: list, returns: list, shape: str | None, loc: Loc | None):
+        self.name, self.root, self.params, self.returns, self.shape, self.loc = name, root, params, returns, shape, loc
 
 
 class Builder:

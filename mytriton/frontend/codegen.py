@@ -1165,10 +1165,8 @@ class CodeGenerator(ast.NodeVisitor):
                 return None
         finally:
             _current_builder.reset(token)
-        traced = DeviceFunctionTrace(callee.__name__, sub.root, params, [v.node for v in leaves],
-                                     callee.source_info.loc(callee.parse()))
-        traced.shape = shape
-        return traced
+        return DeviceFunctionTrace(callee.__name__, sub.root, params, [v.node for v in leaves], shape,
+                                   callee.source_info.loc(callee.parse()))
 
 
 def _callable_kind(fn) -> str | None:
