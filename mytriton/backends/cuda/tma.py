@@ -99,16 +99,16 @@ __device__ __forceinline__ void mt_tma_store_{rank}d(const unsigned char* tile, 
 }}"""
 
 
-def _use(em, name: str, text: str):
-    if "mt_tma" not in em.helpers:
-        em.helpers["mt_tma"] = _COMMON.splitlines()
-    if name not in em.helpers:
+def _use(em, name: str | None = None, text: str = ""):
+    """Write the common helpers, and the helper ``name`` (``text``), into the kernel once."""
+    em.helpers.setdefault("mt_tma", _COMMON.splitlines())     # (sorted first: the others use it)
+    if name is not None and name not in em.helpers:
         em.helpers[name] = text.splitlines()
 
 
 def param_declaration(em, name: str) -> str:
     """The kernel parameter of a tensor map."""
-    _use(em, "mt_tma", "")
+    _use(em)
     return f"const __grid_constant__ mt_tmap {name}"
 
 
