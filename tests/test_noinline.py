@@ -10,6 +10,7 @@ import pytest
 
 import mytriton
 from tests import cuda_emulator
+from tests.kernel_files import kernel_from_source
 from tests.kernels import noinline as K
 
 SIG = {"X": "*fp32", "Y": "*fp32", "Z": "*fp32"}
@@ -96,3 +97,38 @@ def test_a_device_functions_shared_memory_follows_its_callers():
     K.reduce_then_call[(1,)](want, N=64, num_warps=2)
     cuda_emulator.run(cu, [z], (1,))
     np.testing.assert_allclose(z, want, rtol=1e-6)
+
+
+SOURCE = '''import mytriton
+import mytriton.language as tl
+
+
+@mytriton.jit(noinline=True)
+def hélper_{suffix}(mt_ret0, tid, v0, int):
+    """a comment that ends in a backslash \\\\
+    and a */ and a newline"""
+    return mt_ret0 * 2 + tid, v0 - int
+
+
+@mytriton.jit
+def k(Z):
+    a, b = hélper_{suffix}(tl.load(Z), 3, tl.load(Z + 1), tl.load(Z + 2))
+    tl.store(Z, a)
+    tl.store(Z + 1, b)
+'''
+
+
+@EMULATOR
+def test_helper_names_and_parameters_that_generated_code_uses_stay_apart(tmp_path):
+    """A helper's parameters named like the generated code's own names (its results' out-parameters,
+    ``tid``, a value, a C++ keyword) and a non-ASCII helper name: the device function compiles and
+    computes what the interpreter does."""
+    k = kernel_from_source(tmp_path / "names.py", SOURCE.replace("{suffix}", "x"))
+    ck = mytriton.compile(k, {"Z": "*fp32"})
+    assert "mt_fn_f0(" in ck.asm["cu"] and ck.asm["cubin"]
+    z = np.array([1.5, 10.0, 4.0], np.float32)
+    cuda_emulator.run(ck.asm["cu"], [z], (1,))
+    want = np.array([1.5, 10.0, 4.0], np.float32)
+    k[(1,)](want)
+    np.testing.assert_array_equal(z, want)
+    np.testing.assert_array_equal(want, [6.0, 6.0, 4.0])
