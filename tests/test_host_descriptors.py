@@ -234,3 +234,28 @@ def test_one_dimensional_descriptors_keep_ordinary_loads():
     ck = mytriton.compile(K.copy_1d, {"in_desc": "tensordesc<fp32[128]>", "out_desc": "tensordesc<fp32[128]>"},
                           {"B": 128}, target="sm_90a")
     assert "tmap" not in ck.metadata["signature"].values() and "mt_tma" not in ck.asm["cu"]
+
+
+@pytest.mark.skipif(not cuda_emulator.available(), reason="needs g++ (C++20) to run CUDA on the CPU")
+@pytest.mark.parametrize("dtype, padding", [("float16", "zero"), ("float32", "nan"), ("int8", "zero"),
+                                            ("float64", "zero")])
+@pytest.mark.parametrize("shift", [0, 5, -3, 70])
+def test_the_element_wise_path_of_tma_copies_as_the_interpreter(dtype, padding, shift):
+    """The copy the threads make where TMA cannot (backends/cuda/tma.py), which the CPU emulator
+    always takes: sm_90a code of loads off the block grid (negative, and wholly out of bounds with
+    shift 70) and stores past the shape's edge, against the interpreter."""
+    m, n, stride = 45, 70, 80
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((m, stride)) * 50).clip(-100, 100).astype(dtype)
+    t = f"tensordesc<{rt.dtype_named(dtype)}[16, 64]{',nan' if padding == 'nan' else ''}>"
+    ck = mytriton.compile(K.shifted_copy, {"in_desc": t, "out_desc": t.replace(",nan", ""), "shift": "i32"},
+                          {"BM": 16, "BN": 64}, target="sm_90a")
+    assert "mt_tma_load_2d" in ck.asm["cu"] and "mt_tma_store_2d" in ck.asm["cu"]
+    grid = (3, 2)
+    ours, want = np.full_like(x, 7), np.full_like(x, 7)
+    leaves = lambda a: [a, m, n, stride, None]                       # (base, shape, stride 0, tensor map)
+    cuda_emulator.run(ck.asm["cu"], [*leaves(x), *leaves(ours), shift], grid)
+    K.shifted_copy[grid](TensorDescriptor(x, [m, n], [stride, 1], [16, 64], padding),
+                         TensorDescriptor(want, [m, n], [stride, 1], [16, 64]), shift, BM=16, BN=64)
+    np.testing.assert_array_equal(ours, want)
+    assert (ours[:, n:] == 7).all()

@@ -5,7 +5,9 @@ index arithmetic, store ownership, barriers, warp shuffles and shared memory rea
 Comparing with the interpreter then checks the CUDA backend's code, not only that NVRTC accepts
 it. fp16/bf16 go through ``cuda_fp16.h`` here (each conversion rounds as its CUDA namesake); the
 atomics' inline PTX (backends/cuda/atomics.py) is rewritten into ``mt_atom`` calls, which run under
-one lock (an atom instruction the rewrite does not know stays asm, and g++ refuses it: loudly)."""
+one lock (an atom instruction the rewrite does not know stays asm, and g++ refuses it: loudly).
+There is no TMA here: a kernel's TMA copies of tensor descriptors all take their element-wise path,
+and a tensor-map parameter takes any argument."""
 from __future__ import annotations
 
 import ctypes
@@ -23,6 +25,7 @@ _C_TYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "unsigne
             "long long": np.int64, "unsigned long long": np.uint64, "short": np.int16,
             "signed char": np.int8, "unsigned char": np.uint8, "unsigned short": np.uint16, "bool": np.bool_}
 _BUILD = os.path.join(tempfile.gettempdir(), f"mytriton-cuda-emulator-{os.getuid()}")
+TENSOR_MAP = "tmap"      # the kind of a tensor-map parameter (its argument: anything, e.g. None)
 
 
 # backends/cuda/atomics.py's inline PTX: one atom instruction on a generic pointer made global
@@ -60,11 +63,16 @@ def _build(cu: str):
     # (a device function's shared memory starts after its callers': an offset into that buffer)
     cu = re.sub(r"extern __shared__ .*mt_smem_all\[\];", "unsigned char* const mt_smem_all = mt_smem;", cu)
     cu = cu.replace("__device__ __noinline__", "__device__")       # (the host compiler's inlining is its own)
+    # no TMA here: every TMA copy (backends/cuda/tma.py) takes its element-wise path
+    cu = re.sub(r"const bool by_tma = [^;]*;", "const bool by_tma = false;", cu)
     cu = _ATOM.sub(_atom_call, cu)
     calls, kinds = [], []
     for i, p in enumerate(params):
         ty = p.rsplit(" ", 1)[0]
-        if "*" in ty:
+        if "mt_tmap" in ty:                       # (a tensor map: never read here, see by_tma)
+            calls.append(f"*(const mt_tmap*)args[{i}]")
+            kinds.append(TENSOR_MAP)
+        elif "*" in ty:
             calls.append(f"({ty})args[{i}]")
             kinds.append(None)
         else:
@@ -128,7 +136,11 @@ def run(cu: str, args: list, grid: tuple) -> None:
     lib, kinds = _build(cu)
     keep, pointers = [], []
     for a, kind in zip(args, kinds):
-        if kind is None:
+        if kind is TENSOR_MAP:                    # (any value: 128 zero bytes)
+            v = np.zeros(16, np.uint64)
+            keep.append(v)
+            pointers.append(ctypes.c_void_p(v.ctypes.data))
+        elif kind is None:
             pointers.append(ctypes.c_void_p(a.ctypes.data))
         else:
             v = np.array(a, dtype=kind)
