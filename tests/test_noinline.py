@@ -125,7 +125,8 @@ def test_helper_names_and_parameters_that_generated_code_uses_stay_apart(tmp_pat
     computes what the interpreter does."""
     k = kernel_from_source(tmp_path / "names.py", SOURCE.replace("{suffix}", "x"))
     ck = mytriton.compile(k, {"Z": "*fp32"})
-    assert "mt_fn_f0(" in ck.asm["cu"] and ck.asm["cubin"]
+    assert "mt_fn_f0(" in ck.asm["cu"] and ck.asm["cubin"] and ck.asm["cu"].isascii()
+    assert not [line for line in ck.asm["cu"].splitlines() if line.endswith("\\")]
     z = np.array([1.5, 10.0, 4.0], np.float32)
     cuda_emulator.run(ck.asm["cu"], [z], (1,))
     want = np.array([1.5, 10.0, 4.0], np.float32)
