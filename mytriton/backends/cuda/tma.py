@@ -161,8 +161,8 @@ class _Block:
         return ", ".join(reversed(self.offsets))
 
     def aligned(self) -> str:
-        """C condition: the block's first element along the last dimension starts 16 bytes into a
-        row (TMA refuses other boxes: an illegal instruction on the H200)."""
+        """C condition: the block's first element along the last dimension lies a multiple of 16
+        bytes into its row (TMA refuses other boxes: an illegal instruction on the H200)."""
         return f"({self.offsets[-1]} & {self.chunk - 1}) == 0" if self.chunk > 1 else "true"
 
     def copy(self, em, to_tile: bool, padding: str = "0"):
