@@ -984,8 +984,8 @@ def tensor_map(address: int, dtype: str, shape, strides, block_shape, padding: s
     """The 128 bytes of the TMA tensor map (``cuTensorMapEncodeTiled``) of a tensor descriptor: the
     array at ``address`` of ``shape`` with ``strides`` (in elements, the last 1), copied in boxes of
     ``block_shape`` without swizzling, elements out of bounds read as zeros or, with ``padding``
-    "nan", NaN. Needs the driver but no context; remembered per argument (the encoding is a driver
-    call of a few microseconds, a launch reads it from here)."""
+    "nan", NaN. Needs the driver but no context; remembered per argument (a launch with the same
+    descriptor reads it from here instead of calling the driver again)."""
     key = (address, dtype, tuple(shape), tuple(strides), tuple(block_shape), padding)
     found = _TENSOR_MAPS.get(key)
     if found is not None:
