@@ -1024,23 +1024,26 @@ class CudaEmitter:
         def at(v: Value) -> str:             # the buffer address of register r's element
             return self.index(offset_expr(self.layout_of(v).flatten_outs().compose(swizzle)), "r")
 
-        def move(v: Value, vec: int, write: bool):
-            if vec == 1:
-                self.per_element(v, f"buf[{at(v)}] = {self.ref(v)}[r];" if write
-                                 else f"{self.ref(v)}[r] = buf[{at(v)}];")
-                return
-            t = f"mt_vec<{ct}, {vec}>"
-            self.emit("#pragma unroll")
-            if write:
-                self.emit(f"for (int r = 0; r < {self.nregs(v)}; r += {vec}) {{ {t} t; "
-                          f"for (int j = 0; j < {vec}; ++j) t.v[j] = {self.ref(v)}[r + j]; "
-                          f"*reinterpret_cast<{t}*>(buf + {at(v)}) = t; }}")
-            else:
-                self.emit(f"for (int r = 0; r < {self.nregs(v)}; r += {vec}) {{ "
-                          f"const {t} t = *reinterpret_cast<const {t}*>(buf + {at(v)}); "
-                          f"for (int j = 0; j < {vec}; ++j) {self.ref(v)}[r + j] = t.v[j]; }}")
-        self.through_shared(ct, res.type.numel, eb, lambda: move(src, ex.src_vec, True),
-                            lambda: move(res, ex.dst_vec, False))
+        self.through_shared(ct, res.type.numel, eb, lambda: self.move_registers(src, "buf", at(src), ct, ex.src_vec, True),
+                            lambda: self.move_registers(res, "buf", at(res), ct, ex.dst_vec, False))
+
+    def move_registers(self, v: Value, buf: str, at: str, ct: str, vec: int, write: bool):
+        """``v``'s registers into (``write``) or out of the elements ``buf[at]`` of shared memory
+        (``buf`` a ``ct*``, ``at`` the index of register ``r``'s element), ``vec`` consecutive
+        registers at a time as one vector access."""
+        if vec == 1:
+            self.per_element(v, f"{buf}[{at}] = {self.ref(v)}[r];" if write else f"{self.ref(v)}[r] = {buf}[{at}];")
+            return
+        t = f"mt_vec<{ct}, {vec}>"
+        self.emit("#pragma unroll")
+        if write:
+            self.emit(f"for (int r = 0; r < {self.nregs(v)}; r += {vec}) {{ {t} t; "
+                      f"for (int j = 0; j < {vec}; ++j) t.v[j] = {self.ref(v)}[r + j]; "
+                      f"*reinterpret_cast<{t}*>({buf} + {at}) = t; }}")
+        else:
+            self.emit(f"for (int r = 0; r < {self.nregs(v)}; r += {vec}) {{ "
+                      f"const {t} t = *reinterpret_cast<const {t}*>({buf} + {at}); "
+                      f"for (int j = 0; j < {vec}; ++j) {self.ref(v)}[r + j] = t.v[j]; }}")
 
     def shape_op(self, op: Op):
         """reshape, join, split, cat, flip: the operands go to shared memory, one after the other,

@@ -112,32 +112,16 @@ def param_declaration(em, name: str) -> str:
     return f"const __grid_constant__ mt_tmap {name}"
 
 
-def _tile(em, v: Value) -> tuple[str, int, int]:
-    """(element C type, element bytes, vector width) of ``v``'s row-major tile: runs of registers
-    along the last dimension move as one access of up to 16 bytes."""
-    elem = v.type.scalar
-    size = max(1, elem.bits // 8)
+def _vector(em, v: Value, size: int) -> int:
+    """How many registers of ``v`` move to or from its row-major tile at once: runs along the last
+    dimension, up to 16 bytes."""
     run = em.layout_of(v).contiguous_registers(v.type.rank - 1)
-    return elem.c_name, size, max(1, min(run, 16 // size, v.type.shape[-1]))
+    return max(1, min(run, 16 // size, v.type.shape[-1]))
 
 
-def _move(em, v: Value, ct: str, vec: int, write: bool):
+def _move(em, v: Value, b: "_Block", write: bool):
     """Registers of ``v`` to (``write``) or from its row-major tile."""
-    at = em.offset(v, "r")
-    if vec == 1:
-        em.per_element(v, f"reinterpret_cast<{ct}*>(tile)[{at}] = {em.ref(v)}[r];" if write
-                       else f"{em.ref(v)}[r] = reinterpret_cast<const {ct}*>(tile)[{at}];")
-        return
-    t = f"mt_vec<{ct}, {vec}>"
-    em.emit("#pragma unroll")
-    if write:
-        em.emit(f"for (int r = 0; r < {em.nregs(v)}; r += {vec}) {{ {t} t; "
-                f"for (int j = 0; j < {vec}; ++j) t.v[j] = {em.ref(v)}[r + j]; "
-                f"*reinterpret_cast<{t}*>(reinterpret_cast<{ct}*>(tile) + {at}) = t; }}")
-    else:
-        em.emit(f"for (int r = 0; r < {em.nregs(v)}; r += {vec}) {{ "
-                f"const {t} t = *reinterpret_cast<const {t}*>(reinterpret_cast<const {ct}*>(tile) + {at}); "
-                f"for (int j = 0; j < {vec}; ++j) {em.ref(v)}[r + j] = t.v[j]; }}")
+    em.move_registers(v, f"reinterpret_cast<{b.ct}*>(tile)", em.offset(v, "r"), b.ct, _vector(em, v, b.size), write)
 
 
 class _Block:
@@ -199,7 +183,6 @@ def _close(em) -> None:
 def tma_load(em, op: Op):
     tmap, res = op.operands[0], op.result
     b = _Block(em, op.operands[1:], res.type.shape, res.type.scalar)
-    ct, _, vec = _tile(em, res)
     _use(em, f"mt_tma_load_{b.rank}d", _load_helper(b.rank))
     em.emit(em.declare(res) + ";")
     _open(em, b.nbytes)
@@ -218,7 +201,7 @@ def tma_load(em, op: Op):
     em.emit("__syncthreads();")
     em.depth -= 1
     em.emit("}")
-    _move(em, res, ct, vec, write=False)
+    _move(em, res, b, write=False)
     em.emit("__syncthreads();")
     em.emit("if (by_tma && tid == 0) mt_mbarrier_inval(bar);")
     _close(em)
@@ -227,7 +210,6 @@ def tma_load(em, op: Op):
 def tma_store(em, op: Op):
     tmap, value = op.operands[:2]
     b = _Block(em, op.operands[2:], value.type.shape, value.type.scalar)
-    ct, _, vec = _tile(em, value)
     _use(em, f"mt_tma_store_{b.rank}d", _store_helper(b.rank))
     _open(em, b.nbytes)
     # TMA writes whole 16-byte chunks of a row: where the last dimension ends inside one that the
@@ -236,7 +218,7 @@ def tma_store(em, op: Op):
     if b.chunk > 1:
         exact += (f" && (({b.dims[-1]} & {b.chunk - 1}) == 0 || {b.offsets[-1]} + {b.shape[-1]} <= {b.dims[-1]})")
     em.emit(f"const bool by_tma = {exact};")
-    _move(em, value, ct, vec, write=True)
+    _move(em, value, b, write=True)
     em.emit("mt_fence_proxy_async();")
     em.emit("__syncthreads();")
     em.emit(f"if (by_tma) {{ if (tid == 0) mt_tma_store_{b.rank}d(tile, &{em.ref(tmap)}, {b.coordinates()}); }}")
