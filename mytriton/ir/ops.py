@@ -13,8 +13,10 @@ or merge only what is ``pure``), ``regions`` (the op owns that many regions), ``
 a region, its operands flow to the parent op), ``elementwise`` (one scalar function per element,
 operands broadcast to the result's shape), ``keeps_layout`` (block operands share the result's
 layout: broadcasting never moves data), ``rematerializable`` (cheap to recompute in another layout
-instead of converting), ``mask_operand`` (the index of an operand that disables the op per
-element, so a read can be made safe to run speculatively) and ``loop`` (its regions may run many
+instead of converting), ``any_pointer`` (a memory op whose accesses go through any of its
+pointer operands, not only the first: inline PTX, a call, a TMA copy's descriptor base),
+``mask_operand`` (the index of an operand that disables the op per element, so a read can be made
+safe to run speculatively) and ``loop`` (its regions may run many
 times: loop-invariant code moves out of them). An op with regions describes with its
 ``RegionFlow`` how values enter its regions, leave them through their terminators and come back
 (see below); passes handle every region op through it (ir/regions.py), never by its name.
@@ -108,6 +110,7 @@ class OpDef:
     keeps_layout: bool = False
     rematerializable: bool = False
     mask_operand: int | None = None
+    any_pointer: bool = False                   # its memory effects reach through any pointer operand, not the first
     loop: bool = False                          # its regions may run repeatedly (LICM hoists out of them)
     region_flow: RegionFlow | None = None       # for ops with regions: how values flow through them
     compute: Callable[[list[Type], dict], ScalarType] | None = None   # operand type before the op
@@ -760,10 +763,10 @@ def _tma_store_rule(types, attrs):
     return None
 
 
-define(OpDef("tma_load", (4, 17), _tma_load_rule, reads_memory=True,
+define(OpDef("tma_load", (4, 17), _tma_load_rule, reads_memory=True, any_pointer=True,
              doc="tma_load tmap, base, offsets..., dims..., strides... {shape, dtype, padding}: the block at the "
                  "offsets (elements out of bounds read the padding), one TMA copy where it is exact"))
-define(OpDef("tma_store", (5, 18), _tma_store_rule, writes_memory=True,
+define(OpDef("tma_store", (5, 18), _tma_store_rule, writes_memory=True, any_pointer=True,
              doc="tma_store tmap, value, base, offsets..., dims..., strides...: the block at the offsets (elements "
                  "out of bounds are not written), one TMA copy where it is exact"))
 
@@ -779,7 +782,7 @@ def _call_rule(types, attrs):
 
 
 # A call may read and write any memory its pointer arguments reach (its body is another function).
-define(OpDef("call", (0, 64), _call_rule, reads_memory=True, writes_memory=True,
+define(OpDef("call", (0, 64), _call_rule, reads_memory=True, writes_memory=True, any_pointer=True,
              doc="call args... {callee, name, params, results}: the device function `callee` (a @jit(noinline=True) "
                  "helper), its results"))
 # The end of a device function: its operands are what it returns. Kept like a write (it must run,
@@ -1296,7 +1299,7 @@ def _inline_asm_rule(types, attrs):
 
 for _name, _effects in (("inline_asm", False), ("inline_asm_effects", True)):
     define(OpDef(_name, (0, 1 << 30), _inline_asm_rule, reads_memory=_effects, writes_memory=_effects,
-                 keeps_layout=True,
+                 keeps_layout=True, any_pointer=_effects,
                  doc="tl.inline_asm_elementwise: PTX run per group of `pack` elements; one result per dtype"
                      + ("; may read and write memory (is_pure=False)" if _effects else "")))
 

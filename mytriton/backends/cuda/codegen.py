@@ -304,10 +304,9 @@ class CudaEmitter:
         for op in walk(self.fn.body):
             if not OPS[op.name].writes_memory:
                 continue
-            # a store's or an atomic's pointer (the first operand), every pointer an inline asm
-            # that writes memory or a device function takes (a barrier has none), a TMA store's
-            # descriptor base
-            for v in (op.operands[:1] if op.name not in ("inline_asm_effects", "tma_store", "call") else op.operands):
+            # a store's or an atomic's pointer (the first operand), every pointer of an op that
+            # reaches memory through any (inline asm, a device function, a TMA store's base)
+            for v in (op.operands if OPS[op.name].any_pointer else op.operands[:1]):
                 if not isinstance(v.type.scalar, PointerType):
                     continue
                 roots = self._roots(v)
@@ -848,8 +847,7 @@ class CudaEmitter:
         for op in walk(self.fn.body):
             if not OPS[op.name].reads_memory:
                 continue
-            # (a call's pointer arguments, a TMA load's descriptor base: not the first operand)
-            for v in (op.operands if op.name in ("inline_asm_effects", "call", "tma_load") else op.operands[:1]):
+            for v in (op.operands if OPS[op.name].any_pointer else op.operands[:1]):
                 if not isinstance(v.type.scalar, PointerType):
                     continue
                 r = self._roots(v)
