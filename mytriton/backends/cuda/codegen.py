@@ -87,6 +87,41 @@ class _CIndex:
         return f"({x} ^ {y})"
 
 
+REGISTER_HEAVY_WORDS = 256
+STREAMING_ELEMENTS_PER_THREAD = 4
+STREAMING_MAX_WARPS = 4
+
+
+def _registers_first(fn: Function, shares: list[tuple[int, Value]]) -> bool:
+    """Whether the kernel tells ptxas that one thread block an SM will do (``__launch_bounds__(
+    threads, 1)``), so that it gives each thread the registers its code wants. Told only the block
+    size, ptxas caps a thread's registers at what the most blocks an SM can run leave (32 a thread
+    for 2 to 8 warps, 64 on one warp) whenever it can get there by spilling or by issuing fewer
+    loads at once. That is wrong for
+
+    - a thread holding a value (not a pointer tile: ptxas makes those from a base and offsets as
+      it goes) of ``REGISTER_HEAVY_WORDS`` 32-bit words or more, which spills anyway: the 128x128 outer-product matmul on 2 warps took 32 registers and 1888 bytes of
+      stack, 10x Triton's time (stated: 255 and 360 bytes);
+    - a loop that streams memory (a run-time loop whose body loads) in a block of at most
+      ``STREAMING_MAX_WARPS`` warps whose threads each hold ``STREAMING_ELEMENTS_PER_THREAD``
+      elements or more of a tile: the registers are the loads it keeps in flight. On the H200
+      (``benchmarks/sweep.py``, every configuration of the looped kernels both ways): the row
+      sum's geomean went from 1.42 to 1.54 x Triton, layer norm's from 1.12 to 1.17 and its worst
+      from 0.88 to 0.99, the outer-product matmul's worst from 0.48 to 0.53. Larger blocks (8
+      warps) and threads holding less lost (layer norm BLOCK=1024 on 8 warps 1.04 -> 0.77):
+      their blocks' barriers want the occupancy. Kernels on the tensor cores are left to
+      ``backends/cuda/dot.py``, which sizes their registers itself."""
+    if any(isinstance(v.layout, MmaLayout) for _, v in shares):
+        return False
+    if any(n * _smem_bytes(v.type.scalar) >= 4 * REGISTER_HEAVY_WORDS for n, v in shares
+           if not isinstance(v.type.scalar, PointerType)):
+        return True
+    if fn.num_warps > STREAMING_MAX_WARPS or not shares or max(n for n, _ in shares) < STREAMING_ELEMENTS_PER_THREAD:
+        return False
+    return any(OPS[op.name].loop and any(OPS[inner.name].reads_memory for r in op.regions for inner in walk(r))
+               for op in walk(fn.body))
+
+
 def _smem_bytes(t) -> int:
     """The bytes an element of scalar type ``t`` takes in shared memory (a pointer: 8)."""
     return 8 if isinstance(t, PointerType) else max(1, t.bits // 8)
@@ -229,9 +264,10 @@ class CudaEmitter:
         self.rings_live = False
         # a share beyond what registers hold: the per-register loops are unrolled 4 times, not fully
         # (passes/layout.UNROLLED_ELEMENTS_PER_THREAD)
-        self.partial_unroll = any(num_regs(v.layout, v.type.shape) > UNROLLED_ELEMENTS_PER_THREAD
-                                  for op in walk(fn.body) for v in op.results
-                                  if isinstance(v.type, BlockType) and v.layout is not None)
+        shares = [(num_regs(v.layout, v.type.shape), v) for op in walk(fn.body) for v in op.results
+                  if isinstance(v.type, BlockType) and v.layout is not None]
+        self.partial_unroll = any(n > UNROLLED_ELEMENTS_PER_THREAD for n, _ in shares)
+        self.registers_first = _registers_first(fn, shares)
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -1695,6 +1731,14 @@ class CudaEmitter:
         for i, v in enumerate(op.operands):      # (a pointer into a read-only parameter: returned as T*)
             self.emit(f"mt_ret{i} = ({self.c_type(v.type)})({self.ref(v)});")
 
+    def launch_min_blocks(self) -> int | None:
+        """The thread blocks an SM must run at once, as ``__launch_bounds__`` states it (None: not
+        stated): two for the wgmma GEMMs that ask (``dot.py``), one where the registers come first
+        (``_registers_first``)."""
+        if self.min_blocks > 1:
+            return self.min_blocks
+        return 1 if self.registers_first else None
+
     def generate(self) -> tuple[str, int]:
         body = self.body()
         functions = self.device_functions()
@@ -1705,7 +1749,7 @@ class CudaEmitter:
         desc.append(f"num_warps: {self.fn.num_warps}")
         text = _jinja().get_template("kernel.cu.j2").render(
             version=__version__, name=self.fn.name, symbol=kernel_symbol(self.fn.name), source=f"{os.path.basename(src)}:{self.fn.loc.line if self.fn.loc else 0}",
-            description=desc, num_threads=self.num_threads, min_blocks=self.min_blocks, params=self.params(), body=body,
+            description=desc, num_threads=self.num_threads, min_blocks=self.launch_min_blocks(), params=self.params(), body=body,
             externs=[self.externs[k] for k in sorted(self.externs)],
             helpers=[line for k in sorted(self.helpers) for line in self.helpers[k]],
             functions=functions,
