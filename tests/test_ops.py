@@ -101,3 +101,44 @@ def test_every_elementwise_op_is_spelled_in_the_registry_for_both_backends():
     for d in libdevice:
         row = FUNCTIONS[d.name.split(".", 1)[1]]
         assert d.np_fn is row.np_fn and all(sym.startswith("__nv_") for sym, _ in row.signatures.values())
+
+
+def _bounds(ck) -> str:
+    cu = ck.asm["cu"]
+    return cu[cu.index("__launch_bounds__("):].split(")")[0] + ")"
+
+
+@pytest.mark.parametrize("block,warps,one", [
+    (512, 2, True),     # a loop that loads, 8 elements a thread on 2 warps: the registers come first
+    (512, 4, True),     # 4 a thread on 4 warps
+    (256, 4, False),    # 2 a thread: occupancy
+    (2048, 8, False),   # 8 warps: their barriers want the occupancy
+])
+def test_a_streaming_loop_on_few_warps_states_one_block_an_sm(block, warps, one):
+    """``__launch_bounds__(threads, 1)`` where a run-time loop loads and each thread of a small block
+    holds 4 or more elements: told only the block size, ptxas caps the registers at what 32 blocks
+    an SM leave (layer norm BLOCK=512 on 2 warps: 32 registers, 0.88 x Triton; stated, 48 and 1.06)."""
+    from tests.test_row_kernels import rows
+    ck = mytriton.compile(rows.layer_norm_fwd_kernel, signature={
+        "x_ptr": "*fp32", "y_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "mean_ptr": "*fp32",
+        "rstd_ptr": "*fp32", "row_stride": "i32", "n_cols": "i32", "eps": "fp32"},
+        constexprs={"BLOCK": block}, num_warps=warps)
+    assert _bounds(ck) == f"__launch_bounds__({32 * warps}{', 1' if one else ''})"
+
+
+def test_a_value_of_256_words_a_thread_states_one_block_an_sm():
+    """The outer-product matmul's 128x128 fp32 accumulator on 2 warps: 256 registers a thread, so
+    ptxas spills whatever it is told; told only the block size it took 32 registers and 1888 bytes
+    of stack (10x Triton's time), told one block an SM 255 and 360 bytes. No loop here: the value
+    alone decides (a 128x64 tile, 128 words, does not)."""
+    import mytriton.language as tl
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+
+    @mytriton.jit
+    def scale(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+        offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+    assert _bounds(mytriton.compile(scale, signature=sig, constexprs={"BM": 128, "BN": 128}, num_warps=2)) \
+        == "__launch_bounds__(64, 1)"
+    assert _bounds(mytriton.compile(scale, signature=sig, constexprs={"BM": 128, "BN": 64}, num_warps=2)) \
+        == "__launch_bounds__(64)"
