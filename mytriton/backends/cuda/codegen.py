@@ -96,12 +96,13 @@ def _registers_first(fn: Function, shares: list[tuple[int, Value]]) -> bool:
     """Whether the kernel tells ptxas that one thread block an SM will do (``__launch_bounds__(
     threads, 1)``), so that it gives each thread the registers its code wants. Told only the block
     size, ptxas caps a thread's registers at what the most blocks an SM can run leave (32 a thread
-    for 2 to 8 warps, 64 on one warp) whenever it can get there by spilling or by issuing fewer
+    from 2 warps up, 64 on one warp) whenever it can get there by spilling or by issuing fewer
     loads at once. That is wrong for
 
     - a thread holding a value (not a pointer tile: ptxas makes those from a base and offsets as
-      it goes) of ``REGISTER_HEAVY_WORDS`` 32-bit words or more, which spills anyway: the 128x128 outer-product matmul on 2 warps took 32 registers and 1888 bytes of
-      stack, 10x Triton's time (stated: 255 and 360 bytes);
+      it goes) of ``REGISTER_HEAVY_WORDS`` 32-bit words or more, which spills anyway: the 128x128
+      outer-product matmul on 2 warps took 32 registers and 1888 bytes of stack, 10x Triton's time
+      (stated: 255 registers and 360 bytes);
     - a loop that streams memory (a run-time loop whose body loads) in a block of at most
       ``STREAMING_MAX_WARPS`` warps whose threads each hold ``STREAMING_ELEMENTS_PER_THREAD``
       elements or more of a tile: the registers are the loads it keeps in flight. On the H200
