@@ -1,0 +1,192 @@
+"""mytriton's machine code beside Triton's for the sweep's kernels, without a GPU.
+
+    python3 benchmarks/sass_compare.py row_sum --config BLOCK=256 --warps 1 [--no16] [--out DIR]
+    python3 benchmarks/sass_compare.py matmul --all [--only-warps 2]
+
+Compiles one configuration of a kernel of ``benchmarks/sweep.py`` (its source, its signature and
+alignment promises, as the sweep times it) through mytriton (NVRTC) and, where Triton is
+installed, through Triton for the same target (Triton compiles offline, given the target), then
+prints each side's registers, stack frame and SASS instruction count and a histogram of the
+instructions that tell most (global and shared memory, local-memory spills, barriers, branches,
+FMAs), and writes the CUDA, PTX and SASS of both under ``--out``. ``--all`` prints one line a
+configuration instead: where ptxas spills or caps registers is the first thing to look at when
+the sweep finds a slow one.
+
+Needs a ``cuobjdump`` and the ``nvdisasm`` beside it (pip's ``nvidia-cuda-cuobjdump`` and
+``nvidia-cuda-nvdisasm``, the ones Triton's package carries, or ones on PATH); without them, or
+without Triton for the Triton side, it says what is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sweep  # noqa: E402
+from common import ROOT, load_module, write_triton_module  # noqa: E402
+
+# the instruction classes shown (their SASS opcodes, modifiers dropped)
+SHOWN = ("LDG", "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "LDL", "STL", "BAR", "BRA", "SHFL", "FFMA", "HGMMA",
+         "HMMA")
+
+
+def cuobjdump() -> str | None:
+    """A cuobjdump: pip's (through cuda-pathfinder), Triton's, or one on PATH."""
+    try:
+        from cuda.pathfinder import find_nvidia_binary_utility
+        found = find_nvidia_binary_utility("cuobjdump")
+        if found:
+            return str(found)
+    except Exception:  # noqa: BLE001 - an older cuda-pathfinder, or none
+        pass
+    try:
+        import triton
+        bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+        if bundled.is_file():
+            return str(bundled)
+    except ImportError:
+        pass
+    return shutil.which("cuobjdump")
+
+
+def resources(text: str) -> dict[str, int]:
+    """``cuobjdump -res-usage``'s ``REG:40 STACK:0 SHARED:1024 ...`` as numbers (the first function)."""
+    line = next((x for x in text.splitlines() if "REG:" in x), "")
+    return {k: int(v) for k, v in re.findall(r"(\w+):(\d+)", line)}
+
+
+def opcodes(sass: str) -> Counter:
+    """How often each opcode (its first dot-separated part, a predicate dropped) occurs in a SASS listing."""
+    counts = Counter()
+    for line in sass.splitlines():
+        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
+        if m:
+            counts[m.group(1)] += 1
+    return counts
+
+
+def inspect(cubin: bytes, tool: str) -> tuple[dict, Counter, str]:
+    """(resources, opcode counts, SASS listing) of a cubin. (cuobjdump disassembles through the
+    nvdisasm beside it: pip's nvidia-cuda-nvdisasm, or Triton's.)"""
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(tool).parent), os.environ.get("PATH", "")]))
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        res, sass = (subprocess.run([tool, flag, f.name], capture_output=True, text=True, env=env)
+                     for flag in ("-res-usage", "-sass"))
+    for out in (res, sass):
+        if out.returncode:
+            raise SystemExit(f"sass_compare: {tool} failed: {out.stderr.strip()}")
+    return resources(res.stdout), opcodes(sass.stdout), sass.stdout
+
+
+def signature(config: sweep.Config) -> dict:
+    kernel = sweep.KERNELS[config.kernel]
+    return sweep.mytriton_signature(sweep.runtime_params(kernel), kernel.problem(config), config.aligned)
+
+
+def compile_mytriton(config: sweep.Config, target: str):
+    import mytriton
+    kernel = sweep.KERNELS[config.kernel]
+    fn = getattr(sweep._module(str(ROOT / kernel.file)), kernel.function)
+    return mytriton.compile(fn, signature=signature(config), constexprs=dict(config.constexprs), target=target,
+                            num_warps=config.num_warps)
+
+
+def compile_triton(config: sweep.Config, target: str, folder: Path):
+    """Triton's compile of the same source and promises (``tt.divisibility`` 16 where mytriton's
+    signature says ``:16``), for ``target`` without a GPU."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    kernel = sweep.KERNELS[config.kernel]
+    fn = getattr(load_module(write_triton_module(ROOT / kernel.file, folder), f"triton_{config.kernel}"),
+                 kernel.function)
+    types, attrs = {}, {}
+    for i, (name, ty) in enumerate(signature(config).items()):
+        types[name], _, promise = ty.partition(":")
+        if promise:
+            attrs[(i,)] = [["tt.divisibility", int(promise)]]
+    names = list(types) + [name for name, _ in config.constexprs]
+    types.update((name, "constexpr") for name, _ in config.constexprs)
+    src = ASTSource(fn=fn, signature=types, constexprs={(names.index(n),): v for n, v in config.constexprs},
+                    attrs=attrs)
+    arch = int(re.sub(r"\D", "", target))
+    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": config.num_warps})
+
+
+def summary(res: dict, ops: Counter) -> str:
+    return f"REG {res.get('REG', 0):3d}  STACK {res.get('STACK', 0):5d}  SASS {sum(ops.values()):5d}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kernel", choices=sorted(sweep.KERNELS))
+    ap.add_argument("--config", default="", help="constexprs, e.g. BLOCK=256 or BM=64,BN=64")
+    ap.add_argument("--warps", type=int, default=4)
+    ap.add_argument("--no16", action="store_true", help="without the 16-byte alignment / divisibility promise")
+    ap.add_argument("--all", action="store_true", help="every sweep configuration of the kernel, a line each")
+    ap.add_argument("--only-warps", type=int, default=None, help="with --all: only this num_warps")
+    ap.add_argument("--target", default="sm_90")
+    ap.add_argument("--out", type=Path, default=None, help="where to write the CUDA, PTX and SASS (one config)")
+    args = ap.parse_args(argv)
+    tool = cuobjdump()
+    if tool is None:
+        print("sass_compare: no cuobjdump found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+        return 0
+    try:
+        import triton  # noqa: F401
+        with_triton = True
+    except ImportError:
+        with_triton = False
+        print("(Triton is not installed: mytriton's side only)")
+    folder = Path(tempfile.mkdtemp(prefix="mytriton-sass-"))
+    if args.all:
+        configs = [c for c in sweep.KERNELS[args.kernel].configs(False)
+                   if args.only_warps in (None, c.num_warps)]
+    else:
+        given = {k: int(v) for k, v in (kv.split("=") for kv in args.config.replace(" ", ",").split(",") if kv)}
+        template = sweep.KERNELS[args.kernel].configs(True)[0]
+        names = [n for n, _ in template.constexprs]
+        if sorted(given) != sorted(names):
+            ap.error(f"--config must give {', '.join(names)}")
+        configs = [sweep.Config(args.kernel, tuple((n, given[n]) for n in names), args.warps, not args.no16,
+                                template.size)]
+    for config in configs:
+        mt = compile_mytriton(config, args.target)
+        mres, mops, msass = inspect(mt.asm["cubin"], tool)
+        line = f"{config.label():28s} mytriton {summary(mres, mops)}"
+        if with_triton:
+            tr = compile_triton(config, args.target, folder)
+            tres, tops, tsass = inspect(tr.asm["cubin"], tool)
+            line += f"  |  triton {summary(tres, tops)}"
+        print(line, flush=True)
+        if args.all:
+            continue
+        print(f"\n{'opcode':8s} {'mytriton':>9s}" + (f" {'triton':>9s}" if with_triton else ""))
+        for op in SHOWN:
+            if mops[op] or (with_triton and tops[op]):
+                print(f"{op:8s} {mops[op]:9d}" + (f" {tops[op]:9d}" if with_triton else ""))
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "mytriton.cu").write_text(mt.asm["cu"])
+            (args.out / "mytriton.ptx").write_text(mt.asm["ptx"])
+            (args.out / "mytriton.sass").write_text(msass)
+            if with_triton:
+                (args.out / "triton.ptx").write_text(tr.asm["ptx"])
+                (args.out / "triton.ttgir").write_text(tr.asm["ttgir"])
+                (args.out / "triton.sass").write_text(tsass)
+            print(f"\nwritten to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

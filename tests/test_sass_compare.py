@@ -1,0 +1,57 @@
+"""benchmarks/sass_compare.py: its parsers (exact), and a run of mytriton's side on the CPU."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import sass_compare  # noqa: E402
+
+
+def test_resources_reads_the_first_functions_line():
+    text = ("Resource usage:\n Common:\n  GLOBAL:0\n Function k_row_sum_kernel:\n"
+            "  REG:34 STACK:0 SHARED:1024 LOCAL:0 CONSTANT[0]:548 TEXTURE:0 SURFACE:0 SAMPLER:0\n")
+    assert sass_compare.resources(text) == {"REG": 34, "STACK": 0, "SHARED": 1024, "LOCAL": 0, "TEXTURE": 0,
+                                            "SURFACE": 0, "SAMPLER": 0}
+
+
+def test_opcodes_count_predicated_instructions_by_their_first_part():
+    sass = """
+        /*0160*/              @!P1 BRA 0x710 ;                        /* 0x000005a000649947 */
+        /*02e0*/              @!P5 LDG.E.128 R8, desc[UR8][R20.64+0x200] ;
+        /*0310*/                   LDG.E R4, desc[UR8][R20.64] ;
+        /*0320*/              @UP0 FFMA R1, R2, R3, R1 ;
+        /*0330*/                   FFMA R1, R2, R3, R1 ;
+                                                                      /* 0x000fe200078e00ff */
+    """
+    assert sass_compare.opcodes(sass) == {"BRA": 1, "LDG": 2, "FFMA": 2}
+
+
+def run(*args):
+    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sass_compare.py"), *args], capture_output=True,
+                          text=True, timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_help_works():
+    result = run("--help")
+    assert result.returncode == 0, result.stderr
+    assert "--config" in result.stdout and "row_sum" in result.stdout
+
+
+def test_a_config_must_name_every_constexpr():
+    result = run("matmul", "--config", "BM=64")
+    assert result.returncode == 2 and "--config must give BM, BN" in result.stderr
+
+
+@pytest.mark.skipif(sass_compare.cuobjdump() is None, reason="no cuobjdump (pip install nvidia-cuda-cuobjdump)")
+def test_mytriton_side_of_one_configuration(tmp_path):
+    result = run("row_sum", "--config", "BLOCK=256", "--warps", "1", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("BLOCK=256 w1 :16"))
+    regs = int(line.split("mytriton REG")[1].split()[0])
+    assert 16 <= regs <= 255
+    assert "LDG" in result.stdout and (tmp_path / "mytriton.sass").read_text().count("LDG.E.128") >= 2
