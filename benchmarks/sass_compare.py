@@ -92,14 +92,6 @@ def signature(config: sweep.Config) -> dict:
     return sweep.mytriton_signature(sweep.runtime_params(kernel), kernel.problem(config), config.aligned)
 
 
-def compile_mytriton(config: sweep.Config, target: str):
-    import mytriton
-    kernel = sweep.KERNELS[config.kernel]
-    fn = getattr(sweep._module(str(ROOT / kernel.file)), kernel.function)
-    return mytriton.compile(fn, signature=signature(config), constexprs=dict(config.constexprs), target=target,
-                            num_warps=config.num_warps)
-
-
 def compile_triton(config: sweep.Config, target: str, folder: Path):
     """Triton's compile of the same source and promises (``tt.divisibility`` 16 where mytriton's
     signature says ``:16``), for ``target`` without a GPU."""
@@ -161,7 +153,9 @@ def main(argv=None) -> int:
         configs = [sweep.Config(args.kernel, tuple((n, given[n]) for n in names), args.warps, not args.no16,
                                 template.size)]
     for config in configs:
-        mt = compile_mytriton(config, args.target)
+        kernel = sweep.KERNELS[config.kernel]
+        mt = sweep.mytriton_compile(str(ROOT / kernel.file), kernel.function, signature(config),
+                                    dict(config.constexprs), config.num_warps, args.target)
         mres, mops, msass = inspect(mt.asm["cubin"], tool)
         line = f"{config.label():28s} mytriton {summary(mres, mops)}"
         if with_triton:

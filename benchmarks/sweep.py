@@ -229,12 +229,17 @@ def _module(path: str):
     return _MODULES[path]
 
 
+def mytriton_compile(path, function, signature, constexprs, num_warps, target):
+    """mytriton's compile of ``function`` of the kernel file ``path`` (a CompiledKernel)."""
+    import mytriton
+    fn = getattr(_module(path), function)
+    return mytriton.compile(fn, signature=signature, constexprs=constexprs, target=target, num_warps=num_warps)
+
+
 def compile_mytriton(path, function, signature, constexprs, num_warps, target):
     """Worker: (cubin, shared bytes, symbol) or ("error", message)."""
     try:
-        import mytriton
-        fn = getattr(_module(path), function)
-        ck = mytriton.compile(fn, signature=signature, constexprs=constexprs, target=target, num_warps=num_warps)
+        ck = mytriton_compile(path, function, signature, constexprs, num_warps, target)
         return ck.asm["cubin"], ck.metadata["shared"], ck.metadata["name"]
     except Exception as e:  # noqa: BLE001 — reported per configuration
         return "error", f"{type(e).__name__}: {e}"
