@@ -8,7 +8,8 @@ over several buffer sets so the L2 cache flatters no one; the tensor-core kernel
 attention) are timed interleaved, in rounds (common.bench_all), as their clocks drift over a run.
 Prints a table and writes JSON.
 
-    python3 benchmarks/bench.py [--json out.json] [--only elementwise,half,softmax,scans,rowwise,gemm,attention]
+    python3 benchmarks/bench.py [--json out.json]
+                                [--only elementwise,half,softmax,scans,rowwise,gemm,descriptors,attention]
                                 [--quick]
 """
 from __future__ import annotations
@@ -306,6 +307,34 @@ class Suite:
         t = bench_all({"mytriton": run_wt(mt), "triton": run_wt(tr), "torch": lambda i: torch.nn.functional.linear(x, wt)}, 1)
         self.record("matmul_wt_bf16", f"{m}x{k}x{nn} x @ W.T", "TFLOP/s", 2 * m * k * nn, t)
 
+    def descriptors(self):
+        """The GEMM through host-side tensor descriptors (gemm.py's descriptor_matmul_kernel, both
+        JITs; on the H200 both copy the blocks by TMA), fp16 and bf16 4096^3, against cuBLAS."""
+        from common import load_module
+        from mytriton.tools.tensor_descriptor import TensorDescriptor as Ours
+        from triton.tools.tensor_descriptor import TensorDescriptor as Theirs
+        mt, tr = load_module(KERNELS / "gemm.py", "mt_gemm"), triton_module("gemm.py")
+        n = 1024 if self.quick else 4096
+        for dtype, name in ((torch.float16, "desc_gemm_fp16"), (torch.bfloat16, "desc_gemm_bf16")):
+            a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
+            c = torch.empty(n, n, device="cuda", dtype=dtype)
+            for bm, bn, bk, warps, stages in ((128, 128, 64, 4, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
+                                              (128, 128, 32, 4, 4), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4)):
+                grid = (cdiv(n, bm) * cdiv(n, bn),)
+
+                def run(impl, desc):
+                    da, db, dc = desc.from_tensor(a, [bm, bk]), desc.from_tensor(b, [bk, bn]), desc.from_tensor(c, [bm, bn])
+                    return lambda i: impl.descriptor_matmul_kernel[grid](da, db, dc, n, n, n, BLOCK_M=bm, BLOCK_N=bn,
+                                                                         BLOCK_K=bk, GROUP_M=8, num_warps=warps,
+                                                                         num_stages=stages)
+                for impl, desc in ((mt, Ours), (tr, Theirs)):
+                    c.zero_()
+                    run(impl, desc)(0)
+                    check(name, c.float(), (a.float() @ b.float()), 2e-2, 1e-1)
+                t = bench_all({"mytriton": run(mt, Ours), "triton": run(tr, Theirs),
+                               "torch": lambda i: torch.matmul(a, b, out=c)}, 1)
+                self.record(name, f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TFLOP/s", 2 * n**3, t)
+
     def attention(self):
         """FlashAttention-style forward (manifests/kernels/attention.py through both JITs), fp16,
         head dim 64 and 128, causal and not, against torch's scaled_dot_product_attention."""
@@ -362,10 +391,10 @@ def main():
     suite = Suite(mt, args.quick)
     print(f"device: {torch.cuda.get_device_name()}  (GB/s counts bytes read + written; fp32 matmul without tf32)")
     groups = ("elementwise", "half", "softmax", "reductions", "matmul", "histogram", "scans", "rowwise", "gemm",
-              "attention")
+              "descriptors", "attention")
     for name in groups:
-        # (the tl.dot groups, gemm and attention, run when asked for: mytriton's tensor-core dot is new)
-        if (not args.only and name not in ("gemm", "attention")) or name in args.only.split(","):
+        # (the tl.dot groups, gemm, descriptors and attention, run when asked for)
+        if (not args.only and name not in ("gemm", "descriptors", "attention")) or name in args.only.split(","):
             getattr(suite, name)()
     print("\nsummary (best config of each):")
     print(f"{'kernel':10s} {'unit':8s} {'mytriton':>10s} {'triton':>10s} {'torch':>10s} {'mt/triton':>10s}")

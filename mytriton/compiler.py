@@ -170,7 +170,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
         raise CompilationError(f"num_stages must be a positive int, got {num_stages!r}", kernel=fn.__name__)
     if backend not in ("cuda", "mlir"):
         raise CompilationError(f"unknown backend {backend!r} (available: cuda, mlir)", kernel=fn.__name__)
-    from .backends.cuda.codegen import generate_cuda
+    from .backends.cuda.codegen import CudaEmitter
     from .backends.names import kernel_symbol
     from .backends.cuda.nvrtc import check_target
     try:
@@ -186,9 +186,11 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
     stages = {"ssa": ssa_text, "ssa_layout": print_function(func, layouts=True)}
     if backend == "mlir":
         from .backends.mlir import emit_mlir
-        stages["mlir"], shared = emit_mlir(func), 0
+        stages["mlir"], shared, tensor_maps = emit_mlir(func), 0, {}
     else:
-        stages["cu"], shared = generate_cuda(func, target)
+        emitter = CudaEmitter(func, target)
+        stages["cu"], shared = emitter.generate()
+        tensor_maps = emitter.tensor_maps
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
     symbol = kernel_symbol(fn.__name__)       # the extern "C" / gpu.func name the loaders look up
@@ -203,6 +205,9 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
         "target": target,
         "backend": backend,
         "signature": {p.name: _type_string(p) for p in func.params},
+        # tensor maps the host encodes with another box than the descriptor's block, swizzled (TMA
+        # copies straight into a dot's ring of shared-memory buffers): {"a__tmap": {"box", "swizzle"}}
+        "tensor_maps": tensor_maps,
         "constexprs": {k: v for k, v in func.constexprs.items()},
     }
     return CompiledKernel(asm, metadata, func)

@@ -215,19 +215,117 @@ def test_a_tensor_map_parameter_takes_128_bytes_by_value(fake):
         rt.parse_type("tmap")
 
 
-def test_a_descriptor_matmul_copies_every_block_by_tma():
-    """A's and B's blocks in the K loop and C's store: TMA copies on sm_90a (with the element-wise
-    copy beside each for offsets TMA cannot take), the plain loads and stores elsewhere."""
-    sig = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[32, 64]>",
-           "c_desc": "tensordesc<fp16[64, 64]>", "K": "i32"}
-    ck = mytriton.compile(K.desc_matmul, sig, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90a", num_stages=3)
+MATMUL_SIG = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[32, 64]>",
+              "c_desc": "tensordesc<fp16[64, 64]>", "K": "i32"}
+
+
+def test_a_descriptor_matmul_copies_its_operands_by_tma_into_the_rings_of_wgmma():
+    """A's and B's blocks in the K loop: TMA copies issued S - 1 iterations ahead straight into the
+    dot's swizzled rings, one box per 128-byte swizzle atom, each buffer's mbarrier waited on at
+    the loop's top (no element-wise fallback: the offsets along the rows are multiples of 16
+    bytes); the host encodes their tensor maps in those boxes and swizzles. C's store stays a TMA
+    copy of its block (with the element-wise copy beside it); sm_90: plain loads and stores."""
+    ck = mytriton.compile(K.desc_matmul, MATMUL_SIG, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90a", num_stages=3)
     assert [n for n in ck.metadata["signature"] if n.endswith("__tmap")] == ["a_desc__tmap", "b_desc__tmap",
                                                                                "c_desc__tmap"]
+    # A: 64 rows of 32 halves (64-byte rows: swizzled by 64 bytes); B: 32 rows of 64 halves
+    assert ck.metadata["tensor_maps"] == {"a_desc__tmap": {"box": [64, 32], "swizzle": 64},
+                                          "b_desc__tmap": {"box": [32, 64], "swizzle": 128}}
     cu = ck.asm["cu"]
-    assert cu.count("if (tid == 0) mt_tma_load_2d(") == 2 and cu.count("if (tid == 0) mt_tma_store_2d(") == 1
-    assert "const bool by_tma = (v" in cu and ck.asm["ptx"].count("cp.async.bulk.tensor.2d.shared::cluster") == 2
-    plain = mytriton.compile(K.desc_matmul, sig, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90", num_stages=3)
+    assert "mt_tma_load_2d(" not in cu and cu.count("if (tid == 0) mt_tma_store_2d(") == 1
+    # two copies in front of the loop (iterations 0 and 1) and one in it (i + 2), for each operand
+    assert cu.count("mt_tma_copy_2d(reinterpret_cast<unsigned char*>(") == 6
+    assert cu.count("mt_mbarrier_wait_parity(reinterpret_cast") == 2 and "wgmma.mma_async" in cu
+    assert "mt_cp_async" not in cu.split("int main")[0].split("__global__")[1]
+    ptx = ck.asm["ptx"]
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 6
+    assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx and "wgmma.mma_async" in ptx
+    plain = mytriton.compile(K.desc_matmul, MATMUL_SIG, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90", num_stages=3)
     assert not [n for n in plain.metadata["signature"] if n.endswith("__tmap")] and "tma" not in plain.asm["cu"]
+    assert plain.metadata["tensor_maps"] == {}
+
+
+def test_a_descriptor_read_outside_the_ring_keeps_its_own_tma_copies():
+    """A's descriptor is also read after the loop, in its block's box: its tensor map cannot be
+    the ring's swizzled one, so its copies in the loop stay TMA copies of the block (through
+    registers), and without A's ring the dot is no wgmma: B's copies stay too."""
+    sig = dict(MATMUL_SIG, first_ptr="*fp16")
+    ck = mytriton.compile(K.desc_matmul_and_first_block, sig, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90a",
+                          num_stages=3)
+    cu = ck.asm["cu"]
+    assert ck.metadata["tensor_maps"] == {} and "mt_tma_copy_2d(reinterpret_cast" not in cu
+    assert "mt_tma_load_2d(tile, &p_a_desc__tmap, bar, 4096u" in cu and "wgmma.mma_async" not in cu
+
+
+def test_a_row_offset_not_proven_16_byte_aligned_keeps_the_element_wise_fallback():
+    """TMA refuses a box at an offset along the rows that is not a multiple of 16 bytes, and a ring
+    has no element-wise fallback: ``k + shift`` (shift a run-time int) keeps A's copies where they
+    are, with the run-time test that picks the element-wise copy (and B's with them, as above);
+    with ``shift`` promised divisible by 16 (``i32:16``) both fill rings."""
+    ck = mytriton.compile(K.desc_matmul_shifted, dict(MATMUL_SIG, shift="i32"), {"BM": 64, "BN": 64, "BK": 32},
+                          target="sm_90a", num_stages=3)
+    assert ck.metadata["tensor_maps"] == {} and "const bool by_tma = (" in ck.asm["cu"]
+    ck = mytriton.compile(K.desc_matmul_shifted, dict(MATMUL_SIG, shift="i32:16"), {"BM": 64, "BN": 64, "BK": 32},
+                          target="sm_90a", num_stages=3)
+    assert set(ck.metadata["tensor_maps"]) == {"a_desc__tmap", "b_desc__tmap"}
+
+
+@EMULATOR
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps, kernel", [
+    (100, 72, 96, 64, 64, 32, 4, "nn"),        # ragged edges: boxes partly out of bounds read zeros
+    (64, 128, 160, 64, 128, 64, 4, "nn"),      # B's 256-byte rows: two 128-byte swizzle atoms a box row
+    (128, 80, 100, 128, 64, 32, 8, "nt"),      # B^T read through tl.trans, 4 stages, two warpgroups
+    (64, 64, 16, 64, 64, 32, 4, "nn"),         # K smaller than BK: one iteration, copies ahead skipped
+])
+def test_emulated_tma_rings_compute_the_matmul(m, n, k, bm, bn, bk, warps, kernel):
+    """The generated sm_90a code on the CPU (tests/cuda_emulator: TMA copies deferred until their
+    mbarrier is waited on, written swizzled; wgmma read through its descriptors) against numpy."""
+    from tests.cuda_emulator import EmulatedTensorMap
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = RNG.standard_normal((k, n)).astype(np.float16)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    constexprs = {"BM": bm, "BN": bn, "BK": bk}
+    grid = (-(-m // bm), -(-n // bn))
+    if kernel == "nn":
+        sig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bk}, {bn}]>",
+               "c_desc": f"tensordesc<fp16[{bm}, {bn}]>", "K": "i32"}
+        ck = mytriton.compile(K.desc_matmul, sig, constexprs, target="sm_90a", num_warps=warps, num_stages=3)
+        maps = ck.metadata["tensor_maps"]
+        c = np.full((m, n), 7, np.float16)
+        cuda_emulator.run(ck.asm["cu"], [
+            a, m, k, k, EmulatedTensorMap(a, maps["a_desc__tmap"]["box"], maps["a_desc__tmap"]["swizzle"]),
+            b, k, n, n, EmulatedTensorMap(b, maps["b_desc__tmap"]["box"], maps["b_desc__tmap"]["swizzle"]),
+            c, m, n, n, None, k], grid)
+        np.testing.assert_allclose(c.astype(np.float32), want, rtol=1e-2, atol=3e-2)
+    else:
+        bt = np.ascontiguousarray(b.T)
+        sig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "bt_desc": f"tensordesc<fp16[{bn}, {bk}]>",
+               "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32", "stride_cm": "i32"}
+        ck = mytriton.compile(K.desc_matmul_nt, sig, constexprs, target="sm_90a", num_warps=warps)
+        maps = ck.metadata["tensor_maps"]
+        assert set(maps) == {"a_desc__tmap", "bt_desc__tmap"} and "mt_tma_load_2d(" not in ck.asm["cu"]
+        c = np.zeros((m, n), np.float32)
+        cuda_emulator.run(ck.asm["cu"], [
+            a, m, k, k, EmulatedTensorMap(a, maps["a_desc__tmap"]["box"], maps["a_desc__tmap"]["swizzle"]),
+            bt, n, k, k, EmulatedTensorMap(bt, maps["bt_desc__tmap"]["box"], maps["bt_desc__tmap"]["swizzle"]),
+            c, m, n, k, n], grid)
+        np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-3)
+
+
+def test_on_hopper_a_jit_launch_encodes_ring_tensor_maps_in_their_box_and_swizzle(fake):
+    """The JIT's launch of the descriptor matmul on compute capability 9.0: A's and B's tensor maps
+    are encoded with the ring's boxes and swizzles (the kernel's ``tensor_maps``), C's with its
+    block, unswizzled."""
+    a, b, c = rt.DeviceArray(128 * 96, "fp16"), rt.DeviceArray(96 * 64, "fp16"), rt.DeviceArray(128 * 64, "fp16")
+    fake.param_sizes = [8, 4, 4, 8, 128] * 3 + [4]
+    K.desc_matmul._cache.clear()
+    K.desc_matmul._fast.clear()
+    K.desc_matmul[(2, 1)](TensorDescriptor(a, [128, 96], [96, 1], [64, 32]),
+                          TensorDescriptor(b, [96, 64], [64, 1], [32, 64]),
+                          TensorDescriptor(c, [128, 64], [64, 1], [64, 64]), 96, BM=64, BN=64, BK=32)
+    got = [(t["address"], t["box"], t["swizzle"]) for t in fake.tensor_maps]
+    assert got == [(a.ptr, [32, 64], "CU_TENSOR_MAP_SWIZZLE_64B"), (b.ptr, [64, 32], "CU_TENSOR_MAP_SWIZZLE_128B"),
+                   (c.ptr, [64, 64], "CU_TENSOR_MAP_SWIZZLE_NONE")]
 
 
 def test_one_dimensional_descriptors_keep_ordinary_loads():

@@ -131,3 +131,42 @@ def test_a_descriptor_matmul_as_torch(m, n, k):
         TensorDescriptor.from_tensor(c, [64, 64]), k, BM=64, BN=64, BK=32)
     torch.cuda.synchronize()
     torch.testing.assert_close(c, (a.float() @ b.float()).half(), rtol=1e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps, stages", [
+    (300, 200, 500, 128, 128, 64, 4, 3),       # ragged in M, N and K: boxes partly out of bounds
+    (256, 512, 256, 128, 256, 64, 8, 3),       # two warpgroups, B's rows two swizzle atoms wide
+    (64, 128, 40, 64, 128, 32, 4, 4),          # K of two iterations with four stages: copies skipped
+    (130, 70, 1000, 64, 64, 64, 4, 2),
+])
+def test_the_descriptor_gemm_on_tma_rings_as_torch_and_triton(dtype, m, n, k, bm, bn, bk, warps, stages):
+    """manifests/kernels/gemm.py's descriptor_matmul_kernel: mytriton's TMA copies into the wgmma
+    rings (its tensor maps swizzled) against torch, and against Triton on the same source."""
+    if not _hopper():
+        pytest.skip("TMA rings: compute capability 9.0 (sm_90a)")
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "manifests" / "kernels" / "gemm.py"
+    spec = importlib.util.spec_from_file_location("mt_gemm_descriptors", path)
+    mt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mt)
+    gemm = triton_version(path)
+    a = torch.randn(m, k, device="cuda", dtype=dtype)
+    b = torch.randn(k, n, device="cuda", dtype=dtype)
+    ours, theirs = (torch.full((m, n), 7.0, device="cuda", dtype=dtype) for _ in range(2))
+    grid = (mytriton.cdiv(m, bm) * mytriton.cdiv(n, bn),)
+    kw = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps, num_stages=stages)
+    k_ = mt.descriptor_matmul_kernel[grid](TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bk, bn]),
+                                           TensorDescriptor.from_tensor(ours, [bm, bn]), m, n, k, **kw)
+    assert "mt_tma_copy_2d(reinterpret_cast" in k_.asm["cu"]           # (the rings are filled by TMA)
+    torch.cuda.synchronize()
+    want = (a.float() @ b.float()).to(dtype)
+    tol = dict(rtol=2e-2, atol=1e-1) if dtype == torch.bfloat16 else dict(rtol=1e-2, atol=5e-2)
+    torch.testing.assert_close(ours, want, **tol)
+    if gemm is not None:
+        gemm.descriptor_matmul_kernel[grid](their_descriptor(a, [m, k], [k, 1], [bm, bk]),
+                                            their_descriptor(b, [k, n], [n, 1], [bk, bn]),
+                                            their_descriptor(theirs, [m, n], [n, 1], [bm, bn]), m, n, k, **kw)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(ours, theirs, **tol)

@@ -4,7 +4,10 @@
   fp32 accumulator, programs grouped GROUP_M tiles high (consecutive programs share columns of B and
   rows of A in L2), pointers advanced along K, masked tails in M, N and K;
 - ``linear_kernel``: Y = act(X @ W + bias), the fused linear layer (bias per output column);
-- ``int8_matmul_kernel``: exact int8 products summed in int32.
+- ``int8_matmul_kernel``: exact int8 products summed in int32;
+- ``descriptor_matmul_kernel``: C = A @ B with every block through host-side tensor descriptors
+  (``TensorDescriptor``; on Hopper, TMA copies), as Triton's tutorial 09 writes it (the JIT takes it:
+  manifests cannot name descriptor parameters).
 
 ACTIVATION is "" (none), "leaky_relu" or "relu", applied to the fp32 accumulator.
 """
@@ -22,9 +25,8 @@ def _activation(x, ACTIVATION: tl.constexpr):
 
 
 @triton.jit
-def _program_tile(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    """The rows, columns and first K offsets of this program's tile: programs walk GROUP_M tile rows
-    column by column."""
+def _program_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """This program's tile (row, column): programs walk GROUP_M tile rows column by column."""
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -32,8 +34,13 @@ def _program_tile(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: t
     group = pid // per_group
     first_m = group * GROUP_M
     rows = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % rows
-    pid_n = (pid % per_group) // rows
+    return first_m + (pid % per_group) % rows, (pid % per_group) // rows
+
+
+@triton.jit
+def _program_tile(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """The rows, columns and first K offsets of this program's tile (``_program_ids``)."""
+    pid_m, pid_n = _program_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     return pid_m * BLOCK_M + tl.arange(0, BLOCK_M), pid_n * BLOCK_N + tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_K)
 
 
@@ -88,3 +95,14 @@ def int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, strid
                     other=0)
         acc = tl.dot(a, b, acc, out_dtype=tl.int32)
     tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def descriptor_matmul_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid_m, pid_n = _program_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    off_m, off_n = pid_m * BLOCK_M, pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        acc = tl.dot(a_desc.load([off_m, k]), b_desc.load([k, off_n]), acc)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))

@@ -108,9 +108,10 @@ def type_of(value, base_type: str) -> DescriptorType:
     return DescriptorType(base_type.lstrip("*").split(":")[0], tuple(value.block_shape), value.padding)
 
 
-def leaf_values(value, tma: bool = False) -> list:
+def leaf_values(value, tma: bool = False, encoding: dict | None = None) -> list:
     """The run-time leaves of the descriptor ``value``, in ``DescriptorType.leaves`` order (with
-    ``tma``, its tensor map last)."""
+    ``tma``, its tensor map last: boxes of its block, unswizzled, or as ``encoding`` says -- the
+    ``box`` and ``swizzle`` of a kernel whose TMA copies fill a dot's shared-memory ring)."""
     leaves = [value.base, *value.shape, *value.strides[:-1]]
     if tma:
         from ..runtime import driver
@@ -118,18 +119,21 @@ def leaf_values(value, tma: bool = False) -> list:
         if dtype is None:
             raise TypeError(f"the base of a tensor descriptor must be an array that knows its dtype, got "
                             f"{type(value.base).__name__}")
-        leaves.append(driver.tensor_map(address, dtype, value.shape, value.strides, value.block_shape, value.padding))
+        box, swizzle = (encoding["box"], encoding["swizzle"]) if encoding else (value.block_shape, 0)
+        leaves.append(driver.tensor_map(address, dtype, value.shape, value.strides, box, value.padding, swizzle))
     return leaves
 
 
-def flatten(names: list[str], values: list, tma: frozenset = frozenset()) -> tuple[list[str], list]:
+def flatten(names: list[str], values: list, tma: dict | None = None) -> tuple[list[str], list]:
     """Run-time parameter names and values with every descriptor replaced by its leaves (those
-    named in ``tma`` with their tensor maps)."""
+    named in ``tma`` with their tensor maps, each encoded as its value there says: see
+    ``leaf_values``)."""
+    tma = tma or {}
     out_names, out_values = [], []
     for name, value in zip(names, values):
         if is_descriptor(value):
             out_names += leaf_names(name, len(value.shape), name in tma)
-            out_values += leaf_values(value, name in tma)
+            out_values += leaf_values(value, name in tma, tma.get(name))
         else:
             out_names.append(name)
             out_values.append(value)

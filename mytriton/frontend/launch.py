@@ -223,7 +223,10 @@ def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, n
         raise e.with_traceback(None) from e.__cause__   # (a builtin's refusal, frameless)
     # the kernel's parameters: descriptors as their leaves, with a tensor map where the compiler
     # chose TMA for them (frontend/descriptors.py)
-    tma = frozenset(n for n in desc_types if f"{n}__tmap" in ck.metadata["signature"])
+    # (name -> the box and swizzle its tensor map is encoded with where the kernel's TMA copies fill
+    # a dot's ring, else None: the descriptor's block, unswizzled)
+    tma = {n: ck.metadata["tensor_maps"].get(f"{n}__tmap") for n in desc_types
+           if f"{n}__tmap" in ck.metadata["signature"]}
     leaves = [leaf for n, t in params
               for leaf in (replace(desc_types[n], tma=n in tma).leaves(n) if n in desc_types else [(n, t)])]
     kernel = driver.Kernel(jit_fn.__name__, leaves, num_warps, ck.metadata["shared"],

@@ -737,7 +737,8 @@ define(OpDef("store", (2, 3), _store_rule, writes_memory=True, elementwise=True,
 #
 # Operands: the tensor map, (a store: the value,) then the descriptor itself -- base pointer, the
 # block's offsets (i32), the shape (i32) and every stride but the last (i64) -- which the backend
-# uses where TMA cannot copy the block exactly (backends/cuda/tma.py).
+# uses where TMA cannot copy the block exactly (backends/cuda/tma.py). A load the prefetch pass
+# issued ahead for a later iteration has one more operand: an i1, whether that iteration runs.
 
 def _tma_check(types, rank: int, what: str):
     if types[0] != TMAP:
@@ -749,7 +750,10 @@ def _tma_check(types, rank: int, what: str):
 
 
 def _tma_load_rule(types, attrs):
-    _tma_check(types, len(attrs["shape"]), "tma_load")
+    rank = len(attrs["shape"])
+    if len(types) == 3 * rank + 2 and types[-1] == I1:      # (whether the iteration it loads for runs)
+        types = types[:-1]
+    _tma_check(types, rank, "tma_load")
     if types[1].pointee != attrs["dtype"]:
         raise OpTypeError(f"tma_load: a {attrs['dtype']} block from {types[1]}")
     return make_type(tuple(attrs["shape"]), attrs["dtype"])
@@ -763,9 +767,9 @@ def _tma_store_rule(types, attrs):
     return None
 
 
-define(OpDef("tma_load", (4, 17), _tma_load_rule, reads_memory=True, any_pointer=True,
-             doc="tma_load tmap, base, offsets..., dims..., strides... {shape, dtype, padding}: the block at the "
-                 "offsets (elements out of bounds read the padding), one TMA copy where it is exact"))
+define(OpDef("tma_load", (4, 18), _tma_load_rule, reads_memory=True, any_pointer=True,
+             doc="tma_load tmap, base, offsets..., dims..., strides... [, runs] {shape, dtype, padding}: the block "
+                 "at the offsets (elements out of bounds read the padding), one TMA copy where it is exact"))
 define(OpDef("tma_store", (5, 18), _tma_store_rule, writes_memory=True, any_pointer=True,
              doc="tma_store tmap, value, base, offsets..., dims..., strides...: the block at the offsets (elements "
                  "out of bounds are not written), one TMA copy where it is exact"))

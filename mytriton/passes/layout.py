@@ -88,11 +88,15 @@ def wgmma_candidate(op: Op, num_warps: int, target: str) -> bool:
     decides, once it sees how the operands lie in shared memory): the sm_90a target, a type wgmma
     computes (``wgmma_kind``), operands both read from shared-memory rings, whole warpgroups each
     64 rows of the result, N up to 256, K steps of 32 to 128 bytes."""
-    a, b, res = op.operands[0], op.operands[1], op.result.type
+    return target == "sm_90a" and wgmma_shapes(op, num_warps) and _in_ring(op.operands[0]) and _in_ring(op.operands[1])
+
+
+def wgmma_shapes(op: Op, num_warps: int) -> bool:
+    """``wgmma_candidate`` but for the target and the rings: the type and the shapes."""
+    a, res = op.operands[0], op.result.type
     k_bytes = a.type.shape[-1] * a.type.scalar.bits // 8
-    return (target == "sm_90a" and res.rank == 2 and wgmma_kind(op) is not None and num_warps % 4 == 0
-            and res.shape[0] % (16 * num_warps) == 0 and 8 <= res.shape[1] <= 256 and 32 <= k_bytes <= 128
-            and _in_ring(a) and _in_ring(b))
+    return (res.rank == 2 and wgmma_kind(op) is not None and num_warps % 4 == 0
+            and res.shape[0] % (16 * num_warps) == 0 and 8 <= res.shape[1] <= 256 and 32 <= k_bytes <= 128)
 
 
 def dot_layout(op: Op, num_warps: int, chained: bool = False, wgmma: bool = False) -> MmaLayout | None:
@@ -148,11 +152,11 @@ def _in_ring(v: Value) -> bool:
     ``stages``, a loop argument it initializes, or the transpose of one): the dot reads it there."""
     owner = v.owner
     if isinstance(owner, Op):
-        return ((owner.name == "load" and "stages" in owner.attrs)
+        return ((owner.name in ("load", "tma_load") and "stages" in owner.attrs)
                 or (owner.name == "trans" and _in_ring(owner.operands[0])))
     if isinstance(owner, Region) and owner.parent is not None and owner.parent.name == "for" and v in owner.args[1:]:
         init = owner.parent.operands[3 + owner.args.index(v) - 1]
-        return isinstance(init.owner, Op) and init.owner.name == "load" and "stages" in init.owner.attrs
+        return isinstance(init.owner, Op) and init.owner.name in ("load", "tma_load") and "stages" in init.owner.attrs
     return False
 
 

@@ -85,10 +85,13 @@ def _slice(load: Op, body: Region, inductions: dict) -> list[Op] | None:
 
 
 def _candidates(loop: Op, inductions: dict) -> list[tuple[Op, list[Op]]]:
+    """The loads of the loop body that may be issued ahead, each with its address slice: block
+    loads, and TMA copies (``tma_load``: only as dot operands, see ``_dot_operands``)."""
     body = loop.regions[0]
     found = []
     for op in body.ops:
-        if op.name == "load" and isinstance(op.results[0].type, BlockType) and not op.attrs.get("volatile"):
+        if (op.name == "load" and isinstance(op.results[0].type, BlockType) and not op.attrs.get("volatile")
+                or op.name == "tma_load"):
             sl = _slice(op, body, inductions)
             if sl is not None:
                 found.append((op, sl))
@@ -106,8 +109,10 @@ def _eligible(loop: Op) -> bool:
 def _dot_operands(loop: Op, found: list[tuple[Op, list[Op]]], num_warps: int) -> set[Op]:
     """The loads of ``found`` whose one use is an operand of a tensor-core ``dot`` of the loop body
     (directly or through a ``trans`` used only there), when the loop writes no memory. (The CUDA
-    cores' dot reads its operands from registers: prefetched copies would only cost registers.)"""
-    from .layout import dot_layout
+    cores' dot reads its operands from registers: prefetched copies would only cost registers.)
+    A TMA copy (sm_90a only) only where its dot may be Hopper's wgmma (``layout.wgmma_shapes``):
+    the CUDA backend then fills its ring by TMA; elsewhere the copies ahead would sit in registers."""
+    from .layout import dot_layout, wgmma_shapes
     body = loop.regions[0]
     if loop.name != "for" or any(OPS[op.name].writes_memory for op in walk(body)):
         return set()
@@ -121,7 +126,8 @@ def _dot_operands(loop: Op, found: list[tuple[Op, list[Op]]], num_warps: int) ->
         if len(use) == 1 and use[0][0].name == "trans" and use[0][0] in body.ops:
             use = users.get(use[0][0].results[0], [])
         if (len(use) == 1 and use[0][0].name == "dot" and use[0][0] in body.ops and use[0][1] < 2
-                and dot_layout(use[0][0], num_warps) is not None):
+                and dot_layout(use[0][0], num_warps) is not None
+                and (load.name == "load" or wgmma_shapes(use[0][0], num_warps))):
             dots.add(load)
     return dots
 
@@ -174,6 +180,10 @@ def _issue(load: Op, sl: list[Op], index: Value, at: Value, ahead: int, loop: Op
         mapping.update(zip(op.results, clone.results))
         out.append(clone)
     operands = [mapping.get(v, v) for v in load.operands]
+    if load.name == "tma_load":                  # (TMA has no mask: the copy is skipped where it does not run)
+        new = Op("tma_load", operands + [runs], [load.results[0].type], attrs=dict(load.attrs), loc=load.loc)
+        out.append(new)
+        return new.result
     m = OPS["load"].mask_operand
     elem = load.results[0].type.scalar
     if len(operands) > m:
@@ -200,7 +210,7 @@ def _pipeline(loop: Op, parent: list[Op], num_warps: int, num_stages: int | None
         staged = set()
     depths: dict[Op, int] = {load: stages - 1 for load in staged}
     if _eligible(loop):
-        rest = [(load, sl) for load, sl in found if load not in staged]
+        rest = [(load, sl) for load, sl in found if load not in staged and load.name == "load"]
         if sum(_bytes_per_thread(load, num_warps) for load, _ in rest) <= PREFETCH_BYTES_PER_THREAD:
             depths.update((load, PREFETCH_DEPTH) for load, _ in rest)
     found = [(load, sl) for load, sl in found if load in depths]
@@ -270,7 +280,7 @@ def staged_chain(loop: Op, j: int) -> tuple[int, list[Op]] | None:
     the last of them is yielded). None where argument ``j`` starts no chain."""
     inits, yields = loop.operands[3:], loop.regions[0].ops[-1].operands
     first = inits[j].owner
-    if not (isinstance(first, Op) and first.name == "load" and first.attrs.get("ahead") == 0):
+    if not (isinstance(first, Op) and first.name in ("load", "tma_load") and first.attrs.get("ahead") == 0):
         return None
     depth = first.attrs["stages"] - 1
     return depth, [v.owner for v in inits[j:j + depth]] + [yields[j + depth - 1].owner]

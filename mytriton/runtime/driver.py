@@ -980,13 +980,20 @@ def tma_data_type(dtype: str, padding: str = "zero") -> str | None:
     return name
 
 
-def tensor_map(address: int, dtype: str, shape, strides, block_shape, padding: str = "zero") -> bytes:
+_SWIZZLES = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}
+
+
+def tensor_map(address: int, dtype: str, shape, strides, block_shape, padding: str = "zero",
+               swizzle: int = 0) -> bytes:
     """The 128 bytes of the TMA tensor map (``cuTensorMapEncodeTiled``) of a tensor descriptor: the
     array at ``address`` of ``shape`` with ``strides`` (in elements, the last 1), copied in boxes of
-    ``block_shape`` without swizzling, elements out of bounds read as zeros or, with ``padding``
-    "nan", NaN. Needs the driver but no context; remembered per argument (a launch with the same
-    descriptor reads it from here instead of calling the driver again)."""
-    key = (address, dtype, tuple(shape), tuple(strides), tuple(block_shape), padding)
+    ``block_shape``, elements out of bounds read as zeros or, with ``padding`` "nan", NaN; the box
+    rows written into shared memory unswizzled, or with ``swizzle`` 32, 64 or 128 in TMA's swizzle
+    of that many bytes. Needs the driver but no context; remembered per argument (a launch with the
+    same descriptor reads it from here instead of calling the driver again)."""
+    if swizzle not in _SWIZZLES:
+        raise ValueError(f"tensor map swizzle must be one of {sorted(_SWIZZLES)} bytes, got {swizzle!r}")
+    key = (address, dtype, tuple(shape), tuple(strides), tuple(block_shape), padding, swizzle)
     found = _TENSOR_MAPS.get(key)
     if found is not None:
         return found
@@ -1002,12 +1009,13 @@ def tensor_map(address: int, dtype: str, shape, strides, block_shape, padding: s
         [u64(d) for d in reversed(shape)],                       # (TMA lists dimensions innermost first)
         [u64(s * size) for s in reversed(strides[:-1])],         # (bytes; the innermost stride is the element)
         [u32(b) for b in reversed(block_shape)], [u32(1)] * rank,
-        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        getattr(cu.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[swizzle]}"),
         cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
         fill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if padding == "nan"
         else fill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     encoded = _check(result, f"cuTensorMapEncodeTiled({dtype}, shape {list(shape)}, strides {list(strides)}, "
-                             f"block {list(block_shape)})")
+                             f"block {list(block_shape)}" + (f", swizzle {swizzle}B)" if swizzle else ")"))
     data = ctypes.string_at(encoded.getPtr(), TENSOR_MAP_BYTES)
     if len(_TENSOR_MAPS) >= _TENSOR_MAPS_KEPT:
         _TENSOR_MAPS.clear()

@@ -130,14 +130,31 @@ def _headers() -> str:
     return folder
 
 
+class EmulatedTensorMap:
+    """A tensor-map argument the emulator's TMA copies into dot rings read (emu.h's layout): the
+    2-d array ``array`` (its own shape and strides), copied in boxes of ``box`` (rows, elements)
+    written with ``swizzle`` bytes of swizzle, elements out of bounds read as ``fill`` (an element
+    of the array's dtype)."""
+
+    def __init__(self, array: np.ndarray, box, swizzle: int, fill=0):
+        self.array, self.box, self.swizzle = array, box, swizzle
+        self.fill = np.array(fill, array.dtype).view(f"u{array.itemsize}").item()
+
+    def words(self) -> np.ndarray:
+        a = self.array
+        return np.array([a.ctypes.data, a.itemsize, a.shape[1], a.shape[0], a.strides[0], self.box[1], self.box[0],
+                         self.swizzle, self.fill] + [0] * 7, np.uint64)
+
+
 def run(cu: str, args: list, grid: tuple) -> None:
     """Launch the kernel of ``cu`` over ``grid`` with ``args`` (numpy arrays for pointers, which
-    it writes in place; Python or numpy numbers for scalars)."""
+    it writes in place; Python or numpy numbers for scalars; for a tensor map an
+    ``EmulatedTensorMap``, or anything where the kernel never reads it)."""
     lib, kinds = _build(cu)
     keep, pointers = [], []
     for a, kind in zip(args, kinds):
-        if kind is TENSOR_MAP:                    # (any value: 128 zero bytes)
-            v = np.zeros(16, np.uint64)
+        if kind is TENSOR_MAP:                    # (anything else: 128 zero bytes)
+            v = a.words() if isinstance(a, EmulatedTensorMap) else np.zeros(16, np.uint64)
             keep.append(v)
             pointers.append(ctypes.c_void_p(v.ctypes.data))
         elif kind is None:

@@ -142,6 +142,42 @@ static inline void mt_emulated_cp_async_wait(unsigned n) {
     mt_copy_groups.erase(mt_copy_groups.begin());
   }
 }
+// TMA copies into a dot's ring (backends/cuda/tma.py), deferred as on the GPU: a copy reads its box
+// when thread 0 issues it and writes shared memory when a thread first waits on its mbarrier. The
+// tensor map is the emulator's (tests/cuda_emulator: EmulatedTensorMap): words 0 the address, 1 the
+// element bytes, 2-3 the dimensions (innermost first), 4 the outer stride in bytes, 5-6 the box,
+// 7 the swizzle (bytes; 16-byte chunks XORed with address bits 7.., as wgmma reads them), 8 the
+// bits of an element out of bounds.
+struct mt_pending_tma { const void* bar; size_t dst; unsigned swizzle; std::vector<unsigned char> bytes; };
+static std::mutex mt_tma_lock;
+static std::vector<mt_pending_tma> mt_tma_pending;
+static inline void mt_emulated_tma_copy_2d(unsigned char* tile, const void* map, const void* bar, int c0, int c1) {
+  const unsigned long long* w = (const unsigned long long*)map;
+  const unsigned char* base = (const unsigned char*)w[0];
+  const long long eb = w[1], d0 = w[2], d1 = w[3], s1 = w[4], b0 = w[5], b1 = w[6];
+  mt_pending_tma copy{bar, (size_t)(tile - mt_smem), (unsigned)w[7], std::vector<unsigned char>(b0 * b1 * eb)};
+  for (long long r = 0; r < b1; ++r)
+    for (long long i = 0; i < b0; ++i) {
+      const long long g0 = c0 + i, g1 = c1 + r;
+      unsigned char* to = copy.bytes.data() + (r * b0 + i) * eb;
+      if (g0 >= 0 && g0 < d0 && g1 >= 0 && g1 < d1) memcpy(to, base + g1 * s1 + g0 * eb, eb);
+      else memcpy(to, &w[8], eb);
+    }
+  std::lock_guard<std::mutex> hold(mt_tma_lock);
+  mt_tma_pending.push_back(std::move(copy));
+}
+static inline void mt_emulated_mbarrier_wait(const void* bar) {
+  std::lock_guard<std::mutex> hold(mt_tma_lock);
+  for (size_t c = 0; c < mt_tma_pending.size();) {
+    const mt_pending_tma& t = mt_tma_pending[c];
+    if (t.bar != bar) { ++c; continue; }
+    for (size_t k = 0; k < t.bytes.size(); ++k) {
+      const size_t a = t.dst + k;
+      mt_smem[t.swizzle ? a ^ (((a >> 7) & (t.swizzle / 16 - 1)) << 4) : a] = t.bytes[k];
+    }
+    mt_tma_pending.erase(mt_tma_pending.begin() + c);
+  }
+}
 // wgmma for the warpgroup of each thread: the operands are read from shared memory through their
 // descriptors (address, LBO, SBO in 16-byte units at bits 0, 16, 32; swizzle mode at bit 62:
 // 1/2/3 = 128/64/32-byte rows whose 16-byte chunks are XORed with address bits 7..), each thread

@@ -57,3 +57,41 @@ def desc_matmul(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, B
     for k in range(0, K, BK):
         acc = tl.dot(a_desc.load([pm * BM, k]), b_desc.load([k, pn * BN]), acc)
     c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
+
+
+@triton.jit
+def desc_matmul_nt(a_desc, bt_desc, c_ptr, M, N, K, stride_cm, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):
+    """C = A @ B with B given as B^T (N x K) through its descriptor: the dot reads tl.trans of its
+    blocks; C stored through plain pointers, masked."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, K, BK, num_stages=4):
+        acc = tl.dot(a_desc.load([pm * BM, k]), tl.trans(bt_desc.load([pn * BN, k])), acc)
+    rows = pm * BM + tl.arange(0, BM)[:, None]
+    cols = pn * BN + tl.arange(0, BN)[None, :]
+    tl.store(c_ptr + rows * stride_cm + cols, acc, mask=(rows < M) & (cols < N))
+
+
+@triton.jit
+def desc_matmul_shifted(a_desc, b_desc, c_desc, K, shift, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """desc_matmul with A's columns read from ``shift`` on: an offset along A's rows that the
+    compiler cannot prove a multiple of 16 bytes."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([pm * BM, k + shift]), b_desc.load([k, pn * BN]), acc)
+    c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
+
+
+@triton.jit
+def desc_matmul_and_first_block(a_desc, b_desc, c_desc, first_ptr, K, BM: tl.constexpr, BN: tl.constexpr,
+                                BK: tl.constexpr):
+    """desc_matmul that also stores A's first block (the same descriptor read outside the K loop)."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([pm * BM, k]), b_desc.load([k, pn * BN]), acc)
+    c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
+    first = a_desc.load([pm * BM, 0])
+    tl.store(first_ptr + tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :], first)

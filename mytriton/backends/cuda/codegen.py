@@ -260,9 +260,12 @@ class CudaEmitter:
         # dot operands kept in rings of shared-memory buffers (backends/cuda/dot.py), at the start of
         # the shared memory; the other users of shared memory take what follows (16-byte aligned:
         # layout conversions move 16-byte vectors)
+        # (and the tensor maps whose TMA copies fill rings: their box and swizzle, for the host)
+        self.tensor_maps: dict[str, dict] = {}
         self.rings, ring_bytes = plan_rings(self)
         self.ring_bytes = -(-ring_bytes // 16) * 16
         self.rings_live = False
+        self.tma_barriers: set[int] = set()          # rings whose mbarriers are initialized (dot.py)
         # a share beyond what registers hold: the per-register loops are unrolled 4 times, not fully
         # (passes/layout.UNROLLED_ELEMENTS_PER_THREAD)
         shares = [(num_regs(v.layout, v.type.shape), v) for op in walk(fn.body) for v in op.results
@@ -1033,6 +1036,8 @@ class CudaEmitter:
         self.emit("}")
 
     def op_tma_load(self, op: Op):
+        if op.result in self.rings:
+            return staged_load(self, op, self.rings[op.result])
         tma.tma_load(self, op)
 
     def op_tma_store(self, op: Op):
@@ -1269,15 +1274,24 @@ class CudaEmitter:
         unroll = op.attrs.get("loop_unroll_factor")
         if unroll is not None:
             self.emit(f"#pragma unroll {max(1, int(unroll))}")
-        ring = next((self.rings[a] for a in args if a in self.rings), None)
-        wgmma = any(self.rings[a].wgmma for a in args if a in self.rings)
+        mine = list({id(self.rings[a]): self.rings[a] for a in args if a in self.rings}.values())
+        ring = mine[0] if mine else None
+        wgmma = any(r.wgmma for r in mine)
+        fills = [r.tma for r in mine if r.tma is not None]
+        copies = len(fills) < len(mine)              # (rings that cp.async fills)
         if ring is not None:         # the buffer the loads of iteration i + S - 1 fill (dot.py)
             self.emit(f"int {ring.slot} = {ring.depth};")
+        if fills:                    # the buffer iteration i reads, and the round of its mbarrier
+            self.emit(f"int {ring.slot}_rd = 0;")
+            self.emit(f"unsigned {ring.slot}_phase = 0;")
         self.emit(f"for ({index.type.c_name} {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
         if ring is not None:         # this iteration's tiles have landed and every warp is done with the last
-            self.emit(f"mt_cp_async_wait<{ring.waits}>();")
-            if wgmma:
+            if copies:
+                self.emit(f"mt_cp_async_wait<{ring.waits}>();")
+            for f in fills:
+                tma.wait_barrier(self, f.bars, f"{ring.slot}_rd", f"{ring.slot}_phase")
+            if wgmma and copies:
                 self.emit("mt_fence_proxy_async();")       # (wgmma reads them through the async proxy)
             self.emit("__syncthreads();")
         self.loop_body(body)
@@ -1285,20 +1299,27 @@ class CudaEmitter:
         self.assign(op.results, body.ops[-1].operands, staged=True)
         if ring is not None:
             self.emit(f"{ring.slot} = {ring.slot} == {ring.stages - 1} ? 0 : {ring.slot} + 1;")
+        if fills:
+            self.emit(f"if (++{ring.slot}_rd == {ring.stages}) {{ {ring.slot}_rd = 0; {ring.slot}_phase ^= 1u; }}")
         self.depth -= 1
         self.emit("}")
         if ring is not None:         # (copies of iterations that did not run are still in flight)
             if wgmma:
                 self.emit("mt_wgmma_wait<0>();")           # (the last iteration's wgmma group too)
-            self.emit("mt_cp_async_wait<0>();")
+            if copies:
+                self.emit("mt_cp_async_wait<0>();")
             self.emit("__syncthreads();")
+            for f in fills:          # (TMA copies only for iterations that run: none is in flight)
+                tma.inval_barriers(self, f.bars, ring.stages)
+                self.tma_barriers.discard(f.bars)
             self.rings_live = False
 
     def loop_body(self, body: Region):
         """A loop's ops in order, except the copies into rings whose copies go after the loop's
         wgmma dots (``Ring.late``): those follow the last such dot and a barrier (after its wait,
         the buffers they overwrite are no warpgroup's operands any more)."""
-        late = [o for o in body.ops if o.name == "load" and o.result in self.rings and self.rings[o.result].late]
+        late = [o for o in body.ops if o.name in ("load", "tma_load") and o.result in self.rings
+                and self.rings[o.result].late]
         if not late:
             return self.region(body)
         dots = [o for o in body.ops if o.name == "dot" and any(self.rings.get(x) and self.rings[x].late

@@ -156,6 +156,7 @@ class Ring:
     wgmma: bool = False
     carried: bool = False
     late: bool = False
+    tma: "TmaFill | None" = None
 
     @property
     def size(self) -> int:
@@ -164,13 +165,50 @@ class Ring:
         return -(-nbytes // 1024) * 1024 if self.staging.swizzle else nbytes
 
 
+@dataclass(frozen=True)
+class TmaFill:
+    """How TMA fills a ring (the loads of its chain are ``tma_load``s of one tensor map): each tile
+    is ``atoms`` boxes of ``rows`` x ``inner`` elements (the swizzle atoms of ``_Staging.swizzled``,
+    which TMA's ``SWIZZLE_{swizzle}B`` mode writes as wgmma reads them), each buffer has an
+    mbarrier (``bars``: bytes from the start of the shared memory) that thread 0 arms with the
+    tile's bytes when it issues the copies and every thread waits on before the dot reads the
+    buffer. The host encodes the tensor map with that box and swizzle (``CudaEmitter.tensor_maps``)."""
+    tmap: Value
+    rows: int
+    inner: int
+    atoms: int
+    swizzle: int
+    bars: int
+
+
 def plan_rings(em) -> tuple[dict[Value, Ring], int]:
     """The rings of the kernel's pipelined dot operands (the loads ``passes/prefetch.py`` marked
     ``stages``/``ahead``): for each loop, each chain of carried values — the loads of iterations
     0..S-2 in front of the loop, carried from argument to argument, and iteration i + S - 1's load
     at the top of the body — whose first argument is only a tensor-core dot's operand. Returns the
     ring of every value of each chain (loads, arguments, loop results) and the bytes all rings take;
-    the rings of a dot that ``wgmma`` computes (``_wgmma_dots``) hold swizzled tiles."""
+    the rings of a dot that ``wgmma`` computes (``_wgmma_dots``) hold swizzled tiles, filled by TMA
+    where the chain's loads are TMA copies (``TmaFill``): a tensor map all of whose copies fill such
+    rings in one box (else its copies stay where they are, through registers)."""
+    excluded: set[Value] = set()
+    while True:
+        rings, nbytes = _plan_rings(em, excluded)
+        fills = {r.tma for r in rings.values() if r.tma is not None}
+        boxes: dict[Value, set] = {}
+        for f in fills:
+            boxes.setdefault(f.tmap, set()).add((f.rows, f.inner, f.swizzle))
+        ringed = {v.owner for v, r in rings.items() if r.tma is not None and isinstance(v.owner, Op)}
+        bad = {t for t, b in boxes.items() if len(b) > 1
+               or any(op.name in ("tma_load", "tma_store") and op.operands[0] is t and op not in ringed
+                      for op in walk(em.fn.body))}
+        if not bad:
+            em.tensor_maps = {f.tmap.name: {"box": [f.rows, f.inner], "swizzle": f.swizzle}
+                              for f in sorted(fills, key=lambda f: f.tmap.name)}
+            return rings, nbytes
+        excluded |= bad
+
+
+def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
     rings: dict[Value, Ring] = {}
     offset = 0
     users: dict[Value, list[tuple[Op, int]]] = {}
@@ -195,9 +233,12 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
             if len(use) == 1 and use[0][0].name == "trans" and use[0][0] in body.ops:
                 view = use[0][0]
                 use = users.get(view.result, [])
-            ok = (len(inits[chain]) == depth and all(isinstance(ld, Op) and ld.name == "load"
+            kind = loads[0].name if isinstance(loads[0], Op) else None
+            ok = (len(inits[chain]) == depth and all(isinstance(ld, Op) and ld.name == kind
                                                      and ld.attrs.get("ahead") == k and ld.attrs["stages"] == stages
                                                      for k, ld in enumerate(loads))
+                  and (kind == "load" or kind == "tma_load" and loads[0].operands[0] not in excluded
+                       and all(ld.operands[0] is loads[0].operands[0] for ld in loads))
                   and yields[chain][:-1] == args[j + 1:j + depth] and loads[-1] in body.ops
                   and len(use) == 1 and use[0][0].name == "dot" and use[0][1] < 2 and use[0][0] in body.ops
                   and isinstance(use[0][0].result.layout, MmaLayout)
@@ -206,6 +247,8 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
             if ok:
                 chains.append(_Chain(stages, use[0][0], use[0][1], values, loads, view))
         wgmma = _wgmma_dots(em, chains)
+        # (TMA copies fill only wgmma's swizzled rings: elsewhere they stay carried in registers)
+        chains = [c for c in chains if c.loads[0].name == "load" or c.dot in wgmma]
         layouts = {id(c): _stagings(em, c, c.dot in wgmma) for c in chains}
         in_flight = _groups_in_flight(em, chains, layouts, wgmma, users, body)
         if em.fn.num_warps >= 8:
@@ -229,11 +272,16 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
             # loads for iteration i + S - 1 are issued: one buffer more, or those loads after the dot)
             carried, late = c.dot in in_flight, in_flight.get(c.dot, False)
             buffers = c.stages + (1 if carried and not late else 0)
-            ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * len(chains), swizzle,
+            copies = sum(1 for k in chains if k.loads[0].name == "load")
+            ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * copies, swizzle,
                         carried, late)
+            offset += buffers * ring.size
+            if c.loads[0].name == "tma_load":    # (an mbarrier per buffer after them)
+                rows, inner = _tma_box(em, c, stored)
+                ring.tma = TmaFill(c.loads[0].operands[0], rows, inner, stored.atoms, stored.swizzle, offset)
+                offset += 8 * buffers
             if c.view is not None:   # the tile as the dot sees it, stored in the load's coordinates
                 rings[c.view.result] = replace(ring, staging=seen)
-            offset += buffers * ring.size
             rings.update((v, ring) for v in c.values)
     return rings, offset
 
@@ -343,9 +391,25 @@ def _wgmma_dots(em, chains: list[_Chain]) -> set[Op]:
         if any(st is None for st in stagings.values()) or (0 in stagings and stagings[0][0].trans):
             continue
         # (tf32 and int8 B, held along N, goes through registers into its K-major ring)
-        if all(_copies(em, ld, stagings[i][1]) or (i == 1 and not half) for i, c in mine.items() for ld in c.loads):
+        if all(_tma_box(em, c, stagings[i][1]) if c.loads[0].name == "tma_load"
+               else all(_copies(em, ld, stagings[i][1]) or (i == 1 and not half) for ld in c.loads)
+               for i, c in mine.items()):
             found.add(dot)
     return found
+
+
+def _tma_box(em, c: "_Chain", st: _Staging) -> tuple[int, int] | None:
+    """The box (rows, elements along the last dimension) in which TMA copies chain ``c``'s tiles
+    into a ring laid out as ``st`` (swizzled), or None where it cannot: a 2-d tile whose rows run
+    along the tensor's last dimension (TMA writes a box row by row), each copy's offset along it
+    proven a multiple of 16 bytes (the axis analysis: TMA refuses other boxes, and the ring has no
+    element-wise fallback)."""
+    if c.values[0].type.rank != 2 or st.col_dim != 1 or not st.swizzle:
+        return None
+    rank, chunk = 2, 16 // st.eb
+    if any(em.axis.get(ld.operands[2 + rank - 1]).divisibility[0] < chunk for ld in c.loads):
+        return None
+    return st.rows, st.swizzle // st.eb
 
 
 def _copies(em, op: Op, st: _Staging) -> int:
@@ -370,6 +434,8 @@ def staged_load(em, op: Op, ring: Ring):
     slot = ring.slot if op.attrs["ahead"] == ring.depth else str(op.attrs["ahead"])
     em.rings_live = True
     em.emit(f"{em.declare(res)} = reinterpret_cast<{ring.c_type}*>(mt_smem + {ring.offset} + {slot} * {ring.size});")
+    if ring.tma is not None:
+        return _tma_fill(em, op, ring, slot)
     copies = _copies(em, op, st)
     if copies:
         c = em.coords(res, "r")
@@ -393,6 +459,29 @@ def staged_load(em, op: Op, ring: Ring):
         em.depth -= 1
         em.emit("}")
     em.emit("mt_cp_async_commit();")
+
+
+def _tma_fill(em, op: Op, ring: Ring, slot: str):
+    """Thread 0 copies the tile of ``op`` (a ``tma_load``) into its buffer by TMA, one box a swizzle
+    atom, arming the buffer's mbarrier with the tile's bytes: where the iteration it loads for runs
+    (its last operand), so that no copy is in flight when the loop ends. The first of a ring's
+    copies in front of its loop initializes its mbarriers; the loop's top waits on them
+    (``CudaEmitter.op_for``)."""
+    from . import tma
+    f, rank = ring.tma, 2
+    if f.bars not in em.tma_barriers:        # (the loop's first copy, in front of it)
+        em.tma_barriers.add(f.bars)
+        tma.init_barriers(em, f.bars, ring.stages)
+    offsets = [em.ref(v) for v in op.operands[2:2 + rank]]
+    runs = em.ref(op.operands[-1]) if len(op.operands) == 3 * rank + 2 else "true"
+    tile = f"reinterpret_cast<unsigned char*>({em.ref(op.result)})"
+    bar = tma.barrier(f.bars, slot)
+    em.emit(f"if (tid == 0 && {runs}) {{")
+    em.emit(f"  mt_mbarrier_expect_tx({bar}, {f.atoms * f.rows * f.swizzle}u);")
+    for a in range(f.atoms):
+        inner = offsets[1] if a == 0 else f"{offsets[1]} + {a * f.inner}"
+        em.emit(f"  mt_tma_copy_2d({tile} + {a * f.rows * f.swizzle}, &{em.ref(f.tmap)}, {bar}, {inner}, {offsets[0]});")
+    em.emit("}")
 
 
 def dot_mma(em, op: Op):

@@ -84,6 +84,65 @@ __device__ __forceinline__ void mt_tma_load_{rank}d(unsigned char* tile, const m
 }}"""
 
 
+_RING_HELPERS = {
+    "mt_tma_ring": """\
+// TMA into a dot's ring (backends/cuda/dot.py): a buffer's mbarrier armed with the tile's bytes, the
+// boxes copied into it, and every thread's wait for the buffer's phase (host compilers -- the CPU
+// emulator of the tests -- get the emulator's deferred copies)
+__device__ __forceinline__ void mt_mbarrier_expect_tx(unsigned long long* bar, unsigned bytes) {
+#ifdef __CUDA_ARCH__
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void mt_tma_copy_2d(unsigned char* tile, const mt_tmap* map, unsigned long long* bar,
+                                               int c0, int c1) {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+               :: "r"((unsigned)__cvta_generic_to_shared(tile)), "l"(reinterpret_cast<unsigned long long>(map)),
+                  "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(c0), "r"(c1) : "memory");
+#else
+  mt_emulated_tma_copy_2d(tile, map, bar, c0, c1);
+#endif
+}
+__device__ __forceinline__ void mt_mbarrier_wait_parity(unsigned long long* bar, unsigned phase) {
+#ifdef __CUDA_ARCH__
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(phase) : "memory");
+#else
+  mt_emulated_mbarrier_wait(bar);
+#endif
+}"""}
+
+
+def barrier(bars: int, slot: str) -> str:
+    """C++ for the mbarrier of buffer ``slot`` of a ring whose mbarriers start ``bars`` bytes into
+    the shared memory."""
+    return f"reinterpret_cast<unsigned long long*>(mt_smem + {bars}) + {slot}"
+
+
+def init_barriers(em, bars: int, count: int) -> None:
+    """Thread 0 initializes a ring's ``count`` mbarriers (one arrival each: its own, with the
+    bytes), and the block synchronizes before any thread waits on them or a copy arms them."""
+    _use(em)
+    _use(em, "mt_tma_ring", _RING_HELPERS["mt_tma_ring"])
+    em.emit(f"if (tid == 0) for (int b = 0; b < {count}; ++b) mt_mbarrier_init({barrier(bars, 'b')});")
+    em.emit("__syncthreads();")
+
+
+def wait_barrier(em, bars: int, slot: str, phase: str) -> None:
+    """Every thread waits until the ring buffer ``slot``'s copies of the current round landed."""
+    em.emit(f"mt_mbarrier_wait_parity({barrier(bars, slot)}, {phase});")
+
+
+def inval_barriers(em, bars: int, count: int) -> None:
+    """After the loop (and a barrier): thread 0 invalidates the ring's mbarriers, whose shared
+    memory ops after the loop may use."""
+    em.emit(f"if (tid == 0) for (int b = 0; b < {count}; ++b) mt_mbarrier_inval({barrier(bars, 'b')});")
+
+
 def _store_helper(rank: int) -> str:
     params = ", ".join(f"int c{i}" for i in range(rank))
     ins = ", ".join(f'"r"(c{i})' for i in range(rank))
@@ -182,7 +241,8 @@ def _close(em) -> None:
 
 def tma_load(em, op: Op):
     tmap, res = op.operands[0], op.result
-    b = _Block(em, op.operands[1:], res.type.shape, res.type.scalar)
+    rank = res.type.rank     # (a copy issued ahead for a later iteration also has whether it runs: out of
+    b = _Block(em, op.operands[1:3 * rank + 1], res.type.shape, res.type.scalar)   # bounds, TMA only fills)
     _use(em, f"mt_tma_load_{b.rank}d", _load_helper(b.rank))
     em.emit(em.declare(res) + ";")
     _open(em, b.nbytes)
