@@ -302,7 +302,9 @@ def _blocks_per_sm(em, chains, layouts, wgmma: set, dot, extra: int) -> int:
 def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> dict[Op, bool]:
     """The wgmma dots that leave their group in flight into the next iteration, each with whether
     its rings' copies go after it (``Ring.late``): where the buffer more they would otherwise need
-    costs a thread block per SM (``_blocks_per_sm``). A dot's result must only be yielded, and the
+    costs a thread block per SM (``_blocks_per_sm``), and always where TMA fills them (one thread
+    issues them while the tensor cores work: in front of the dot, they held up the whole warpgroup's
+    wgmma; on the H200, 128x128x64 fp16 on 4 warps with 4 stages: see benchmarks/RESULTS.md). A dot's result must only be yielded, and the
     loop argument it becomes either only the next such dot's accumulator (``acc = tl.dot(a, b,
     acc)``), or first read after another wgmma dot of the body, whose wait for all groups covers
     it (attention's ``acc * alpha + tl.dot(p, v)`` after the next ``tl.dot(q, k)``: the product
@@ -322,8 +324,9 @@ def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> dict[Op, 
         if arg is None or not (_only_accumulates(dot, users, body)
                                or reads and any(w < min(top.get(u, -1) for u, _ in reads) for w in waiting)):
             continue
-        found[dot] = (_blocks_per_sm(em, chains, layouts, wgmma, dot, 1)
-                      < _blocks_per_sm(em, chains, layouts, wgmma, dot, 0))
+        by_tma = all(c.loads[0].name == "tma_load" for c in chains if c.dot is dot)
+        found[dot] = by_tma or (_blocks_per_sm(em, chains, layouts, wgmma, dot, 1)
+                                < _blocks_per_sm(em, chains, layouts, wgmma, dot, 0))
     return found
 
 
