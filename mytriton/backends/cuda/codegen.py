@@ -1277,8 +1277,8 @@ class CudaEmitter:
         mine = list({id(self.rings[a]): self.rings[a] for a in args if a in self.rings}.values())
         ring = mine[0] if mine else None
         wgmma = any(r.wgmma for r in mine)
-        fills = [r.tma for r in mine if r.tma is not None]
-        copies = len(fills) < len(mine)              # (rings that cp.async fills)
+        copies = any(r.tma is None for r in mine)   # (rings that cp.async fills)
+        fills = list({r.tma.bars: r.tma for r in mine if r.tma is not None}.values())   # (one a set of mbarriers)
         if ring is not None:         # the buffer the loads of iteration i + S - 1 fill (dot.py)
             self.emit(f"int {ring.slot} = {ring.depth};")
         if fills:                    # the buffer iteration i reads, and the round of its mbarrier

@@ -170,15 +170,17 @@ class TmaFill:
     """How TMA fills a ring (the loads of its chain are ``tma_load``s of one tensor map): each tile
     is ``atoms`` boxes of ``rows`` x ``inner`` elements (the swizzle atoms of ``_Staging.swizzled``,
     which TMA's ``SWIZZLE_{swizzle}B`` mode writes as wgmma reads them), each buffer has an
-    mbarrier (``bars``: bytes from the start of the shared memory) that thread 0 arms with the
-    tile's bytes when it issues the copies and every thread waits on before the dot reads the
-    buffer. The host encodes the tensor map with that box and swizzle (``CudaEmitter.tensor_maps``)."""
+    mbarrier (``bars``: bytes from the start of the shared memory; shared by the ``arrivals`` rings
+    of the loop with as many buffers) that thread 0 arms with the tile's bytes when it issues the
+    copies and every thread waits on before the dot reads the buffer. The host encodes the tensor
+    map with that box and swizzle (``CudaEmitter.tensor_maps``)."""
     tmap: Value
     rows: int
     inner: int
     atoms: int
     swizzle: int
     bars: int
+    arrivals: int
 
 
 def plan_rings(em) -> tuple[dict[Value, Ring], int]:
@@ -260,6 +262,7 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
                 if not _only_accumulates(dot, users, body):
                     continue                         # (attention: its softmax needs the registers)
                 em.min_blocks = max(em.min_blocks, min(_blocks_per_sm(em, chains, layouts, wgmma, dot, 0), 2))
+        made = []                    # (chain, its ring, the tile as its dot sees it)
         for c in chains:
             x = c.values[0]
             c_type = "float" if x.type.scalar == F32 else x.type.scalar.c_name
@@ -276,10 +279,20 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
             ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * copies, swizzle,
                         carried, late)
             offset += buffers * ring.size
-            if c.loads[0].name == "tma_load":    # (an mbarrier per buffer after them)
-                rows, inner = _tma_box(em, c, stored)
-                ring.tma = TmaFill(c.loads[0].operands[0], rows, inner, stored.atoms, stored.swizzle, offset)
-                offset += 8 * buffers
+            made.append((c, ring, seen))
+        # the loop's TMA-filled rings of one buffer count share an mbarrier a buffer, after them:
+        # each copy arms it with its tile's bytes, the loop's top waits on it once
+        groups: dict[int, list] = {}
+        for c, ring, _ in made:
+            if c.loads[0].name == "tma_load":
+                groups.setdefault(ring.stages, []).append((c, ring))
+        for buffers, group in groups.items():
+            bars, offset = offset, offset + 8 * buffers
+            for c, ring in group:
+                rows, inner = _tma_box(em, c, ring.staging)
+                ring.tma = TmaFill(c.loads[0].operands[0], rows, inner, ring.staging.atoms, ring.staging.swizzle,
+                                   bars, len(group))
+        for c, ring, seen in made:
             if c.view is not None:   # the tile as the dot sees it, stored in the load's coordinates
                 rings[c.view.result] = replace(ring, staging=seen)
             rings.update((v, ring) for v in c.values)
@@ -465,8 +478,8 @@ def staged_load(em, op: Op, ring: Ring):
 
 
 def _tma_fill(em, op: Op, ring: Ring, slot: str):
-    """Thread 0 copies the tile of ``op`` (a ``tma_load``) into its buffer by TMA, one box a swizzle
-    atom, arming the buffer's mbarrier with the tile's bytes: where the iteration it loads for runs
+    """One lane of warp 0 copies the tile of ``op`` (a ``tma_load``) into its buffer by TMA, one box
+    a swizzle atom, arming the buffer's mbarrier with the tile's bytes: where the iteration it loads for runs
     (its last operand), so that no copy is in flight when the loop ends. The first of a ring's
     copies in front of its loop initializes its mbarriers; the loop's top waits on them
     (``CudaEmitter.op_for``)."""
@@ -474,12 +487,12 @@ def _tma_fill(em, op: Op, ring: Ring, slot: str):
     f, rank = ring.tma, 2
     if f.bars not in em.tma_barriers:        # (the loop's first copy, in front of it)
         em.tma_barriers.add(f.bars)
-        tma.init_barriers(em, f.bars, ring.stages)
+        tma.init_barriers(em, f.bars, ring.stages, f.arrivals)
     offsets = [em.ref(v) for v in op.operands[2:2 + rank]]
     runs = em.ref(op.operands[-1]) if len(op.operands) == 3 * rank + 2 else "true"
     tile = f"reinterpret_cast<unsigned char*>({em.ref(op.result)})"
     bar = tma.barrier(f.bars, slot)
-    em.emit(f"if (tid == 0 && {runs}) {{")
+    em.emit(f"if (mt_elect_one() && tid < 32 && {runs}) {{")   # (a lane of warp 0)
     em.emit(f"  mt_mbarrier_expect_tx({bar}, {f.atoms * f.rows * f.swizzle}u);")
     for a in range(f.atoms):
         inner = offsets[1] if a == 0 else f"{offsets[1]} + {a * f.inner}"

@@ -38,8 +38,10 @@ _COMMON = """\
 #endif
 // a TMA tensor map (CUtensorMap), passed by value; TMA copies between a tile and global memory
 struct __align__(64) mt_tmap { unsigned long long words[16]; };
+// (the next 128-byte boundary of the shared memory at p, reached by adding to p: the compiler still
+// sees shared memory there, and accesses through it are shared-memory ones, not generic)
 __device__ __forceinline__ unsigned char* mt_align128(unsigned char* p) {
-  return reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(p) + 127) & ~127ull);
+  return p + ((0u - (unsigned)__cvta_generic_to_shared(p)) & 127u);
 }
 __device__ __forceinline__ void mt_mbarrier_init(unsigned long long* bar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -89,6 +91,23 @@ _RING_HELPERS = {
 // TMA into a dot's ring (backends/cuda/dot.py): a buffer's mbarrier armed with the tile's bytes, the
 // boxes copied into it, and every thread's wait for the buffer's phase (host compilers -- the CPU
 // emulator of the tests -- get the emulator's deferred copies)
+// one lane of the (converged) warp: the issuing thread, as ptxas sees it (its TMA copies then need
+// no loop over the active lanes)
+__device__ __forceinline__ bool mt_elect_one() {
+#ifdef __CUDA_ARCH__
+  unsigned elected;
+  asm volatile("{ .reg .pred p; elect.sync _|p, 0xffffffff; selp.u32 %0, 1, 0, p; }" : "=r"(elected));
+  return elected;
+#else
+  return (threadIdx.x & 31) == 0;
+#endif
+}
+__device__ __forceinline__ void mt_mbarrier_init_n(unsigned long long* bar, unsigned arrivals) {
+#ifdef __CUDA_ARCH__
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1; fence.mbarrier_init.release.cluster;"
+               :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(arrivals) : "memory");
+#endif
+}
 __device__ __forceinline__ void mt_mbarrier_expect_tx(unsigned long long* bar, unsigned bytes) {
 #ifdef __CUDA_ARCH__
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
@@ -123,12 +142,12 @@ def barrier(bars: int, slot: str) -> str:
     return f"reinterpret_cast<unsigned long long*>(mt_smem + {bars}) + {slot}"
 
 
-def init_barriers(em, bars: int, count: int) -> None:
-    """Thread 0 initializes a ring's ``count`` mbarriers (one arrival each: its own, with the
-    bytes), and the block synchronizes before any thread waits on them or a copy arms them."""
+def init_barriers(em, bars: int, count: int, arrivals: int) -> None:
+    """Thread 0 initializes a loop's ``count`` ring mbarriers (``arrivals`` each: one a ring's copy,
+    with its bytes), and the block synchronizes before any thread waits on them or a copy arms them."""
     _use(em)
     _use(em, "mt_tma_ring", _RING_HELPERS["mt_tma_ring"])
-    em.emit(f"if (tid == 0) for (int b = 0; b < {count}; ++b) mt_mbarrier_init({barrier(bars, 'b')});")
+    em.emit(f"if (tid == 0) for (int b = 0; b < {count}; ++b) mt_mbarrier_init_n({barrier(bars, 'b')}, {arrivals}u);")
     em.emit("__syncthreads();")
 
 
