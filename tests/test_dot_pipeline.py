@@ -415,6 +415,35 @@ def test_a_wgmma_group_stays_in_flight_over_a_buffer_more_or_before_the_copies(b
 
 
 @mytriton.jit
+def _persistent_gemm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    tiles_n = tl.cdiv(N, BN)
+    for tile in range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, tl.num_programs(0)):
+        pm, pn = tile // tiles_n, tile % tiles_n
+        rm, rn, rk = pm * BM + tl.arange(0, BM), pn * BN + tl.arange(0, BN), tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(0, K, BK):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :], mask=rm[:, None] < M, other=0.0)
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :], mask=rn[None, :] < N, other=0.0)
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def test_emulated_persistent_wgmma_gemm_keeps_the_rings_copies_in_front_of_the_inner_loop():
+    """Programs walking tiles: the K loop's rings (copies after the dot: 64x128x64 in 4 stages,
+    two blocks an SM) are begun again in the tile loop's body, whose own ops are emitted in order
+    (this once was an internal error). On the CPU emulator, against numpy."""
+    m, n, k = 150, 208, 192
+    a, b = (RNG.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    sig = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16", "M": "i32", "N": "i32:16", "K": "i32:16"}
+    ck = mytriton.compile(_persistent_gemm, sig, {"BM": 64, "BN": 128, "BK": 64}, num_warps=4, num_stages=4,
+                          target="sm_90a")
+    assert "wgmma.mma_async" in ck.asm["cu"] and "every warpgroup's last wgmma group is done" in ck.asm["cu"]
+    c = np.zeros((m, n), np.float32)
+    cuda_emulator.run(ck.asm["cu"], [a, b, c, m, n, k], (3,))
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+@mytriton.jit
 def _scaled_accumulator(a_ptr, b_ptr, c_ptr, K, SCALE: tl.constexpr, BLOCK: tl.constexpr):
     rows, cols = tl.arange(0, BLOCK), tl.arange(0, BLOCK)
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)

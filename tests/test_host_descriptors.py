@@ -276,6 +276,7 @@ def test_a_row_offset_not_proven_16_byte_aligned_keeps_the_element_wise_fallback
     (64, 128, 160, 64, 128, 64, 4, "nn"),      # B's 256-byte rows: two 128-byte swizzle atoms a box row
     (128, 80, 100, 128, 64, 32, 8, "nt"),      # B^T read through tl.trans, 4 stages, two warpgroups
     (64, 64, 16, 64, 64, 32, 4, "nn"),         # K smaller than BK: one iteration, copies ahead skipped
+    (200, 136, 80, 64, 64, 32, 4, "persistent"),   # 2 programs over 12 tiles: rings begin again a tile
 ])
 def test_emulated_tma_rings_compute_the_matmul(m, n, k, bm, bn, bk, warps, kernel):
     """The generated sm_90a code on the CPU (tests/cuda_emulator: TMA copies deferred until their
@@ -286,16 +287,20 @@ def test_emulated_tma_rings_compute_the_matmul(m, n, k, bm, bn, bk, warps, kerne
     want = a.astype(np.float32) @ b.astype(np.float32)
     constexprs = {"BM": bm, "BN": bn, "BK": bk}
     grid = (-(-m // bm), -(-n // bn))
-    if kernel == "nn":
+    if kernel in ("nn", "persistent"):
         sig = {"a_desc": f"tensordesc<fp16[{bm}, {bk}]>", "b_desc": f"tensordesc<fp16[{bk}, {bn}]>",
                "c_desc": f"tensordesc<fp16[{bm}, {bn}]>", "K": "i32"}
-        ck = mytriton.compile(K.desc_matmul, sig, constexprs, target="sm_90a", num_warps=warps, num_stages=3)
+        fn, sizes = K.desc_matmul, [k]
+        if kernel == "persistent":
+            fn, sizes, grid = K.desc_matmul_persistent, [m, n, k], (2,)
+            sig = {**{p: t for p, t in sig.items() if p != "K"}, "M": "i32", "N": "i32", "K": "i32"}
+        ck = mytriton.compile(fn, sig, constexprs, target="sm_90a", num_warps=warps, num_stages=3)
         maps = ck.metadata["tensor_maps"]
         c = np.full((m, n), 7, np.float16)
         cuda_emulator.run(ck.asm["cu"], [
             a, m, k, k, EmulatedTensorMap(a, maps["a_desc__tmap"]["box"], maps["a_desc__tmap"]["swizzle"]),
             b, k, n, n, EmulatedTensorMap(b, maps["b_desc__tmap"]["box"], maps["b_desc__tmap"]["swizzle"]),
-            c, m, n, n, None, k], grid)
+            c, m, n, n, None, *sizes], grid)
         np.testing.assert_allclose(c.astype(np.float32), want, rtol=1e-2, atol=3e-2)
     else:
         bt = np.ascontiguousarray(b.T)

@@ -95,3 +95,16 @@ def desc_matmul_and_first_block(a_desc, b_desc, c_desc, first_ptr, K, BM: tl.con
     c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))
     first = a_desc.load([pm * BM, 0])
     tl.store(first_ptr + tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :], first)
+
+
+@triton.jit
+def desc_matmul_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """desc_matmul with each program walking tiles (pid, pid + programs, ...): the K loop, its
+    rings and their mbarriers start afresh for every tile."""
+    tiles_n = tl.cdiv(N, BN)
+    for tile in range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, tl.num_programs(0)):
+        pm, pn = tile // tiles_n, tile % tiles_n
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(0, K, BK):
+            acc = tl.dot(a_desc.load([pm * BM, k]), b_desc.load([k, pn * BN]), acc)
+        c_desc.store([pm * BM, pn * BN], acc.to(tl.float16))

@@ -1318,8 +1318,10 @@ class CudaEmitter:
         """A loop's ops in order, except the copies into rings whose copies go after the loop's
         wgmma dots (``Ring.late``): those follow the last such dot and a barrier (after its wait,
         the buffers they overwrite are no warpgroup's operands any more)."""
+        # (the copies of iteration i + S - 1: a ring's copies in front of an inner loop, in this
+        # body too, keep their place)
         late = [o for o in body.ops if o.name in ("load", "tma_load") and o.result in self.rings
-                and self.rings[o.result].late]
+                and self.rings[o.result].late and o.attrs.get("ahead") == self.rings[o.result].depth]
         if not late:
             return self.region(body)
         dots = [o for o in body.ops if o.name == "dot" and any(self.rings.get(x) and self.rings[x].late
