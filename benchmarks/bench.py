@@ -36,6 +36,12 @@ def build_mytriton(out_dir: Path):
     return mtbench
 
 
+def _square_operands(n: int, dtype):
+    """A and B (random) and C (empty) of a GEMM of n x n matrices."""
+    a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
+    return a, b, torch.empty(n, n, device="cuda", dtype=dtype)
+
+
 class Suite:
     def __init__(self, mt, quick: bool):
         self.mt = mt
@@ -230,8 +236,7 @@ class Suite:
         mt, tr = load_module(KERNELS / "gemm.py", "mt_gemm"), triton_module("gemm.py")
         n = 1024 if self.quick else 4096
         for dtype, name in ((torch.float16, "gemm_fp16"), (torch.bfloat16, "gemm_bf16")):
-            a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
-            c = torch.empty(n, n, device="cuda", dtype=dtype)
+            a, b, c = _square_operands(n, dtype)
             for bm, bn, bk, warps, stages in ((128, 128, 32, 4, 3), (128, 128, 32, 4, 4), (128, 128, 64, 4, 3),
                                               (128, 128, 64, 8, 3), (128, 256, 32, 8, 3), (128, 256, 64, 8, 3),
                                               (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 3)):
@@ -316,8 +321,7 @@ class Suite:
         mt, tr = load_module(KERNELS / "gemm.py", "mt_gemm"), triton_module("gemm.py")
         n = 1024 if self.quick else 4096
         for dtype, name in ((torch.float16, "desc_gemm_fp16"), (torch.bfloat16, "desc_gemm_bf16")):
-            a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
-            c = torch.empty(n, n, device="cuda", dtype=dtype)
+            a, b, c = _square_operands(n, dtype)
             for bm, bn, bk, warps, stages in ((128, 128, 64, 4, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 3),
                                               (128, 128, 32, 4, 4), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4)):
                 grid = (cdiv(n, bm) * cdiv(n, bn),)

@@ -142,20 +142,44 @@ static inline void mt_emulated_cp_async_wait(unsigned n) {
     mt_copy_groups.erase(mt_copy_groups.begin());
   }
 }
-// TMA copies into a dot's ring (backends/cuda/tma.py), deferred as on the GPU: a copy reads its box
-// when thread 0 issues it and writes shared memory when a thread first waits on its mbarrier. The
-// tensor map is the emulator's (tests/cuda_emulator: EmulatedTensorMap): words 0 the address, 1 the
-// element bytes, 2-3 the dimensions (innermost first), 4 the outer stride in bytes, 5-6 the box,
-// 7 the swizzle (bytes; 16-byte chunks XORed with address bits 7.., as wgmma reads them), 8 the
-// bits of an element out of bounds.
-struct mt_pending_tma { const void* bar; size_t dst; unsigned swizzle; std::vector<unsigned char> bytes; };
+// TMA copies into a dot's ring (backends/cuda/tma.py) and their mbarriers, as on the GPU: a
+// barrier's phase completes once its arrivals (one an armed copy) came and the bytes they announced
+// were copied; a wait for a phase's parity blocks until that phase completed. A copy reads its box
+// when issued and writes shared memory only when a thread's wait passes the phase it belongs to (so
+// a kernel that reads a buffer before waiting reads stale bytes here too). The tensor map is the
+// emulator's (tests/cuda_emulator: EmulatedTensorMap): words 0 the address, 1 the element bytes,
+// 2-3 the dimensions (innermost first), 4 the outer stride in bytes, 5-6 the box, 7 the swizzle
+// (bytes; 16-byte chunks XORed with address bits 7.., as wgmma reads them), 8 the bits of an
+// element out of bounds.
+struct mt_emu_barrier { unsigned count = 1, arrived = 0; long long tx = 0; unsigned long long completed = 0; };
+struct mt_pending_tma { const void* bar; unsigned long long phase; size_t dst; unsigned swizzle; std::vector<unsigned char> bytes; };
 static std::mutex mt_tma_lock;
+static std::vector<std::pair<const void*, mt_emu_barrier>> mt_emu_barriers;
 static std::vector<mt_pending_tma> mt_tma_pending;
+static inline mt_emu_barrier& mt_emu_barrier_of(const void* bar) {   // (under mt_tma_lock)
+  for (auto& b : mt_emu_barriers) if (b.first == bar) return b.second;
+  mt_emu_barriers.push_back({bar, mt_emu_barrier{}});
+  return mt_emu_barriers.back().second;
+}
+static inline void mt_emu_barrier_check(mt_emu_barrier& b) {
+  if (b.arrived == b.count && b.tx == 0) { b.arrived = 0; ++b.completed; }
+}
+static inline void mt_emulated_mbarrier_init(const void* bar, unsigned arrivals) {
+  std::lock_guard<std::mutex> hold(mt_tma_lock);
+  mt_emu_barrier_of(bar) = mt_emu_barrier{arrivals, 0, 0, 0};
+}
+static inline void mt_emulated_mbarrier_expect_tx(const void* bar, unsigned bytes) {
+  std::lock_guard<std::mutex> hold(mt_tma_lock);
+  mt_emu_barrier& b = mt_emu_barrier_of(bar);
+  ++b.arrived;
+  b.tx += bytes;
+  mt_emu_barrier_check(b);
+}
 static inline void mt_emulated_tma_copy_2d(unsigned char* tile, const void* map, const void* bar, int c0, int c1) {
   const unsigned long long* w = (const unsigned long long*)map;
   const unsigned char* base = (const unsigned char*)w[0];
   const long long eb = w[1], d0 = w[2], d1 = w[3], s1 = w[4], b0 = w[5], b1 = w[6];
-  mt_pending_tma copy{bar, (size_t)(tile - mt_smem), (unsigned)w[7], std::vector<unsigned char>(b0 * b1 * eb)};
+  mt_pending_tma copy{bar, 0, (size_t)(tile - mt_smem), (unsigned)w[7], std::vector<unsigned char>(b0 * b1 * eb)};
   for (long long r = 0; r < b1; ++r)
     for (long long i = 0; i < b0; ++i) {
       const long long g0 = c0 + i, g1 = c1 + r;
@@ -164,18 +188,31 @@ static inline void mt_emulated_tma_copy_2d(unsigned char* tile, const void* map,
       else memcpy(to, &w[8], eb);
     }
   std::lock_guard<std::mutex> hold(mt_tma_lock);
+  mt_emu_barrier& b = mt_emu_barrier_of(bar);
+  copy.phase = b.completed;
+  b.tx -= (long long)copy.bytes.size();
   mt_tma_pending.push_back(std::move(copy));
+  mt_emu_barrier_check(b);
 }
-static inline void mt_emulated_mbarrier_wait(const void* bar) {
-  std::lock_guard<std::mutex> hold(mt_tma_lock);
-  for (size_t c = 0; c < mt_tma_pending.size();) {
-    const mt_pending_tma& t = mt_tma_pending[c];
-    if (t.bar != bar) { ++c; continue; }
-    for (size_t k = 0; k < t.bytes.size(); ++k) {
-      const size_t a = t.dst + k;
-      mt_smem[t.swizzle ? a ^ (((a >> 7) & (t.swizzle / 16 - 1)) << 4) : a] = t.bytes[k];
+static inline void mt_emulated_mbarrier_wait(const void* bar, unsigned parity) {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> hold(mt_tma_lock);
+      mt_emu_barrier& b = mt_emu_barrier_of(bar);
+      if ((b.completed & 1) != parity) {              // (phase `parity` of the current pair completed)
+        for (size_t c = 0; c < mt_tma_pending.size();) {
+          const mt_pending_tma& t = mt_tma_pending[c];
+          if (t.bar != bar || t.phase >= b.completed) { ++c; continue; }
+          for (size_t k = 0; k < t.bytes.size(); ++k) {
+            const size_t a = t.dst + k;
+            mt_smem[t.swizzle ? a ^ (((a >> 7) & (t.swizzle / 16 - 1)) << 4) : a] = t.bytes[k];
+          }
+          mt_tma_pending.erase(mt_tma_pending.begin() + c);
+        }
+        return;
+      }
     }
-    mt_tma_pending.erase(mt_tma_pending.begin() + c);
+    std::this_thread::yield();
   }
 }
 // wgmma for the warpgroup of each thread: the operands are read from shared memory through their

@@ -1293,7 +1293,10 @@ class CudaEmitter:
                 tma.wait_barrier(self, f.bars, f"{ring.slot}_rd", f"{ring.slot}_phase")
             if wgmma and copies:
                 self.emit("mt_fence_proxy_async();")       # (wgmma reads them through the async proxy)
-            self.emit("__syncthreads();")
+            # (TMA's copies are seen by each thread that waited on their mbarrier, and copies issued
+            # after the dot have the barrier there: the block need not meet here)
+            if copies or not all(r.late for r in mine):
+                self.emit("__syncthreads();")
         self.loop_body(body)
         # yields take effect together: staged when one lane yields another lane's argument
         self.assign(op.results, body.ops[-1].operands, staged=True)

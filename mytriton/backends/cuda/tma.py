@@ -106,12 +106,16 @@ __device__ __forceinline__ void mt_mbarrier_init_n(unsigned long long* bar, unsi
 #ifdef __CUDA_ARCH__
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1; fence.mbarrier_init.release.cluster;"
                :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(arrivals) : "memory");
+#else
+  mt_emulated_mbarrier_init(bar, arrivals);
 #endif
 }
 __device__ __forceinline__ void mt_mbarrier_expect_tx(unsigned long long* bar, unsigned bytes) {
 #ifdef __CUDA_ARCH__
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(bytes) : "memory");
+#else
+  mt_emulated_mbarrier_expect_tx(bar, bytes);
 #endif
 }
 __device__ __forceinline__ void mt_tma_copy_2d(unsigned char* tile, const mt_tmap* map, unsigned long long* bar,
@@ -131,7 +135,7 @@ __device__ __forceinline__ void mt_mbarrier_wait_parity(unsigned long long* bar,
     asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
                  : "=r"(done) : "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(phase) : "memory");
 #else
-  mt_emulated_mbarrier_wait(bar);
+  mt_emulated_mbarrier_wait(bar, phase);
 #endif
 }"""}
 
