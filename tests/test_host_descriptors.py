@@ -166,12 +166,12 @@ def test_on_hopper_a_jit_launch_passes_each_descriptor_with_its_tensor_map(fake)
     cu = k.asm["cu"]
     assert "const __grid_constant__ mt_tmap p_in_desc__tmap" in cu
     assert "mt_tma_load_2d(tile, &p_in_desc__tmap, bar, 1024u, v3, v1)" in cu      # (innermost coordinate first)
-    assert "mt_tma_store_2d(tile, &p_out_desc__tmap, v3, v1)" in cu
+    assert "mt_tma_store_2d(tile + 0, &p_out_desc__tmap, v3, v1);" in cu       # (only stored: swizzled)
     common = dict(dtype="FLOAT16", rank=2, dims=[50, 37], strides=[112], box=[32, 16], element_strides=[1, 1],
                   interleave="CU_TENSOR_MAP_INTERLEAVE_NONE", swizzle="CU_TENSOR_MAP_SWIZZLE_NONE",
                   l2_promotion="CU_TENSOR_MAP_L2_PROMOTION_L2_128B")
     want = [dict(common, address=x.ptr, fill="CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA"),
-            dict(common, address=y.ptr, fill="CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE")]
+            dict(common, address=y.ptr, fill="CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE", swizzle="CU_TENSOR_MAP_SWIZZLE_64B")]
     for call in want:
         call["dtype"] = "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
     assert fake.tensor_maps == want
@@ -221,18 +221,20 @@ MATMUL_SIG = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[3
 
 def test_a_descriptor_matmul_copies_its_operands_by_tma_into_the_rings_of_wgmma():
     """A's and B's blocks in the K loop: TMA copies issued S - 1 iterations ahead straight into the
-    dot's swizzled rings, one box per 128-byte swizzle atom, each buffer's mbarrier waited on at
+    dot's swizzled rings, one box per 128-byte swizzle atom, each stage's mbarrier waited on at
     the loop's top (no element-wise fallback: the offsets along the rows are multiples of 16
-    bytes); the host encodes their tensor maps in those boxes and swizzles. C's store stays a TMA
-    copy of its block (with the element-wise copy beside it); sm_90: plain loads and stores."""
+    bytes); the host encodes their tensor maps in those boxes and swizzles. C's store is a TMA
+    copy of its tile written swizzled too (with the element-wise copy beside it, for offsets TMA
+    cannot take); sm_90: plain loads and stores."""
     ck = mytriton.compile(K.desc_matmul, MATMUL_SIG, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90a", num_stages=3)
     assert [n for n in ck.metadata["signature"] if n.endswith("__tmap")] == ["a_desc__tmap", "b_desc__tmap",
                                                                                "c_desc__tmap"]
     # A: 64 rows of 32 halves (64-byte rows: swizzled by 64 bytes); B: 32 rows of 64 halves
     assert ck.metadata["tensor_maps"] == {"a_desc__tmap": {"box": [64, 32], "swizzle": 64},
-                                          "b_desc__tmap": {"box": [32, 64], "swizzle": 128}}
+                                          "b_desc__tmap": {"box": [32, 64], "swizzle": 128},
+                                          "c_desc__tmap": {"box": [64, 64], "swizzle": 128}}
     cu = ck.asm["cu"]
-    assert "mt_tma_load_2d(" not in cu and cu.count("if (tid == 0) mt_tma_store_2d(") == 1
+    assert "mt_tma_load_2d(" not in cu and cu.count("if (tid == 0) { mt_tma_store_2d(tile + 0, ") == 1
     # two copies in front of the loop (iterations 0 and 1) and one in it (i + 2), for each operand
     assert cu.count("mt_tma_copy_2d(reinterpret_cast<unsigned char*>(") == 6
     assert cu.count("mt_mbarrier_wait_parity(reinterpret_cast") == 1 and "wgmma.mma_async" in cu
@@ -253,7 +255,7 @@ def test_a_descriptor_read_outside_the_ring_keeps_its_own_tma_copies():
     ck = mytriton.compile(K.desc_matmul_and_first_block, sig, {"BM": 64, "BN": 64, "BK": 32}, target="sm_90a",
                           num_stages=3)
     cu = ck.asm["cu"]
-    assert ck.metadata["tensor_maps"] == {} and "mt_tma_copy_2d(reinterpret_cast" not in cu
+    assert list(ck.metadata["tensor_maps"]) == ["c_desc__tmap"] and "mt_tma_copy_2d(reinterpret_cast" not in cu
     assert "mt_tma_load_2d(tile, &p_a_desc__tmap, bar, 4096u" in cu and "wgmma.mma_async" not in cu
 
 
@@ -264,10 +266,10 @@ def test_a_row_offset_not_proven_16_byte_aligned_keeps_the_element_wise_fallback
     with ``shift`` promised divisible by 16 (``i32:16``) both fill rings."""
     ck = mytriton.compile(K.desc_matmul_shifted, dict(MATMUL_SIG, shift="i32"), {"BM": 64, "BN": 64, "BK": 32},
                           target="sm_90a", num_stages=3)
-    assert ck.metadata["tensor_maps"] == {} and "const bool by_tma = (" in ck.asm["cu"]
+    assert list(ck.metadata["tensor_maps"]) == ["c_desc__tmap"] and "mt_tma_load_2d(tile, &p_a_desc__tmap" in ck.asm["cu"]
     ck = mytriton.compile(K.desc_matmul_shifted, dict(MATMUL_SIG, shift="i32:16"), {"BM": 64, "BN": 64, "BK": 32},
                           target="sm_90a", num_stages=3)
-    assert set(ck.metadata["tensor_maps"]) == {"a_desc__tmap", "b_desc__tmap"}
+    assert set(ck.metadata["tensor_maps"]) == {"a_desc__tmap", "b_desc__tmap", "c_desc__tmap"}
 
 
 @EMULATOR
@@ -319,8 +321,8 @@ def test_emulated_tma_rings_compute_the_matmul(m, n, k, bm, bn, bk, warps, kerne
 
 def test_on_hopper_a_jit_launch_encodes_ring_tensor_maps_in_their_box_and_swizzle(fake):
     """The JIT's launch of the descriptor matmul on compute capability 9.0: A's and B's tensor maps
-    are encoded with the ring's boxes and swizzles (the kernel's ``tensor_maps``), C's with its
-    block, unswizzled."""
+    are encoded with the ring's boxes and swizzles (the kernel's ``tensor_maps``), C's (only
+    stored) swizzled by 128 bytes."""
     a, b, c = rt.DeviceArray(128 * 96, "fp16"), rt.DeviceArray(96 * 64, "fp16"), rt.DeviceArray(128 * 64, "fp16")
     fake.param_sizes = [8, 4, 4, 8, 128] * 3 + [4]
     K.desc_matmul._cache.clear()
@@ -330,7 +332,7 @@ def test_on_hopper_a_jit_launch_encodes_ring_tensor_maps_in_their_box_and_swizzl
                           TensorDescriptor(c, [128, 64], [64, 1], [64, 64]), 96, BM=64, BN=64, BK=32)
     got = [(t["address"], t["box"], t["swizzle"]) for t in fake.tensor_maps]
     assert got == [(a.ptr, [32, 64], "CU_TENSOR_MAP_SWIZZLE_64B"), (b.ptr, [64, 32], "CU_TENSOR_MAP_SWIZZLE_128B"),
-                   (c.ptr, [64, 64], "CU_TENSOR_MAP_SWIZZLE_NONE")]
+                   (c.ptr, [64, 64], "CU_TENSOR_MAP_SWIZZLE_128B")]
 
 
 def test_one_dimensional_descriptors_keep_ordinary_loads():

@@ -262,6 +262,7 @@ class CudaEmitter:
         # layout conversions move 16-byte vectors)
         # (and the tensor maps whose TMA copies fill rings: their box and swizzle, for the host)
         self.tensor_maps: dict[str, dict] = {}
+        self.swizzled_stores: dict = {}              # (tma.swizzled_stores)
         self.rings, ring_bytes = plan_rings(self)
         self.ring_bytes = -(-ring_bytes // 16) * 16
         self.rings_live = False

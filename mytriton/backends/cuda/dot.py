@@ -204,8 +204,12 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
                or any(op.name in ("tma_load", "tma_store") and op.operands[0] is t and op not in ringed
                       for op in walk(em.fn.body))}
         if not bad:
-            em.tensor_maps = {f.tmap.name: {"box": [f.rows, f.inner], "swizzle": f.swizzle}
-                              for f in sorted(fills, key=lambda f: f.tmap.name)}
+            from .tma import swizzled_stores
+            em.swizzled_stores = swizzled_stores(em)
+            maps = {f.tmap.name: {"box": [f.rows, f.inner], "swizzle": f.swizzle} for f in fills}
+            maps.update((t.name, {"box": [rows, inner], "swizzle": width})
+                        for t, (rows, inner, width) in em.swizzled_stores.items())
+            em.tensor_maps = dict(sorted(maps.items()))
             return rings, nbytes
         excluded |= bad
 

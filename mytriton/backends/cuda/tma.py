@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import math
 
-from ...ir.ssa import Op, Value
+from ...ir.ssa import Op, Value, walk
+from ...ir.types import TMAP
 
 _COMMON = """\
 #ifndef __CUDA_ARCH__
@@ -38,10 +39,10 @@ _COMMON = """\
 #endif
 // a TMA tensor map (CUtensorMap), passed by value; TMA copies between a tile and global memory
 struct __align__(64) mt_tmap { unsigned long long words[16]; };
-// (the next 128-byte boundary of the shared memory at p, reached by adding to p: the compiler still
-// sees shared memory there, and accesses through it are shared-memory ones, not generic)
-__device__ __forceinline__ unsigned char* mt_align128(unsigned char* p) {
-  return p + ((0u - (unsigned)__cvta_generic_to_shared(p)) & 127u);
+// (the next boundary of n bytes (a power of 2) of the shared memory at p, reached by adding to p:
+// the compiler still sees shared memory there, and accesses through it are shared-memory ones)
+__device__ __forceinline__ unsigned char* mt_align_up(unsigned char* p, unsigned n) {
+  return p + ((0u - (unsigned)__cvta_generic_to_shared(p)) & (n - 1u));
 }
 __device__ __forceinline__ void mt_mbarrier_init(unsigned long long* bar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -231,9 +232,10 @@ class _Block:
         bytes into its row (TMA refuses other boxes: an illegal instruction on the H200)."""
         return f"({self.offsets[-1]} & {self.chunk - 1}) == 0" if self.chunk > 1 else "true"
 
-    def copy(self, em, to_tile: bool, padding: str = "0"):
+    def copy(self, em, to_tile: bool, padding: str = "0", element=None):
         """The threads copy the block between global memory and the tile, element by element
-        (``i`` the tile's row-major index): elements out of bounds read ``padding`` or are skipped."""
+        (``i`` the tile's row-major index; ``element``: C++ for the tile's element ``i`` where the
+        tile is not row-major): elements out of bounds read ``padding`` or are skipped."""
         em.emit(f"for (int i = tid; i < {self.numel}; i += {em.num_threads}) {{")
         inside, address = [], []
         for d in range(self.rank):
@@ -242,7 +244,7 @@ class _Block:
             inside.append(f"(unsigned)g{d} < (unsigned){self.dims[d]}")
             address.append(f"(long long)g{d} * {self.strides[d]}" if self.strides[d] != "1" else f"g{d}")
         where, at = " && ".join(inside), " + ".join(address)
-        tile = f"reinterpret_cast<{self.ct}*>(tile)[i]"
+        tile = element("i") if element else f"reinterpret_cast<{self.ct}*>(tile)[i]"
         if to_tile:
             em.emit(f"  {tile} = {where} ? {self.base}[{at}] : {padding};")
         else:
@@ -250,11 +252,11 @@ class _Block:
         em.emit("}")
 
 
-def _open(em, nbytes: int) -> None:
-    em.smem(nbytes + 128 + 8)                # (the tile 128-byte aligned, then the mbarrier)
+def _open(em, nbytes: int, align: int = 128) -> None:
+    em.smem(nbytes + align + 8)              # (the tile aligned, then the mbarrier)
     em.emit("{")
     em.depth += 1
-    em.emit(f"unsigned char* const tile = mt_align128({em.scratch});")
+    em.emit(f"unsigned char* const tile = mt_align_up({em.scratch}, {align});")
 
 
 def _close(em) -> None:
@@ -290,24 +292,71 @@ def tma_load(em, op: Op):
     _close(em)
 
 
+def swizzled_stores(em) -> dict:
+    """The tensor maps (their parameters) that only 2-d TMA stores of one block use, whose tiles may
+    lie swizzled as wgmma's operands do (``dot._Staging.swizzled``: rows of 32 to 128 bytes, or
+    128-byte columns of longer ones, in whole 1024-byte patterns) -> the box (rows, elements of a
+    swizzled row) and the swizzle (bytes). The
+    threads then write such a tile free of bank conflicts (a row-major tile of 256-byte rows put the
+    8 rows a warp's wgmma accumulators hold in one bank), and TMA stores it a 128-byte column at a
+    time; the host encodes the map in that box and swizzle (``CudaEmitter.tensor_maps``)."""
+    uses: dict = {}
+    for op in walk(em.fn.body):
+        for v in op.operands:
+            if v.type == TMAP:
+                uses.setdefault(v, []).append(op)
+    found = {}
+    for tmap, ops in uses.items():
+        if not all(op.name == "tma_store" and op.operands[0] is tmap for op in ops):
+            continue
+        types = {op.operands[1].type for op in ops}
+        if len(types) != 1 or (t := types.pop()).rank != 2:
+            continue
+        size = max(1, t.scalar.bits // 8)
+        rows, row_bytes = t.shape[0], t.shape[1] * size
+        width = min(row_bytes, 128)
+        if width >= 32 and row_bytes % width == 0 and rows * width % 1024 == 0:
+            found[tmap] = (rows, width // size, width)
+    return found
+
+
 def tma_store(em, op: Op):
     tmap, value = op.operands[:2]
     b = _Block(em, op.operands[2:], value.type.shape, value.type.scalar)
     _use(em, f"mt_tma_store_{b.rank}d", _store_helper(b.rank))
-    _open(em, b.nbytes)
+    swizzle = em.swizzled_stores.get(tmap, (0, 0, 0))[2]
+    _open(em, b.nbytes, 1024 if swizzle else 128)
     # TMA writes whole 16-byte chunks of a row: where the last dimension ends inside one that the
     # block covers, it would write the elements after the end too (measured on the H200)
     exact = b.aligned()
     if b.chunk > 1:
         exact += (f" && (({b.dims[-1]} & {b.chunk - 1}) == 0 || {b.offsets[-1]} + {b.shape[-1]} <= {b.dims[-1]})")
     em.emit(f"const bool by_tma = {exact};")
-    _move(em, value, b, write=True)
+    element = None
+    if swizzle:
+        from .dot import _Staging
+        st = _Staging(em, value, 0, 1, False)
+        assert st.swizzled() and st.swizzle == swizzle
+        typed = f"reinterpret_cast<{b.ct}*>(tile)"
+        st.store(em, value, typed, b.ct)
+        shift = int(math.log2(b.shape[1]))
+
+        def element(i):
+            return f"*({st.at(typed, f'({i}) >> {shift}', f'({i}) & {b.shape[1] - 1}', b.ct)})"
+    else:
+        _move(em, value, b, write=True)
     em.emit("mt_fence_proxy_async();")
     em.emit("__syncthreads();")
-    em.emit(f"if (by_tma) {{ if (tid == 0) mt_tma_store_{b.rank}d(tile, &{em.ref(tmap)}, {b.coordinates()}); }}")
+    if swizzle:                              # (a box a 128-byte column of the tile)
+        inner, atoms = swizzle // b.size, b.shape[1] * b.size // swizzle
+        stores = " ".join(f"mt_tma_store_2d(tile + {a * b.shape[0] * swizzle}, &{em.ref(tmap)}, "
+                          f"{b.offsets[1]}{f' + {a * inner}' if a else ''}, {b.offsets[0]});" for a in range(atoms))
+        em.emit(f"if (by_tma) {{ if (tid == 0) {{ {stores} }} }}")
+    else:
+        em.emit(f"if (by_tma) {{ if (tid == 0) mt_tma_store_{b.rank}d(tile, &{em.ref(tmap)}, {b.coordinates()}); }}")
     em.emit("else {")
     em.depth += 1
-    b.copy(em, to_tile=False)
+    b.copy(em, to_tile=False, element=element)
     em.depth -= 1
     em.emit("}")
     em.emit("__syncthreads();")
