@@ -29,7 +29,9 @@ current one it loads), where the dot runs on the tensor cores. Carried values ad
 loop-invariant step (``ptrs += BLOCK_K * stride``) are moved ahead with it, as the loop index is.
 The CUDA backend keeps such a tile in a ring of S shared-memory buffers, filled by asynchronous
 copies (``backends/cuda/dot.py``): the loads of the next S - 1 iterations are in flight while the
-tensor cores work on this one, and no registers hold them.
+tensor cores work on this one, and no registers hold them. A tensor descriptor's TMA copy
+(``tma_load``, sm_90a) is staged the same way where its dot may be wgmma; it has no mask, so the
+copy issued ahead gets one more operand instead, whether its iteration runs.
 """
 from __future__ import annotations
 

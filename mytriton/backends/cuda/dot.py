@@ -20,7 +20,8 @@ themselves), else both operands are staged in shared memory and read back as mma
   column tiles.
 - In a loop (``passes/prefetch.py``: a load whose one use is a dot operand is issued S - 1
   iterations ahead), the operand's tiles live in a ring of S such buffers at the start of the
-  shared memory (``plan_rings``). Each thread copies its runs of the tile (4 to 16 bytes) with
+  shared memory (``plan_rings``); a tensor descriptor's TMA copies fill a wgmma dot's rings
+  themselves, an mbarrier a stage (``TmaFill``). Each thread copies its runs of the tile (4 to 16 bytes) with
   ``cp.async`` (a masked-off run is filled with zeros), one commit group per load. At the top of
   each iteration, before it issues the copies for iteration i + S - 1, the loop waits until
   iteration i's groups have landed (``cp.async.wait_group``: the (S - 2) x operands groups of
@@ -171,9 +172,9 @@ class TmaFill:
     is ``atoms`` boxes of ``rows`` x ``inner`` elements (the swizzle atoms of ``_Staging.swizzled``,
     which TMA's ``SWIZZLE_{swizzle}B`` mode writes as wgmma reads them), each buffer has an
     mbarrier (``bars``: bytes from the start of the shared memory; shared by the ``arrivals`` rings
-    of the loop with as many buffers) that thread 0 arms with the tile's bytes when it issues the
-    copies and every thread waits on before the dot reads the buffer. The host encodes the tensor
-    map with that box and swizzle (``CudaEmitter.tensor_maps``)."""
+    of the loop with as many buffers) that the issuing lane arms with the tile's bytes and every
+    thread waits on before the dot reads the buffer. The host encodes the tensor map with that box
+    and swizzle (``CudaEmitter.tensor_maps``)."""
     tmap: Value
     rows: int
     inner: int
@@ -319,9 +320,9 @@ def _blocks_per_sm(em, chains, layouts, wgmma: set, dot, extra: int) -> int:
 def _groups_in_flight(em, chains, layouts, wgmma: set, users, body) -> dict[Op, bool]:
     """The wgmma dots that leave their group in flight into the next iteration, each with whether
     its rings' copies go after it (``Ring.late``): where the buffer more they would otherwise need
-    costs a thread block per SM (``_blocks_per_sm``), and always where TMA fills them (one thread
-    issues them while the tensor cores work: in front of the dot, they held up the whole warpgroup's
-    wgmma; on the H200, 128x128x64 fp16 on 4 warps with 4 stages: see benchmarks/RESULTS.md). A dot's result must only be yielded, and the
+    costs a thread block per SM (``_blocks_per_sm``), and always where TMA fills them (one lane
+    issues them while the tensor cores work; in front of the dot they held up the warpgroup's wgmma:
+    benchmarks/RESULTS.md, thirteenth session). A dot's result must only be yielded, and the
     loop argument it becomes either only the next such dot's accumulator (``acc = tl.dot(a, b,
     acc)``), or first read after another wgmma dot of the body, whose wait for all groups covers
     it (attention's ``acc * alpha + tl.dot(p, v)`` after the next ``tl.dot(q, k)``: the product
@@ -483,10 +484,11 @@ def staged_load(em, op: Op, ring: Ring):
 
 def _tma_fill(em, op: Op, ring: Ring, slot: str):
     """One lane of warp 0 copies the tile of ``op`` (a ``tma_load``) into its buffer by TMA, one box
-    a swizzle atom, arming the buffer's mbarrier with the tile's bytes: where the iteration it loads for runs
-    (its last operand), so that no copy is in flight when the loop ends. The first of a ring's
-    copies in front of its loop initializes its mbarriers; the loop's top waits on them
-    (``CudaEmitter.op_for``)."""
+    a swizzle atom, arming the buffer's mbarrier with the tile's bytes: where the iteration it loads
+    for runs (its last operand), so that no copy is in flight when the loop ends. The lane is
+    elected before the test (ptxas then issues the copies under a uniform predicate; elected inside
+    it, or ``tid == 0``, it looped over the active lanes). The first of a ring's copies in front of
+    its loop initializes the mbarriers; the loop's top waits on them (``CudaEmitter.op_for``)."""
     from . import tma
     f, rank = ring.tma, 2
     if f.bars not in em.tma_barriers:        # (the loop's first copy, in front of it)
