@@ -247,6 +247,19 @@ def test_a_descriptor_matmul_copies_its_operands_by_tma_into_the_rings_of_wgmma(
     assert plain.metadata["tensor_maps"] == {}
 
 
+@pytest.mark.parametrize("block, swizzled", [((64, 128), False), ((16, 32), True)])
+def test_a_store_tile_is_swizzled_only_for_values_of_narrow_runs(block, swizzled):
+    """copy_add's 64x128 fp16 blocks on 4 warps hold 16-byte runs: their row-major tile is written
+    a warp's 512 consecutive bytes at a time, and stays row-major (its map unswizzled); 16x32 blocks
+    hold 8-byte runs, whose rows would meet in a bank: swizzled by their 64-byte rows."""
+    ty = f"tensordesc<fp16[{block[0]}, {block[1]}]>"
+    ck = mytriton.compile(K.copy_add, {"in_desc": ty, "out_desc": ty}, {"BM": block[0], "BN": block[1]},
+                          target="sm_90a", num_warps=4)
+    want = {"out_desc__tmap": {"box": [block[0], block[1]], "swizzle": 64}} if swizzled else {}
+    assert ck.metadata["tensor_maps"] == want
+    assert ("mt_align_up(mt_smem, 1024)" in ck.asm["cu"]) == swizzled
+
+
 def test_a_descriptor_read_outside_the_ring_keeps_its_own_tma_copies():
     """A's descriptor is also read after the loop, in its block's box: its tensor map cannot be
     the ring's swizzled one, so its copies in the loop stay TMA copies of the block (through
