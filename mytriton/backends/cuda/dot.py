@@ -194,6 +194,7 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
     where the chain's loads are TMA copies (``TmaFill``): a tensor map all of whose copies fill such
     rings in one box (else its copies stay where they are, through registers)."""
     excluded: set[Value] = set()
+    copies = [op for op in walk(em.fn.body) if op.name in ("tma_load", "tma_store")]
     while True:
         rings, nbytes = _plan_rings(em, excluded)
         fills = {r.tma for r in rings.values() if r.tma is not None}
@@ -201,9 +202,8 @@ def plan_rings(em) -> tuple[dict[Value, Ring], int]:
         for f in fills:
             boxes.setdefault(f.tmap, set()).add((f.rows, f.inner, f.swizzle))
         ringed = {v.owner for v, r in rings.items() if r.tma is not None and isinstance(v.owner, Op)}
-        bad = {t for t, b in boxes.items() if len(b) > 1
-               or any(op.name in ("tma_load", "tma_store") and op.operands[0] is t and op not in ringed
-                      for op in walk(em.fn.body))}
+        bad = {t for t, b in boxes.items()
+               if len(b) > 1 or any(op.operands[0] is t and op not in ringed for op in copies)}
         if not bad:
             from .tma import swizzled_stores
             em.swizzled_stores = swizzled_stores(em)
@@ -268,6 +268,7 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
                     continue                         # (attention: its softmax needs the registers)
                 em.min_blocks = max(em.min_blocks, min(_blocks_per_sm(em, chains, layouts, wgmma, dot, 0), 2))
         made = []                    # (chain, its ring, the tile as its dot sees it)
+        copies = sum(1 for c in chains if c.loads[0].name == "load")    # (chains that cp.async fills)
         for c in chains:
             x = c.values[0]
             c_type = "float" if x.type.scalar == F32 else x.type.scalar.c_name
@@ -280,7 +281,6 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
             # loads for iteration i + S - 1 are issued: one buffer more, or those loads after the dot)
             carried, late = c.dot in in_flight, in_flight.get(c.dot, False)
             buffers = c.stages + (1 if carried and not late else 0)
-            copies = sum(1 for k in chains if k.loads[0].name == "load")
             ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * copies, swizzle,
                         carried, late)
             offset += buffers * ring.size

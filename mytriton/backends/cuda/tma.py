@@ -315,12 +315,11 @@ def swizzled_stores(em) -> dict:
         types = {op.operands[1].type for op in ops}
         if len(types) != 1 or (t := types.pop()).rank != 2:
             continue
+        from .dot import _Staging
         size = max(1, t.scalar.bits // 8)
-        rows, row_bytes = t.shape[0], t.shape[1] * size
-        width = min(row_bytes, 128)
-        narrow = all(_vector(em, op.operands[1], size) * size < 16 for op in ops)
-        if narrow and width >= 32 and row_bytes % width == 0 and rows * width % 1024 == 0:
-            found[tmap] = (rows, width // size, width)
+        st = _Staging(em, ops[0].operands[1], 0, 1, False)
+        if all(_vector(em, op.operands[1], size) * size < 16 for op in ops) and st.swizzled():
+            found[tmap] = (st.rows, st.swizzle // size, st.swizzle)
     return found
 
 
@@ -340,7 +339,7 @@ def tma_store(em, op: Op):
     if swizzle:
         from .dot import _Staging
         st = _Staging(em, value, 0, 1, False)
-        assert st.swizzled() and st.swizzle == swizzle
+        st.swizzled()                        # (as swizzled_stores found it: the same shape and type)
         typed = f"reinterpret_cast<{b.ct}*>(tile)"
         st.store(em, value, typed, b.ct)
         shift = int(math.log2(b.shape[1]))
