@@ -64,17 +64,26 @@ def test_seed_matmul_format():
 
 
 def test_cuda_loop_shape():
-    """FileCheck-style: the carried accumulator is declared before the loop and assigned at its end."""
+    """FileCheck-style: the carried accumulator is declared before the loop and assigned at its end;
+    the column of each outer product crosses one of two buffers in turn, one barrier an iteration."""
     cu = mytriton.compile(basic.matmul_kernel, signature=MATMUL, constexprs={"BM": 64, "BN": 64}).asm["cu"]
     expected = [
-        "float v25[32];",
-        "for (int r = 0; r < 32; ++r) v25[r] = v0[r];",
-        "for (int v14 = 0; v14 < p_K; v14 += 1) {",
-        "float v24[32];",
-        "for (int r = 0; r < 32; ++r) v24[r] = (v25[r] + v23[r]);",
-        "for (int r = 0; r < 32; ++r) v25[r] = v24[r];",
+        "float v30[32];",
+        "for (int r = 0; r < 32; ++r) v30[r] = v0[r];",
+        "int v18_staged = 0;",
+        "for (int v18 = 0; v18 < p_K; v18 += 1) {",
+        # the column: loaded once an element, through the iteration's buffer, 16-byte reads
+        "float* buf = reinterpret_cast<float*>(mt_smem + v18_staged * 256);",
+        "__syncthreads();",
+        "for (int r = 0; r < 32; r += 4) { const mt_vec<float, 4> t = *reinterpret_cast<const mt_vec<float, 4>*>"
+        "(buf + (r + ((tid >> 1) & 32)));",
+        "float v29[32];",
+        "for (int r = 0; r < 32; ++r) v29[r] = (v30[r] + v28[r]);",
+        "for (int r = 0; r < 32; ++r) v30[r] = v29[r];",
+        "v18_staged ^= 1;",
         "}",
-        "*reinterpret_cast<mt_vec<float, 4>*>(v28[r]) = t;",
+        "__syncthreads();",
+        "for (int r = 0; r < 32; ++r) if (v34[r]) *v33[r] = v30[r];",
     ]
     pos = 0
     lines = [line.strip() for line in cu.splitlines()]

@@ -210,3 +210,54 @@ def test_a_conversion_sinks_through_pure_ops_only():
     load.operands[0] = conv.result
     assert sink_conversions(fn) == 0 and load.operands[0] is conv.result
     assert load.result.layout == conv.result.layout
+
+
+def _matmul_layouts(bm, bn, warps, aligned):
+    """The seed's outer-product matmul (manifests/kernels/matmul.py) through layout assignment: the
+    accumulator's layout, the column load's and the conversions that follow it."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
+    import matmul
+    from mytriton.compiler import build_ssa
+    from mytriton.ir.ssa import walk
+    from mytriton.passes.layout import assign_layouts
+    p, i = ("*fp32:16", "i32:16") if aligned else ("*fp32", "i32")
+    fn = assign_layouts(build_ssa(matmul.matmul_kernel, {"a": p, "b": p, "c": p, "M": i, "N": i, "K": i},
+                                  {"BM": bm, "BN": bn}, num_warps=warps))
+    loop = next(op for op in walk(fn.body) if op.name == "for")
+    body = loop.regions[0].ops
+    column = next(op for op in body if op.name == "load" and op.result.type.shape == (bm, 1))
+    convs = [op for op in body if op.name == "convert_layout"]
+    acc = loop.results[0].layout
+    return acc, column, convs
+
+
+@pytest.mark.parametrize("bm,bn,warps,aligned,want", [
+    # lanes then warps along N; each thread's rows consecutive; runs along N of the row's proven width
+    (128, 128, 4, False, ((128, 1), (1, 32), (1, 4))),
+    (128, 128, 2, True, ((128, 2), (1, 32), (1, 2))),
+    (128, 128, 8, True, ((64, 1), (1, 32), (2, 4))),
+    (64, 64, 1, True, ((64, 2), (1, 32), (1, 1))),
+    (64, 16, 1, True, ((32, 1), (2, 16), (1, 1))),
+])
+def test_outer_product_tile_stages_its_column(bm, bn, warps, aligned, want):
+    """An accumulator of outer products of a loaded column and row takes the outer-product layout;
+    its column is loaded once an element, one thread each, and reaches the tile's threads through a
+    conversion the CUDA backend gives buffers of its own (``staged``)."""
+    from mytriton.ir.layout import outer_product_layout
+    acc, column, convs = _matmul_layouts(bm, bn, warps, aligned)
+    assert (acc.size_per_thread, acc.threads_per_warp, acc.warps_per_cta, acc.order) == (*want, (1, 0))
+    assert acc == outer_product_layout((bm, bn), warps, 4 if aligned else 1)
+    assert num_regs(column.result.layout, (bm, 1)) == max(1, bm // (32 * warps))
+    staged = [op for op in convs if op.attrs.get("staged")]
+    assert len(staged) == 1 and staged[0].operands[0] is column.result and staged[0].result.layout == acc
+
+
+@pytest.mark.parametrize("bm,bn,warps", [(16, 16, 2), (32, 16, 4), (64, 16, 8), (16, 64, 8)])
+def test_small_outer_product_shares_keep_the_default_layout(bm, bn, warps):
+    """Where a thread would hold fewer than STAGED_COLUMN_REGS rows, the tile keeps the default
+    layout (16-byte runs along N) and loads its column directly: nothing is staged."""
+    acc, column, convs = _matmul_layouts(bm, bn, warps, True)
+    assert acc == default_layout((bm, bn), warps, 4)
+    assert column.result.layout == acc and not any(op.attrs.get("staged") for op in convs)

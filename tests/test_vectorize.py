@@ -169,14 +169,16 @@ def test_loop_accesses_that_cannot_be_vectors_are_coalesced_one_element_a_lane()
             "#blocked<spt=[1], tpw=[32], wpc=[8], order=[0]>"], unproven
 
 
-def test_loop_loads_of_rows_and_columns_leave_the_tile_layout_alone():
-    """The seed matmul loads a column and a row of its tile per step: the tile keeps 16-byte runs."""
-    sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
-    func = build_ssa(basic.matmul_kernel, sig, {"BM": 64, "BN": 64}, 4)
+def test_loop_loads_of_rows_and_columns_set_the_outer_product_layout():
+    """The seed matmul loads a column and a row of its tile per step: the tile takes the outer-product
+    layout, its runs along N as wide as the row's accesses are proven (one element unaligned, 16
+    bytes with the promise)."""
     from mytriton.passes.layout import assign_layouts
-    assign_layouts(func)
-    store = next(op for op in walk(func.body) if op.name == "store")
-    assert str(store.operands[0].layout).startswith("#blocked<spt=[1, 4]")
+    for p, i, warps, want in (("*fp32", "i32", 4, "#blocked<spt=[32, 1]"), ("*fp32:16", "i32:16", 1, "#blocked<spt=[64, 2]")):
+        sig = {"a": p, "b": p, "c": p, "M": i, "N": i, "K": i}
+        func = assign_layouts(build_ssa(basic.matmul_kernel, sig, {"BM": 64, "BN": 64}, warps))
+        store = next(op for op in walk(func.body) if op.name == "store")
+        assert str(store.operands[0].layout).startswith(want)
 
 
 def test_fp32_math_on_fp16_data_takes_the_16_byte_runs_of_the_fp16_accesses():

@@ -244,6 +244,24 @@ def default_layout(shape: tuple[int, ...], num_warps: int, elem_bytes: int = 4,
     return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), order)
 
 
+def outer_product_layout(shape: tuple[int, int], num_warps: int, max_contiguous: int) -> BlockedLayout:
+    """The layout of a ``(M, N)`` tile accumulated from a column ``(M, 1)`` and a row ``(1, N)``
+    loaded in a loop (``acc += a[:, None] * b[None, :]``): every lane, then every warp, along N
+    while N has room (each thread's run along it at most ``max_contiguous`` elements: the row's
+    proven vector width), so that a warp's threads hold the same rows and the row loads are
+    coalesced; the rows a thread holds are consecutive (its whole share of M in its registers), so
+    that the column, staged in shared memory, reaches each thread as 16-byte broadcast reads."""
+    m, n = shape
+    threads = 32 * num_warps
+    spt_n = max(1, min(_pow2_floor(max(1, max_contiguous)), n // threads if n >= threads else 1))
+    lanes_n = min(32, max(1, n // spt_n))
+    lanes_m = 32 // lanes_n
+    warps_n = min(num_warps, max(1, _pow2_floor(max(1, n // (spt_n * lanes_n)))))
+    warps_m = num_warps // warps_n
+    spt_m = max(1, m // (lanes_m * warps_m))
+    return BlockedLayout((spt_m, spt_n), (lanes_m, lanes_n), (warps_m, warps_n), (1, 0))
+
+
 def permuted_operand_layout(result: Layout, dims: tuple[int, ...]) -> BlockedLayout | None:
     """The layout an operand of ``trans(x, dims)`` must have for the result to be in ``result``
     with no data moving (result dimension i is the operand's dimension ``dims[i]``); None where

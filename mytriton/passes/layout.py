@@ -15,7 +15,7 @@ from math import prod
 
 from ..errors import CompilationError
 from ..ir.layout import (BlockedLayout, DotOperandLayout, Layout, MmaLayout, SliceLayout, default_layout,
-                         mma_layout, num_regs, permuted_operand_layout, to_linear)
+                         mma_layout, num_regs, outer_product_layout, permuted_operand_layout, to_linear)
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS, THROUGH_SHARED
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, sources_of, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
@@ -32,6 +32,8 @@ from .prefetch import staged_chain
 # MAX_ELEMENTS_PER_THREAD a kernel is refused.
 UNROLLED_ELEMENTS_PER_THREAD = 512
 MAX_ELEMENTS_PER_THREAD = 4096
+# an outer product's column is staged through shared memory where a thread holds this many of its rows
+STAGED_COLUMN_REGS = 8
 
 
 def _elem_bytes(ty: BlockType) -> int:
@@ -69,6 +71,18 @@ def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
                 width //= 2
             widths[ptr.type.shape] = min(widths.get(ptr.type.shape, width), width)
     return widths
+
+
+def _outer_product_tiles(fn: Function, shapes: list[tuple[int, ...]]) -> dict[tuple[int, int], int]:
+    """The rank-2 tiles ``(M, N)`` that a loop accumulates from a loaded column ``(M, 1)`` and a
+    loaded row ``(1, N)`` (the outer-product matmul: ``acc += a[:, None] * b[None, :]``), each with
+    the row's proven vector width (``_loop_access_widths``)."""
+    widths = _loop_access_widths(fn)
+    loaded = {ld.operands[0].type.shape for loop in walk(fn.body) if OPS[loop.name].loop
+              for r in loop.regions for ld in walk(r)
+              if ld.name == "load" and isinstance(ld.operands[0].type, BlockType)}
+    return {(m, n): widths.get((1, n), 1) for (m, n) in (s for s in shapes if len(s) == 2)
+            if m > 1 and n > 1 and (m, 1) in loaded and (1, n) in loaded}
 
 
 def wgmma_kind(op: Op) -> str | None:
@@ -220,6 +234,13 @@ class LayoutAssignment:
         # 32x128 tiles, 1603 GB/s against 2828 with runs of 4, on the H200)
         self.widths = {shape: width for shape, width in _loop_access_widths(fn).items()
                        if len(shape) == 1 and self.anchor(shape) == shape}
+        # (where a thread holds enough rows of the tile for its column to be staged: in smaller
+        # shares a thread's loads are few either way, and the default's 16-byte runs along the
+        # rows move the row in fewer of them)
+        self.outer = {shape: lay for shape, width in _outer_product_tiles(fn, self.shapes).items()
+                      if (lay := outer_product_layout(shape, self.fn.num_warps, width)).size_per_thread[0]
+                      >= STAGED_COLUMN_REGS}
+        self.staged: set[Op] = set()          # the loads staged_column gave their own layout
         # per tile: the narrowest element its loads and stores move, from 2 bytes up (fp32 math on
         # fp16 data takes the fp16 accesses' 16-byte runs of 8: Triton's layouts follow the accesses)
         self.access_bytes: dict[tuple[int, ...], int] = {}
@@ -235,6 +256,8 @@ class LayoutAssignment:
         dimension is 16 bytes of the tile's narrowest memory access, and no more contiguous
         elements than the loops' accesses of that tile move at once (``_loop_access_widths``)."""
         anchor = self.anchor(ty.shape)
+        if anchor in self.outer:
+            return self.outer[anchor]
         eb = self.access_bytes.get(anchor, _elem_bytes(ty))
         return default_layout(anchor, self.fn.num_warps, eb, self.widths.get(anchor))
 
@@ -295,13 +318,37 @@ class LayoutAssignment:
         if op is not None and op.name == "trans":     # (its operand takes the permuted blocked layout)
             reqs = [req for req in reqs if isinstance(req[0], BlockedLayout)]
         if not reqs:
-            return self.default(v.type)
+            return self.staged_column(op, self.default(v.type))
         counts = Counter(lay for lay, _, _ in reqs)
         best = max(counts.values())
         for lay, _, _ in reversed(reqs):          # ties go to the earliest consumer in program order
             if counts[lay] == best:
-                return lay
+                return self.staged_column(op, lay)
         raise AssertionError
+
+    def staged_column(self, op: Op | None, layout: Layout) -> Layout:
+        """For the column ``(M, 1)`` of an outer-product tile loaded in a loop (``_outer_product_
+        tiles``) loaded in the body of a ``for`` loop, where ``layout`` would have each thread load
+        ``STAGED_COLUMN_REGS`` or more of its elements, each of them in 4 or more threads: the column's own default layout (each element
+        loaded once, by one thread), converted through shared memory into ``layout`` (the tile's
+        threads then read their consecutive rows as 16-byte broadcasts, not one load each, as
+        Triton's coalesced load and ``convert_layout`` do; the conversion is marked ``staged``: the
+        CUDA backend gives it a buffer of its own, freed by the next iteration's barrier, so that
+        the reads can interleave with the products). Otherwise ``layout``."""
+        if op is None or op.name != "load" or not isinstance(layout, BlockedLayout):
+            return layout
+        ty = op.result.type
+        body = self.home.get(op)
+        if (ty.rank != 2 or ty.shape[1] != 1 or self.anchor(ty.shape) not in self.outer or body is None
+                or body.parent is None or body.parent.name != "for"):
+            return layout
+        ll = to_linear(layout, ty.shape, self.fn.num_warps)
+        free = ll.free_masks()
+        copies = 1 << (bin(free.get("lane", 0)).count("1") + bin(free.get("warp", 0)).count("1"))
+        if ll.num_regs < STAGED_COLUMN_REGS or copies < 4:
+            return layout
+        self.staged.add(op)
+        return default_layout(ty.shape, self.fn.num_warps, _elem_bytes(ty))
 
     def scan_layout(self, op: Op) -> Layout:
         """A scan's operands and results share one layout in which every position bit that moves
@@ -325,22 +372,24 @@ class LayoutAssignment:
                     new = _made_again(def_op)
                 elif def_op is not None and self.cheap(def_op):
                     new = _made_again(def_op)
-                    for i, x in enumerate(new.operands):    # (its operands: made again in `want` too)
-                        self.request(x, want, new, i)
+                    self.operand_requests(new, want)        # (its operands: made again in `want` too)
                 else:
-                    new = Op("convert_layout", [v], [v.type], loc=consumer.loc)
+                    # (a staged column: the CUDA backend gives it a buffer of its own, see staged_column)
+                    attrs = {"staged": True} if def_op in self.staged else {}
+                    new = Op("convert_layout", [v], [v.type], attrs, loc=consumer.loc)
                 new.result.layout = want
                 self.inserts.append((region, def_op, new))
                 made[want] = new.result
             consumer.operands[index] = made[want]
 
     def cheap(self, op: Op, depth: int = 3) -> bool:
-        """An elementwise op computed again in another layout rather than converted: its block
-        operands are, within ``depth`` such ops, made by ``arange``-like ops (a loop's ``k +
+        """An elementwise op (or an ``expand_dims``) computed again in another layout rather than
+        converted: its block operands are, within ``depth`` such ops, made by ``arange``-like ops (a loop's ``k +
         tl.arange(0, BLOCK_K)``, wanted along the rows of B and the columns of A: converting it
         crossed shared memory, behind two barriers, in every iteration of the K loop)."""
         d = OPS[op.name]
-        if not (d.elementwise and d.keeps_layout and d.pure and len(op.results) == 1 and depth > 0):
+        if not ((d.elementwise and d.keeps_layout or op.name == "expand_dims") and d.pure and len(op.results) == 1
+                and depth > 0):
             return False
         for x in op.operands:
             if isinstance(x.type, BlockType):

@@ -264,8 +264,18 @@ class CudaEmitter:
         self.tensor_maps: dict[str, dict] = {}
         self.swizzled_stores: dict = {}              # (tma.swizzled_stores)
         self.rings, ring_bytes = plan_rings(self)
-        self.ring_bytes = -(-ring_bytes // 16) * 16
+        # then the two buffers of each staged column (passes/layout.staged_column): its loop's
+        # iterations write them in turn, so one barrier an iteration keeps readers and writers apart
+        self.staged: dict[Op, int] = {}
+        self.staged_turn: dict[Op, str] = {}         # (the variable of the loop's turn)
+        ring_bytes = -(-ring_bytes // 16) * 16
+        for op in walk(fn.body):
+            if op.name == "convert_layout" and op.attrs.get("staged"):
+                self.staged[op] = ring_bytes
+                ring_bytes += 2 * (-(-op.result.type.numel * _smem_bytes(op.result.type.scalar) // 16) * 16)
+        self.ring_bytes = ring_bytes
         self.rings_live = False
+        self.staged_live = False
         self.tma_barriers: set[int] = set()          # rings whose mbarriers are initialized (dot.py)
         # a share beyond what registers hold: the per-register loops are unrolled 4 times, not fully
         # (passes/layout.UNROLLED_ELEMENTS_PER_THREAD)
@@ -1015,12 +1025,14 @@ class CudaEmitter:
 
     @property
     def scratch(self) -> str:
-        """Where the shared memory of an op's own use starts: after the rings while they are live
-        (from the first pipelined load in front of their loop to the loop's end), else at 0."""
-        return "mt_scratch" if self.rings_live else "mt_smem"
+        """Where the shared memory of an op's own use starts: after the rings and staged columns while
+        they are live (from the first pipelined load in front of their loop, or the start of a loop
+        with staged columns, to the loop's end), else at 0."""
+        return "mt_scratch" if self.rings_live or self.staged_live else "mt_smem"
 
     def smem(self, nbytes: int):
-        self.smem_bytes = max(self.smem_bytes, nbytes + (self.ring_bytes if self.rings_live else 0))
+        live = self.rings_live or self.staged_live
+        self.smem_bytes = max(self.smem_bytes, nbytes + (self.ring_bytes if live else 0))
 
     def through_shared(self, ctype: str, count: int, elem_bytes: int, write, read):
         """Values moved through shared memory, in a block of their own: ``buf`` (``count`` elements of
@@ -1065,6 +1077,18 @@ class CudaEmitter:
         def at(v: Value) -> str:             # the buffer address of register r's element
             return self.index(offset_expr(self.layout_of(v).flatten_outs().compose(swizzle)), "r")
 
+        if op in self.staged:                # (its loop's iterations take the two buffers in turn)
+            size = -(-res.type.numel * eb // 16) * 16
+            self.emit("{")
+            self.depth += 1
+            at_ = f"{self.staged[op]} + " if self.staged[op] else ""
+            self.emit(f"{ct}* buf = reinterpret_cast<{ct}*>(mt_smem + {at_}{self.staged_turn[op]} * {size});")
+            self.move_registers(src, "buf", at(src), ct, ex.src_vec, True)
+            self.emit("__syncthreads();")
+            self.move_registers(res, "buf", at(res), ct, ex.dst_vec, False)
+            self.depth -= 1
+            self.emit("}")
+            return
         self.through_shared(ct, res.type.numel, eb, lambda: self.move_registers(src, "buf", at(src), ct, ex.src_vec, True),
                             lambda: self.move_registers(res, "buf", at(res), ct, ex.dst_vec, False))
 
@@ -1285,6 +1309,11 @@ class CudaEmitter:
         if fills:                    # the buffer iteration i reads, and the round of its mbarrier
             self.emit(f"int {ring.slot}_rd = 0;")
             self.emit(f"unsigned {ring.slot}_phase = 0;")
+        staged = f"{i}_staged" if any(inner in self.staged for inner in body.ops) else None
+        if staged:                   # which buffer of its staged columns the iteration writes
+            self.emit(f"int {staged} = 0;")
+            self.staged_live = True
+            self.staged_turn.update((inner, staged) for inner in body.ops if inner in self.staged)
         self.emit(f"for ({index.type.c_name} {i} = {self.ref(start)}; {test}; {i} += {self.ref(step)}) {{")
         self.depth += 1
         if ring is not None:         # this iteration's tiles have landed and every warp is done with the last
@@ -1305,8 +1334,13 @@ class CudaEmitter:
             self.emit(f"{ring.slot} = {ring.slot} == {ring.stages - 1} ? 0 : {ring.slot} + 1;")
         if fills:
             self.emit(f"if (++{ring.slot}_rd == {ring.stages}) {{ {ring.slot}_rd = 0; {ring.slot}_phase ^= 1u; }}")
+        if staged:
+            self.emit(f"{staged} ^= 1;")
         self.depth -= 1
         self.emit("}")
+        if staged:                   # (the last iteration's reads, before anyone writes there again)
+            self.emit("__syncthreads();")
+            self.staged_live = False
         if ring is not None:         # (copies of iterations that did not run are still in flight)
             if wgmma:
                 self.emit("mt_wgmma_wait<0>();")           # (the last iteration's wgmma group too)
