@@ -6,7 +6,8 @@
 Compiles one configuration of a kernel of ``benchmarks/sweep.py`` (its source, its signature and
 alignment promises, as the sweep times it) through mytriton (NVRTC) and, where Triton is
 installed, through Triton for the same target (Triton compiles offline, given the target), then
-prints each side's registers, stack frame and SASS instruction count and a histogram of the
+prints each side's registers, stack frame, SASS instruction count and its hottest loop's
+instructions per FFMAs (the loop with the most FFMAs: a K loop as ptxas unrolled it), and a histogram of the
 instructions that tell most (global and shared memory, local-memory spills, barriers, branches,
 FMAs), and writes the CUDA, PTX and SASS of both under ``--out``. ``--all`` prints one line a
 configuration instead: where ptxas spills or caps registers is the first thing to look at when
@@ -114,8 +115,25 @@ def compile_triton(config: sweep.Config, target: str, folder: Path):
     return triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": config.num_warps})
 
 
-def summary(res: dict, ops: Counter) -> str:
-    return f"REG {res.get('REG', 0):3d}  STACK {res.get('STACK', 0):5d}  SASS {sum(ops.values()):5d}"
+def hottest_loop(sass: str) -> tuple[int, int]:
+    """(instructions, FFMAs) of the loop in a SASS listing with the most FFMAs (a backward branch's
+    span; ptxas's unrolled main loop of a K loop), or (0, 0) without one: per FFMA, what an
+    iteration costs besides the math."""
+    ins = [(int(m.group(1), 16), m.group(2)) for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", sass)]
+    best = (0, 0)
+    for addr, text in ins:
+        m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", text)
+        if m and int(m.group(1), 16) < addr:
+            body = [t for a, t in ins if int(m.group(1), 16) <= a <= addr]
+            ffma = sum(1 for t in body if re.match(r"(?:@!?U?P\w+\s+)?FFMA\b", t))
+            best = max(best, (ffma, len(body)))
+    return best[1], best[0]
+
+
+def summary(res: dict, ops: Counter, sass: str) -> str:
+    n, ffma = hottest_loop(sass)
+    return (f"REG {res.get('REG', 0):3d}  STACK {res.get('STACK', 0):5d}  SASS {sum(ops.values()):5d}"
+            f"  loop {n:4d}/{ffma:3d} FFMA")
 
 
 def main(argv=None) -> int:
@@ -157,11 +175,11 @@ def main(argv=None) -> int:
         mt = sweep.mytriton_compile(str(ROOT / kernel.file), kernel.function, signature(config),
                                     dict(config.constexprs), config.num_warps, args.target)
         mres, mops, msass = inspect(mt.asm["cubin"], tool)
-        line = f"{config.label():28s} mytriton {summary(mres, mops)}"
+        line = f"{config.label():28s} mytriton {summary(mres, mops, msass)}"
         if with_triton:
             tr = compile_triton(config, args.target, folder)
             tres, tops, tsass = inspect(tr.asm["cubin"], tool)
-            line += f"  |  triton {summary(tres, tops)}"
+            line += f"  |  triton {summary(tres, tops, tsass)}"
         print(line, flush=True)
         if args.all:
             continue

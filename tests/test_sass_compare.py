@@ -31,6 +31,22 @@ def test_opcodes_count_predicated_instructions_by_their_first_part():
     assert sass_compare.opcodes(sass) == {"BRA": 1, "LDG": 2, "FFMA": 2}
 
 
+def test_hottest_loop_is_the_backward_branch_span_with_the_most_ffmas():
+    sass = """
+        /*0100*/                   FFMA R1, R2, R3, R1 ;
+        /*0110*/                   LDG.E R4, desc[UR8][R20.64] ;
+        /*0120*/              @P0 BRA 0x100 ;
+        /*0130*/                   FFMA R1, R2, R3, R1 ;
+        /*0140*/              @!P1 FFMA R1, R2, R3, R1 ;
+        /*0150*/                   IADD3 R0, R0, 0x1, RZ ;
+        /*0160*/              @P1 BRA 0x130 ;
+        /*0170*/                   BRA 0x180 ;
+        /*0180*/                   EXIT ;
+    """
+    assert sass_compare.hottest_loop(sass) == (4, 2)
+    assert sass_compare.hottest_loop("/*0000*/ EXIT ;") == (0, 0)
+
+
 def run(*args):
     return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sass_compare.py"), *args], capture_output=True,
                           text=True, timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
