@@ -64,26 +64,52 @@ def test_seed_matmul_format():
 
 
 def test_cuda_loop_shape():
-    """FileCheck-style: the carried accumulator is declared before the loop and assigned at its end;
-    the column of each outer product crosses one of two buffers in turn, one barrier an iteration."""
+    """FileCheck-style: the carried accumulator is declared before the loop and assigned at its end."""
     cu = mytriton.compile(basic.matmul_kernel, signature=MATMUL, constexprs={"BM": 64, "BN": 64}).asm["cu"]
     expected = [
-        "float v30[32];",
-        "for (int r = 0; r < 32; ++r) v30[r] = v0[r];",
+        "float v25[32];",
+        "for (int r = 0; r < 32; ++r) v25[r] = v0[r];",
+        "for (int v14 = 0; v14 < p_K; v14 += 1) {",
+        "float v24[32];",
+        "for (int r = 0; r < 32; ++r) v24[r] = (v25[r] + v23[r]);",
+        "for (int r = 0; r < 32; ++r) v25[r] = v24[r];",
+        "}",
+        "*reinterpret_cast<mt_vec<float, 4>*>(v28[r]) = t;",
+    ]
+    pos = 0
+    lines = [line.strip() for line in cu.splitlines()]
+    for want in expected:
+        while pos < len(lines) and want not in lines[pos]:
+            pos += 1
+        assert pos < len(lines), f"missing (in order): {want}\n{cu}"
+        pos += 1
+
+
+def test_cuda_staged_column():
+    """FileCheck-style: an outer-product tile of 128 elements a thread or more (passes/layout.py,
+    _outer_product_pays) takes each iteration's column through one of two buffers in turn, one
+    barrier an iteration, read back 16 bytes at a time."""
+    cu = mytriton.compile(basic.matmul_kernel, signature=MATMUL, constexprs={"BM": 64, "BN": 64},
+                          num_warps=1).asm["cu"]
+    expected = [
+        "float v30[128];",
+        "for (int r = 0; r < 128; ++r) v30[r] = v0[r];",
         "int v18_staged = 0;",
         "for (int v18 = 0; v18 < p_K; v18 += 1) {",
-        # the column: loaded once an element, through the iteration's buffer, 16-byte reads
+        # the row's load in front of the column's barrier; the column: loaded once an element,
+        # through the iteration's buffer, 16-byte reads
+        "for (int r = 0; r < 2; ++r) v26[r] = (v17[r] ? *v25[r] : 0.0f);",
         "float* buf = reinterpret_cast<float*>(mt_smem + v18_staged * 256);",
         "__syncthreads();",
-        "for (int r = 0; r < 32; r += 4) { const mt_vec<float, 4> t = *reinterpret_cast<const mt_vec<float, 4>*>"
-        "(buf + (r + ((tid >> 1) & 32)));",
-        "float v29[32];",
-        "for (int r = 0; r < 32; ++r) v29[r] = (v30[r] + v28[r]);",
-        "for (int r = 0; r < 32; ++r) v30[r] = v29[r];",
+        "for (int r = 0; r < 64; r += 4) { const mt_vec<float, 4> t = *reinterpret_cast<const mt_vec<float, 4>*>"
+        "(buf + r);",
+        "float v29[128];",
+        "for (int r = 0; r < 128; ++r) v29[r] = (v30[r] + v28[r]);",
+        "for (int r = 0; r < 128; ++r) v30[r] = v29[r];",
         "v18_staged ^= 1;",
         "}",
         "__syncthreads();",
-        "for (int r = 0; r < 32; ++r) if (v34[r]) *v33[r] = v30[r];",
+        "for (int r = 0; r < 128; ++r) if (v34[r]) *v33[r] = v30[r];",
     ]
     pos = 0
     lines = [line.strip() for line in cu.splitlines()]

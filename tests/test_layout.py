@@ -237,9 +237,9 @@ def _matmul_layouts(bm, bn, warps, aligned):
     # lanes then warps along N; each thread's rows consecutive; runs along N of the row's proven width
     (128, 128, 4, False, ((128, 1), (1, 32), (1, 4))),
     (128, 128, 2, True, ((128, 2), (1, 32), (1, 2))),
-    (128, 128, 8, True, ((64, 1), (1, 32), (2, 4))),
+    (128, 64, 2, False, ((128, 1), (1, 32), (1, 2))),
     (64, 64, 1, True, ((64, 2), (1, 32), (1, 1))),
-    (64, 16, 1, True, ((32, 1), (2, 16), (1, 1))),
+    (32, 128, 1, True, ((32, 4), (1, 32), (1, 1))),
 ])
 def test_outer_product_tile_stages_its_column(bm, bn, warps, aligned, want):
     """An accumulator of outer products of a loaded column and row takes the outer-product layout;
@@ -254,10 +254,12 @@ def test_outer_product_tile_stages_its_column(bm, bn, warps, aligned, want):
     assert len(staged) == 1 and staged[0].operands[0] is column.result and staged[0].result.layout == acc
 
 
-@pytest.mark.parametrize("bm,bn,warps", [(16, 16, 2), (32, 16, 4), (64, 16, 8), (16, 64, 8)])
+@pytest.mark.parametrize("bm,bn,warps", [(16, 16, 2), (32, 16, 4), (64, 16, 8), (16, 64, 8), (128, 128, 8),
+                                         (128, 32, 1)])
 def test_small_outer_product_shares_keep_the_default_layout(bm, bn, warps):
-    """Where a thread would hold fewer than STAGED_COLUMN_REGS rows, the tile keeps the default
-    layout (16-byte runs along N) and loads its column directly: nothing is staged."""
+    """Where a thread's share is small (under 128 elements; under 256 where the outer-product layout
+    would lose the row's 16-byte runs: 128x32 on one warp), the tile keeps the default layout and
+    loads its column directly: nothing is staged (passes/layout._outer_product_pays)."""
     acc, column, convs = _matmul_layouts(bm, bn, warps, True)
     assert acc == default_layout((bm, bn), warps, 4)
     assert column.result.layout == acc and not any(op.attrs.get("staged") for op in convs)

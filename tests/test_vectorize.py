@@ -174,9 +174,10 @@ def test_loop_loads_of_rows_and_columns_set_the_outer_product_layout():
     layout, its runs along N as wide as the row's accesses are proven (one element unaligned, 16
     bytes with the promise)."""
     from mytriton.passes.layout import assign_layouts
-    for p, i, warps, want in (("*fp32", "i32", 4, "#blocked<spt=[32, 1]"), ("*fp32:16", "i32:16", 1, "#blocked<spt=[64, 2]")):
+    for p, i, bm, warps, want in (("*fp32", "i32", 128, 2, "#blocked<spt=[128, 1]"),
+                                  ("*fp32:16", "i32:16", 64, 1, "#blocked<spt=[64, 2]")):
         sig = {"a": p, "b": p, "c": p, "M": i, "N": i, "K": i}
-        func = assign_layouts(build_ssa(basic.matmul_kernel, sig, {"BM": 64, "BN": 64}, warps))
+        func = assign_layouts(build_ssa(basic.matmul_kernel, sig, {"BM": bm, "BN": 64}, warps))
         store = next(op for op in walk(func.body) if op.name == "store")
         assert str(store.operands[0].layout).startswith(want)
 

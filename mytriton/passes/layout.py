@@ -34,6 +34,10 @@ UNROLLED_ELEMENTS_PER_THREAD = 512
 MAX_ELEMENTS_PER_THREAD = 4096
 # an outer product's column is staged through shared memory where a thread holds this many of its rows
 STAGED_COLUMN_REGS = 8
+# the shares of an outer-product tile a thread holds from which its layout is the outer-product one
+# (the larger: whatever the row's width; see _outer_product_pays)
+OUTER_PRODUCT_SHARE = 128
+OUTER_PRODUCT_HEAVY_SHARE = 256
 
 
 def _elem_bytes(ty: BlockType) -> int:
@@ -83,6 +87,22 @@ def _outer_product_tiles(fn: Function, shapes: list[tuple[int, ...]]) -> dict[tu
               if ld.name == "load" and isinstance(ld.operands[0].type, BlockType)}
     return {(m, n): widths.get((1, n), 1) for (m, n) in (s for s in shapes if len(s) == 2)
             if m > 1 and n > 1 and (m, 1) in loaded and (1, n) in loaded}
+
+
+def _outer_product_pays(layout: BlockedLayout, shape: tuple[int, int], num_warps: int, width: int) -> bool:
+    """Whether an outer-product tile takes ``outer_product_layout`` (its column staged through
+    shared memory, a barrier an iteration) rather than the default (16-byte runs along N, each
+    thread loading its rows of the column itself). Measured on the H200 (``benchmarks/sweep.py``,
+    the seed matmul, every configuration both ways): it pays where a thread's share of the tile is
+    ``OUTER_PRODUCT_HEAVY_SHARE`` elements or more (the default's column loads then take the
+    registers the accumulators want: 128x128 on 2 warps 0.58 -> 0.92 of Triton, 64x128 on 1 warp
+    0.52 -> 0.98), and from ``OUTER_PRODUCT_SHARE`` where the row keeps runs of 2 or more (or has
+    no proven width to lose: 64x64 on 1 warp 0.75 -> 0.86); in smaller shares the barrier's wait
+    is not hidden by the products of an iteration (32x16 on 2 warps 0.94 -> 0.46)."""
+    share = shape[0] * shape[1] // (32 * num_warps)
+    if layout.size_per_thread[0] < STAGED_COLUMN_REGS or share < OUTER_PRODUCT_SHARE:
+        return False
+    return share >= OUTER_PRODUCT_HEAVY_SHARE or layout.size_per_thread[1] >= min(2, width)
 
 
 def wgmma_kind(op: Op) -> str | None:
@@ -234,12 +254,9 @@ class LayoutAssignment:
         # 32x128 tiles, 1603 GB/s against 2828 with runs of 4, on the H200)
         self.widths = {shape: width for shape, width in _loop_access_widths(fn).items()
                        if len(shape) == 1 and self.anchor(shape) == shape}
-        # (where a thread holds enough rows of the tile for its column to be staged: in smaller
-        # shares a thread's loads are few either way, and the default's 16-byte runs along the
-        # rows move the row in fewer of them)
         self.outer = {shape: lay for shape, width in _outer_product_tiles(fn, self.shapes).items()
-                      if (lay := outer_product_layout(shape, self.fn.num_warps, width)).size_per_thread[0]
-                      >= STAGED_COLUMN_REGS}
+                      if _outer_product_pays(lay := outer_product_layout(shape, self.fn.num_warps, width), shape,
+                                             self.fn.num_warps, width)}
         self.staged: set[Op] = set()          # the loads staged_column gave their own layout
         # per tile: the narrowest element its loads and stores move, from 2 bytes up (fp32 math on
         # fp16 data takes the fp16 accesses' 16-byte runs of 8: Triton's layouts follow the accesses)
@@ -364,7 +381,8 @@ class LayoutAssignment:
         """Fix ``v``'s layout; route consumers that want another layout through a conversion."""
         v.layout = layout
         made: dict[Layout, Value] = {}
-        for want, consumer, index in self.requests.pop(v, []):
+        requests = self.requests.pop(v, [])
+        for want, consumer, index in requests:
             if want == layout:
                 continue
             if want not in made:
@@ -378,7 +396,15 @@ class LayoutAssignment:
                     attrs = {"staged": True} if def_op in self.staged else {}
                     new = Op("convert_layout", [v], [v.type], attrs, loc=consumer.loc)
                 new.result.layout = want
-                self.inserts.append((region, def_op, new))
+                if new.attrs.get("staged"):
+                    # just before its first consumer: the iteration's other loads are issued
+                    # before the barrier it waits at (ptxas moves no load across one)
+                    users = [c for w, c, _ in requests if w == want and self.home.get(c) is region]
+                    first = region.ops.index(min(users, key=region.ops.index)) if users else 0
+                    at = region.ops[first - 1] if first > 0 else def_op
+                    self.inserts.append((region, at, new))
+                else:
+                    self.inserts.append((region, def_op, new))
                 made[want] = new.result
             consumer.operands[index] = made[want]
 
