@@ -63,6 +63,17 @@ def test_seed_matmul_format():
     assert re.search(r"= load %\d+, %\d+, 0\.0 : block<1x8 x f32>", ssa)
 
 
+def assert_in_order(cu: str, expected: list[str]):
+    """Each of ``expected`` is part of a line of ``cu``, in this order (FileCheck's CHECK lines)."""
+    pos = 0
+    lines = [line.strip() for line in cu.splitlines()]
+    for want in expected:
+        while pos < len(lines) and want not in lines[pos]:
+            pos += 1
+        assert pos < len(lines), f"missing (in order): {want}\n{cu}"
+        pos += 1
+
+
 def test_cuda_loop_shape():
     """FileCheck-style: the carried accumulator is declared before the loop and assigned at its end."""
     cu = mytriton.compile(basic.matmul_kernel, signature=MATMUL, constexprs={"BM": 64, "BN": 64}).asm["cu"]
@@ -76,13 +87,7 @@ def test_cuda_loop_shape():
         "}",
         "*reinterpret_cast<mt_vec<float, 4>*>(v28[r]) = t;",
     ]
-    pos = 0
-    lines = [line.strip() for line in cu.splitlines()]
-    for want in expected:
-        while pos < len(lines) and want not in lines[pos]:
-            pos += 1
-        assert pos < len(lines), f"missing (in order): {want}\n{cu}"
-        pos += 1
+    assert_in_order(cu, expected)
 
 
 def test_cuda_staged_column():
@@ -111,10 +116,4 @@ def test_cuda_staged_column():
         "__syncthreads();",
         "for (int r = 0; r < 128; ++r) if (v34[r]) *v33[r] = v30[r];",
     ]
-    pos = 0
-    lines = [line.strip() for line in cu.splitlines()]
-    for want in expected:
-        while pos < len(lines) and want not in lines[pos]:
-            pos += 1
-        assert pos < len(lines), f"missing (in order): {want}\n{cu}"
-        pos += 1
+    assert_in_order(cu, expected)
