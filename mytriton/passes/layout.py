@@ -82,11 +82,12 @@ def _outer_product_tiles(fn: Function, shapes: list[tuple[int, ...]]) -> dict[tu
     loaded row ``(1, N)`` (the outer-product matmul: ``acc += a[:, None] * b[None, :]``), each with
     the row's proven vector width (``_loop_access_widths``)."""
     widths = _loop_access_widths(fn)
+    dots = {op.result.type.shape for op in walk(fn.body) if op.name == "dot"}     # (their own layouts)
     loaded = {ld.operands[0].type.shape for loop in walk(fn.body) if OPS[loop.name].loop
               for r in loop.regions for ld in walk(r)
               if ld.name == "load" and isinstance(ld.operands[0].type, BlockType)}
     return {(m, n): widths.get((1, n), 1) for (m, n) in (s for s in shapes if len(s) == 2)
-            if m > 1 and n > 1 and (m, 1) in loaded and (1, n) in loaded}
+            if m > 1 and n > 1 and (m, 1) in loaded and (1, n) in loaded and (m, n) not in dots}
 
 
 def _outer_product_pays(layout: BlockedLayout, shape: tuple[int, int], num_warps: int, width: int) -> bool:
@@ -344,14 +345,15 @@ class LayoutAssignment:
         raise AssertionError
 
     def staged_column(self, op: Op | None, layout: Layout) -> Layout:
-        """For the column ``(M, 1)`` of an outer-product tile loaded in a loop (``_outer_product_
-        tiles``) loaded in the body of a ``for`` loop, where ``layout`` would have each thread load
-        ``STAGED_COLUMN_REGS`` or more of its elements, each of them in 4 or more threads: the column's own default layout (each element
-        loaded once, by one thread), converted through shared memory into ``layout`` (the tile's
-        threads then read their consecutive rows as 16-byte broadcasts, not one load each, as
-        Triton's coalesced load and ``convert_layout`` do; the conversion is marked ``staged``: the
-        CUDA backend gives it a buffer of its own, freed by the next iteration's barrier, so that
-        the reads can interleave with the products). Otherwise ``layout``."""
+        """For the load of an outer-product tile's column ``(M, 1)`` (``self.outer``) in the body
+        of a ``for`` loop, where ``layout`` would have each thread load ``STAGED_COLUMN_REGS`` or
+        more of its elements, each of them in 4 or more threads: the column's own default layout
+        (each element loaded once, by one thread), converted through shared memory into ``layout``
+        (the tile's threads then read their consecutive rows as 16-byte broadcasts instead of one
+        load each, as Triton's coalesced load and ``convert_layout`` do). The conversion is marked
+        ``staged``: the CUDA backend gives it two buffers of its own, taken in turn by the loop's
+        iterations, so that one barrier an iteration keeps writers and readers apart and the reads
+        can interleave with the products. Otherwise ``layout``."""
         if op is None or op.name != "load" or not isinstance(layout, BlockedLayout):
             return layout
         ty = op.result.type
@@ -410,9 +412,10 @@ class LayoutAssignment:
 
     def cheap(self, op: Op, depth: int = 3) -> bool:
         """An elementwise op (or an ``expand_dims``) computed again in another layout rather than
-        converted: its block operands are, within ``depth`` such ops, made by ``arange``-like ops (a loop's ``k +
-        tl.arange(0, BLOCK_K)``, wanted along the rows of B and the columns of A: converting it
-        crossed shared memory, behind two barriers, in every iteration of the K loop)."""
+        converted: its block operands are, within ``depth`` such ops, made by ``arange``-like ops
+        (a loop's ``k + tl.arange(0, BLOCK_K)``, wanted along the rows of B and the columns of A:
+        converting it crossed shared memory, behind two barriers, in every iteration of the K
+        loop; an outer-product tile's row offsets, wanted by its staged column and its store)."""
         d = OPS[op.name]
         if not ((d.elementwise and d.keeps_layout or op.name == "expand_dims") and d.pure and len(op.results) == 1
                 and depth > 0):
