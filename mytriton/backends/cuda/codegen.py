@@ -266,13 +266,14 @@ class CudaEmitter:
         self.rings, ring_bytes = plan_rings(self)
         # then the two buffers of each staged column (passes/layout.staged_column): its loop's
         # iterations write them in turn, so one barrier an iteration keeps readers and writers apart
-        self.staged: dict[Op, int] = {}
+        self.staged: dict[Op, tuple[int, int]] = {}  # (offset, bytes of one of its two buffers)
         self.staged_turn: dict[Op, str] = {}         # (the variable of the loop's turn)
         ring_bytes = -(-ring_bytes // 16) * 16
         for op in walk(fn.body):
             if op.name == "convert_layout" and op.attrs.get("staged"):
-                self.staged[op] = ring_bytes
-                ring_bytes += 2 * (-(-op.result.type.numel * _smem_bytes(op.result.type.scalar) // 16) * 16)
+                size = -(-op.result.type.numel * _smem_bytes(op.result.type.scalar) // 16) * 16
+                self.staged[op] = (ring_bytes, size)
+                ring_bytes += 2 * size
         self.ring_bytes = ring_bytes
         self.rings_live = False
         self.staged_live = False
@@ -1034,17 +1035,21 @@ class CudaEmitter:
         live = self.rings_live or self.staged_live
         self.smem_bytes = max(self.smem_bytes, nbytes + (self.ring_bytes if live else 0))
 
-    def through_shared(self, ctype: str, count: int, elem_bytes: int, write, read):
+    def through_shared(self, ctype: str, count: int, elem_bytes: int, write, read, buffer: str | None = None):
         """Values moved through shared memory, in a block of their own: ``buf`` (``count`` elements of
-        ``ctype``) filled by ``write()``, a barrier, ``read()``, and a barrier that frees it again."""
-        self.smem(count * elem_bytes)
+        ``ctype``) filled by ``write()``, a barrier, ``read()``, and a barrier that frees it again.
+        ``buffer``: a buffer of the caller's own instead of the scratch space (a staged column's),
+        which the caller frees: no barrier after the reads."""
+        if buffer is None:
+            self.smem(count * elem_bytes)
         self.emit("{")
         self.depth += 1
-        self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({self.scratch});")
+        self.emit(f"{ctype}* buf = reinterpret_cast<{ctype}*>({buffer or self.scratch});")
         write()
         self.emit("__syncthreads();")
         read()
-        self.emit("__syncthreads();")
+        if buffer is None:
+            self.emit("__syncthreads();")
         self.depth -= 1
         self.emit("}")
 
@@ -1077,20 +1082,12 @@ class CudaEmitter:
         def at(v: Value) -> str:             # the buffer address of register r's element
             return self.index(offset_expr(self.layout_of(v).flatten_outs().compose(swizzle)), "r")
 
+        buffer = None
         if op in self.staged:                # (its loop's iterations take the two buffers in turn)
-            size = -(-res.type.numel * eb // 16) * 16
-            self.emit("{")
-            self.depth += 1
-            at_ = f"{self.staged[op]} + " if self.staged[op] else ""
-            self.emit(f"{ct}* buf = reinterpret_cast<{ct}*>(mt_smem + {at_}{self.staged_turn[op]} * {size});")
-            self.move_registers(src, "buf", at(src), ct, ex.src_vec, True)
-            self.emit("__syncthreads();")
-            self.move_registers(res, "buf", at(res), ct, ex.dst_vec, False)
-            self.depth -= 1
-            self.emit("}")
-            return
+            offset, size = self.staged[op]
+            buffer = f"mt_smem + {f'{offset} + ' if offset else ''}{self.staged_turn[op]} * {size}"
         self.through_shared(ct, res.type.numel, eb, lambda: self.move_registers(src, "buf", at(src), ct, ex.src_vec, True),
-                            lambda: self.move_registers(res, "buf", at(res), ct, ex.dst_vec, False))
+                            lambda: self.move_registers(res, "buf", at(res), ct, ex.dst_vec, False), buffer)
 
     def move_registers(self, v: Value, buf: str, at: str, ct: str, vec: int, write: bool):
         """``v``'s registers into (``write``) or out of the elements ``buf[at]`` of shared memory
