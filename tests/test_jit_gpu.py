@@ -152,7 +152,9 @@ MM_CASES = [(37, 53, 29, 4, 8, 4), (100, 70, 1, 32, 32, 4), (64, 64, 0, 16, 16, 
             (130, 257, 65, 64, 64, 4), (33, 9, 17, 64, 32, 8),
             # (columns staged through shared memory: passes/layout.staged_column)
             (200, 150, 77, 128, 128, 2), (45, 300, 33, 64, 128, 1), (129, 65, 130, 128, 64, 2),
-            (70, 70, 3, 64, 64, 1), (300, 129, 40, 128, 128, 4)]
+            (70, 70, 3, 64, 64, 1), (300, 129, 40, 128, 128, 4),
+            # (rows of 16 read a half-warp at once: passes/layout._half_warp_row_pays)
+            (37, 41, 19, 16, 16, 2), (70, 23, 9, 32, 16, 4), (130, 47, 33, 64, 16, 8), (17, 33, 5, 16, 16, 1)]
 
 
 @pytest.mark.parametrize("kernel", [mm.matmul_kernel, mm.matmul_ptr_kernel], ids=["offsets", "carried_pointers"])

@@ -254,12 +254,32 @@ def test_outer_product_tile_stages_its_column(bm, bn, warps, aligned, want):
     assert len(staged) == 1 and staged[0].operands[0] is column.result and staged[0].result.layout == acc
 
 
-@pytest.mark.parametrize("bm,bn,warps", [(16, 16, 2), (32, 16, 4), (64, 16, 8), (16, 64, 8), (128, 128, 8),
-                                         (128, 32, 1)])
+@pytest.mark.parametrize("bm,bn,warps", [(16, 64, 8), (128, 128, 8), (128, 32, 1), (32, 32, 2), (16, 16, 4),
+                                         (32, 16, 8), (128, 16, 1), (64, 16, 2)])
 def test_small_outer_product_shares_keep_the_default_layout(bm, bn, warps):
     """Where a thread's share is small (under 128 elements; under 256 where the outer-product layout
     would lose the row's 16-byte runs: 128x32 on one warp), the tile keeps the default layout and
-    loads its column directly: nothing is staged (passes/layout._outer_product_pays)."""
+    loads its column directly: nothing is staged (passes/layout._outer_product_pays). Rows of 16
+    held in runs of 2 (16x16 on 4 warps) or with 16 products a thread or more (128x16 on one warp)
+    keep it too (passes/layout._half_warp_row_pays)."""
     acc, column, convs = _matmul_layouts(bm, bn, warps, True)
     assert acc == default_layout((bm, bn), warps, 4)
+    assert column.result.layout == acc and not any(op.attrs.get("staged") for op in convs)
+
+
+@pytest.mark.parametrize("bm,bn,warps,aligned,want", [
+    # one element a thread along N, 16 lanes along N, 2 lanes and the warps along M
+    (16, 16, 2, True, ((1, 1), (2, 16), (2, 1))),
+    (32, 16, 4, False, ((1, 1), (2, 16), (4, 1))),
+    (64, 16, 8, True, ((1, 1), (2, 16), (8, 1))),
+    (128, 16, 8, True, ((1, 1), (2, 16), (8, 1))),
+    (16, 16, 1, False, ((1, 1), (2, 16), (1, 1))),
+])
+def test_outer_product_rows_of_16_take_half_warp_rows(bm, bn, warps, aligned, want):
+    """An outer-product tile with a row of 16 that keeps its column in registers reads the row with
+    a half-warp and the column two rows a warp (passes/layout._half_warp_row_pays), where the
+    default would spread the row over 4 lanes in 16-byte runs; nothing is staged."""
+    acc, column, convs = _matmul_layouts(bm, bn, warps, aligned)
+    assert default_layout((bm, bn), warps, 4).threads_per_warp == (8, 4)
+    assert (acc.size_per_thread, acc.threads_per_warp, acc.warps_per_cta, acc.order) == (*want, (1, 0))
     assert column.result.layout == acc and not any(op.attrs.get("staged") for op in convs)

@@ -262,6 +262,19 @@ def outer_product_layout(shape: tuple[int, int], num_warps: int, max_contiguous:
     return BlockedLayout((spt_m, spt_n), (lanes_m, lanes_n), (warps_m, warps_n), (1, 0))
 
 
+def half_warp_row_layout(shape: tuple[int, int], num_warps: int) -> BlockedLayout:
+    """The layout of a ``(M, 16)`` outer-product tile that keeps its column in registers (not
+    staged): one element a thread along N, 16 lanes along N (a half-warp reads the row's 64 bytes
+    in one access), 2 lanes and then the warps along M, each thread's rows that far apart. The
+    default (16-byte runs, 4 lanes along N, 8 along M) has each warp read 8 rows of the column an
+    access and the row as 16-byte vectors, 4 L1 wavefronts; here it is 2 rows and one wavefront."""
+    m, n = shape
+    lanes_n = min(32, n)
+    lanes_m = 32 // lanes_n
+    warps_m = min(num_warps, max(1, _pow2_floor(max(1, m // lanes_m))))
+    return BlockedLayout((1, 1), (lanes_m, lanes_n), (warps_m, num_warps // warps_m), (1, 0))
+
+
 def permuted_operand_layout(result: Layout, dims: tuple[int, ...]) -> BlockedLayout | None:
     """The layout an operand of ``trans(x, dims)`` must have for the result to be in ``result``
     with no data moving (result dimension i is the operand's dimension ``dims[i]``); None where

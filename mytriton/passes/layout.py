@@ -15,7 +15,8 @@ from math import prod
 
 from ..errors import CompilationError
 from ..ir.layout import (BlockedLayout, DotOperandLayout, Layout, MmaLayout, SliceLayout, default_layout,
-                         mma_layout, num_regs, outer_product_layout, permuted_operand_layout, to_linear)
+                         half_warp_row_layout, mma_layout, num_regs, outer_product_layout, permuted_operand_layout,
+                         to_linear)
 from ..ir.ops import ARGS, OPERANDS, OPS, REDUCE_KINDS, RESULTS, THROUGH_SHARED
 from ..ir.regions import flow_of, incoming, is_target, lanes, port, sources_of, terminator
 from ..ir.ssa import Function, Op, Region, Value, walk
@@ -38,6 +39,9 @@ STAGED_COLUMN_REGS = 8
 # (the larger: whatever the row's width; see _outer_product_pays)
 OUTER_PRODUCT_SHARE = 128
 OUTER_PRODUCT_HEAVY_SHARE = 256
+# the largest share of an outer-product tile with a row of 16 that reads its row a half-warp at once
+# (see _half_warp_row_pays)
+HALF_WARP_ROW_SHARE = 8
 
 
 def _elem_bytes(ty: BlockType) -> int:
@@ -104,6 +108,24 @@ def _outer_product_pays(layout: BlockedLayout, shape: tuple[int, int], num_warps
     if layout.size_per_thread[0] < STAGED_COLUMN_REGS or share < OUTER_PRODUCT_SHARE:
         return False
     return share >= OUTER_PRODUCT_HEAVY_SHARE or layout.size_per_thread[1] >= min(2, width)
+
+
+def _half_warp_row_pays(default: BlockedLayout, shape: tuple[int, int], num_warps: int) -> bool:
+    """Whether an outer-product tile that keeps its column in registers takes
+    ``half_warp_row_layout`` instead of ``default``: where the row is 16 elements, the default
+    spreads it over 4 lanes in 16-byte runs, and a thread holds at most ``HALF_WARP_ROW_SHARE``
+    products. Each warp's column access then touches 8 rows (8 L1 wavefronts) and its row access
+    4, for 4 to 8 products: the L1 is the bound. Measured on the H200 (``benchmarks/sweep.py``,
+    the seed matmul, both layouts in one session): every such configuration gained, 1.13 to 1.34x
+    (16x16 on 2 warps 0.77 -> 1.03 of Triton, 32x16 on 4 warps 0.78 -> 1.04, 64x16 on 8 warps 0.77
+    -> 0.99, 64x16 on 4 warps 0.94 -> 1.09). Larger shares lost (16 to 64 products: 128x16 on one
+    warp 1.12 -> 0.90, 64x16 on 2 warps 1.90 -> 1.55: the products then hide the loads and a
+    thread loads 8 to 32 column elements an iteration instead of 2 to 8); so did wider rows with
+    one element a thread (32x32 on 2 warps 2.2 -> 1.1) and rows of 16 held in runs of 2 (16x16 on 4
+    warps 0.86 -> 0.61)."""
+    share = shape[0] * shape[1] // (32 * num_warps)
+    return (shape[1] == 16 and default.size_per_thread[1] == 4 and default.threads_per_warp[1] == 4
+            and share <= HALF_WARP_ROW_SHARE)
 
 
 def wgmma_kind(op: Op) -> str | None:
@@ -266,6 +288,12 @@ class LayoutAssignment:
             if op.name in ("load", "store") and isinstance(op.operands[0].type, BlockType):
                 a = self.anchor(op.operands[0].type.shape)
                 self.access_bytes[a] = min(self.access_bytes.get(a, 16), max(2, _elem_bytes(op.operands[0].type)))
+        # outer-product tiles with their column in registers and a row of 16 (_half_warp_row_pays)
+        self.half_warp_rows = {
+            shape: half_warp_row_layout(shape, self.fn.num_warps) for shape in _outer_product_tiles(fn, self.shapes)
+            if shape not in self.outer and _half_warp_row_pays(
+                default_layout(shape, self.fn.num_warps, self.access_bytes.get(shape, 4), self.widths.get(shape)), shape,
+                self.fn.num_warps)}
 
     def default(self, ty: BlockType) -> BlockedLayout:
         """The layout of a value no consumer constrains: the default layout of the largest tile it
@@ -276,6 +304,8 @@ class LayoutAssignment:
         anchor = self.anchor(ty.shape)
         if anchor in self.outer:
             return self.outer[anchor]
+        if anchor in self.half_warp_rows:
+            return self.half_warp_rows[anchor]
         eb = self.access_bytes.get(anchor, _elem_bytes(ty))
         return default_layout(anchor, self.fn.num_warps, eb, self.widths.get(anchor))
 
