@@ -126,6 +126,61 @@ def test_a_streaming_loop_on_few_warps_states_one_block_an_sm(block, warps, one)
     assert _bounds(ck) == f"__launch_bounds__({32 * warps}{', 1' if one else ''})"
 
 
+def _unrolled_loops(cu: str) -> list[str]:
+    """The ``#pragma unroll N`` lines (N given) right before a ``for`` loop of the kernel's body."""
+    lines = [line.strip() for line in cu.splitlines()]
+    return [a for a, b in zip(lines, lines[1:]) if a.startswith("#pragma unroll ") and b.startswith("for (")]
+
+
+_STREAMING = {   # kernel: (file under manifests/kernels, function, parameters: pointer or integer)
+    "row_sum": ("reductions.py", "row_sum_kernel", {"x": "p", "out": "p", "n_cols": "i"}),
+    "matmul": ("matmul.py", "matmul_kernel", {"a": "p", "b": "p", "c": "p", "M": "i", "N": "i", "K": "i"}),
+    "layer_norm": ("rows.py", "layer_norm_fwd_kernel", {
+        "x_ptr": "p", "y_ptr": "p", "w_ptr": "p", "b_ptr": "p", "mean_ptr": "p", "rstd_ptr": "p",
+        "row_stride": "i", "n_cols": "i", "eps": "fp32"}),
+}
+
+
+@pytest.mark.parametrize("kernel,constexprs,warps,aligned,want", [
+    ("row_sum", {"BLOCK": 256}, 1, True, ["#pragma unroll 4"]),      # 8 a thread: 4 in flight left alone
+    ("row_sum", {"BLOCK": 2048}, 1, False, ["#pragma unroll 4"]),    # 64 a thread
+    ("row_sum", {"BLOCK": 128}, 1, True, []),                        # 4 a thread: ptxas unrolls further
+    ("row_sum", {"BLOCK": 4096}, 1, True, []),                       # 128 a thread
+    ("row_sum", {"BLOCK": 2048}, 8, True, []),                       # 8 warps: not registers first
+    ("matmul", {"BM": 16, "BN": 128}, 2, True, ["#pragma unroll 4"]),  # 32 accumulators a thread
+    ("matmul", {"BM": 128, "BN": 128}, 4, True, []),                 # staged column, 128 a thread
+    ("layer_norm", {"BLOCK": 1024}, 2, True, []),                    # three loops
+])
+def test_the_only_streaming_loop_is_unrolled_four_times(kernel, constexprs, warps, aligned, want):
+    """A kernel's only run-time loop that loads, in a kernel given the registers it wants, whose
+    threads hold 8 to 64 elements, carries ``#pragma unroll 4`` (backends/cuda/codegen
+    ._unroll_streaming); other loops are left to ptxas."""
+    from pathlib import Path
+    from tests.kernel_files import load_kernel_from
+    file, function, params = _STREAMING[kernel]
+    fn = load_kernel_from(Path(__file__).resolve().parents[1] / "manifests" / "kernels" / file, function)
+    p, i = ("*fp32:16", "i32:16") if aligned else ("*fp32", "i32")
+    signature = {name: {"p": p, "i": i}.get(kind, kind) for name, kind in params.items()}
+    ck = mytriton.compile(fn, signature=signature, constexprs=constexprs, num_warps=warps)
+    assert _unrolled_loops(ck.asm["cu"]) == want
+
+
+def test_a_loop_unroll_factor_of_the_kernel_wins_over_the_streaming_unroll():
+    """``tl.range(..., loop_unroll_factor=2)`` is the kernel's own choice: the loop keeps it."""
+    import mytriton.language as tl
+
+    @mytriton.jit
+    def row_sum2(x, out, n, BLOCK: tl.constexpr):
+        acc = tl.zeros((BLOCK,), tl.float32)
+        for start in tl.range(0, n, BLOCK, loop_unroll_factor=2):
+            offs = start + tl.arange(0, BLOCK)
+            acc += tl.load(x + offs, mask=offs < n, other=0.0)
+        tl.store(out, tl.sum(acc, axis=0))
+    ck = mytriton.compile(row_sum2, signature={"x": "*fp32:16", "out": "*fp32", "n": "i32"},
+                          constexprs={"BLOCK": 256}, num_warps=1)
+    assert _unrolled_loops(ck.asm["cu"]) == ["#pragma unroll 2"]
+
+
 def test_a_value_of_256_words_a_thread_states_one_block_an_sm():
     """The outer-product matmul's 128x128 fp32 accumulator on 2 warps: 256 registers a thread, so
     ptxas spills whatever it is told; told only the block size it took 32 registers and 1888 bytes

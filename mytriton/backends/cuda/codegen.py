@@ -90,6 +90,9 @@ class _CIndex:
 REGISTER_HEAVY_WORDS = 256
 STREAMING_ELEMENTS_PER_THREAD = 4
 STREAMING_MAX_WARPS = 4
+# the shares (elements a thread holds) of a kernel's only loop that is unrolled 4 times (_unroll_streaming)
+STREAMING_UNROLL_SHARES = (8, 64)
+STREAMING_UNROLL = 4
 
 
 def _registers_first(fn: Function, shares: list[tuple[int, Value]]) -> bool:
@@ -121,6 +124,34 @@ def _registers_first(fn: Function, shares: list[tuple[int, Value]]) -> bool:
         return False
     return any(OPS[op.name].loop and any(OPS[inner.name].reads_memory for r in op.regions for inner in walk(r))
                for op in walk(fn.body))
+
+
+def _unroll_streaming(fn: Function, shares: list[tuple[int, Value]], registers_first: bool) -> Op | None:
+    """The loop that the kernel asks ptxas to unroll ``STREAMING_UNROLL`` times (``#pragma unroll``),
+    where the kernel has no loop hint of its own: its only loop, a run-time one that reads memory,
+    in a kernel given the registers it wants (``_registers_first``), whose threads hold
+    ``STREAMING_UNROLL_SHARES`` elements. Left to itself, ptxas unrolls such loops 2 to 16 times
+    by their size, and the small ones least: the row sum at BLOCK=256 on one warp kept 4 16-byte
+    loads in flight (8 unrolled 4 times), half Triton's. Measured on the H200
+    (``benchmarks/sweep.py``, every configuration both ways, one session): the row sum's worst
+    0.65 -> 0.98 of Triton, its geomean 1.55 -> 1.63; the seed matmul's geomean 1.49 -> 1.61
+    (shares of 32 and 64 on 2 and 4 warps gained 1.1 to 2.5x: 16x128 on 2 warps 1.11 -> 2.72).
+    Left out where it lost: shares of 4 (with 16-byte runs ptxas unrolls those further itself:
+    row sum BLOCK=128 on one warp 2.11 -> 1.01; without, nothing moved), of 128 and more (row sum BLOCK=4096 on one warp
+    1.67 -> 1.54, the staged 128x128 matmul on 4 warps 1.00 -> 0.74), and kernels of several
+    loops (the layer norm's three: BLOCK=4096 on 4 warps 1.09 -> 0.87). Loops whose operands
+    come through shared-memory rings pipeline on their own (``backends/cuda/dot.py``)."""
+    if not registers_first or not shares:
+        return None
+    loops = [op for op in walk(fn.body) if OPS[op.name].loop]
+    lo, hi = STREAMING_UNROLL_SHARES
+    if len(loops) != 1 or not lo <= max(n for n, _ in shares) <= hi:
+        return None
+    loop = loops[0]
+    if loop.name != "for" or loop.attrs.get("loop_unroll_factor") is not None or all(
+            isinstance(v, Const) for v in loop.operands[:3]):
+        return None
+    return loop if any(OPS[inner.name].reads_memory for r in loop.regions for inner in walk(r)) else None
 
 
 def _smem_bytes(t) -> int:
@@ -284,6 +315,7 @@ class CudaEmitter:
                   if isinstance(v.type, BlockType) and v.layout is not None]
         self.partial_unroll = any(n > UNROLLED_ELEMENTS_PER_THREAD for n, _ in shares)
         self.registers_first = _registers_first(fn, shares)
+        self.unrolled = None if self.rings or self.staged else _unroll_streaming(fn, shares, self.registers_first)
 
     # --- naming and types -----------------------------------------------------------------------
 
@@ -1293,7 +1325,7 @@ class CudaEmitter:
         else:          # a run-time step: counts up or down by its sign; zero runs no iteration
             s_ = self.ref(step)
             test = f"({s_} > 0) ? ({i} < {self.ref(stop)}) : ({s_} < 0 && {i} > {self.ref(stop)})"
-        unroll = op.attrs.get("loop_unroll_factor")
+        unroll = op.attrs.get("loop_unroll_factor", STREAMING_UNROLL if op is self.unrolled else None)
         if unroll is not None:
             self.emit(f"#pragma unroll {max(1, int(unroll))}")
         mine = list({id(self.rings[a]): self.rings[a] for a in args if a in self.rings}.values())
