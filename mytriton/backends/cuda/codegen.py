@@ -131,16 +131,17 @@ def _unroll_streaming(fn: Function, shares: list[tuple[int, Value]], registers_f
     where the kernel has no loop hint of its own: its only loop, a run-time one that reads memory,
     in a kernel given the registers it wants (``_registers_first``), whose threads hold
     ``STREAMING_UNROLL_SHARES`` elements. Left to itself, ptxas unrolls such loops 2 to 16 times
-    by their size, and the small ones least: the row sum at BLOCK=256 on one warp kept 4 16-byte
-    loads in flight (8 unrolled 4 times), half Triton's. Measured on the H200
-    (``benchmarks/sweep.py``, every configuration both ways, one session): the row sum's worst
-    0.65 -> 0.98 of Triton, its geomean 1.55 -> 1.63; the seed matmul's geomean 1.49 -> 1.61
-    (shares of 32 and 64 on 2 and 4 warps gained 1.1 to 2.5x: 16x128 on 2 warps 1.11 -> 2.72).
-    Left out where it lost: shares of 4 (with 16-byte runs ptxas unrolls those further itself:
-    row sum BLOCK=128 on one warp 2.11 -> 1.01; without, nothing moved), of 128 and more (row sum BLOCK=4096 on one warp
-    1.67 -> 1.54, the staged 128x128 matmul on 4 warps 1.00 -> 0.74), and kernels of several
-    loops (the layer norm's three: BLOCK=4096 on 4 warps 1.09 -> 0.87). Loops whose operands
-    come through shared-memory rings pipeline on their own (``backends/cuda/dot.py``)."""
+    by their size, and the small bodies least: the row sum at BLOCK=256 on one warp (two 16-byte
+    loads an iteration) ran 2 iterations at once, 4 loads in flight where Triton's had 8. Measured
+    on the H200 (``benchmarks/sweep.py``, every configuration both ways, one session): row sum
+    BLOCK=256 on one warp 0.65 -> 0.98 of Triton, the row sum's geomean 1.55 -> 1.65, the seed
+    matmul's 1.49 -> 1.61 (shares of 32 and 64 on 2 and 4 warps gained 1.1 to 2.5x: 16x128 on 2
+    warps 1.11 -> 2.72). Left out where it lost: shares of 4 (with 16-byte runs ptxas unrolls
+    those further itself: row sum BLOCK=128 on one warp 2.11 -> 1.01; without, nothing moved), of
+    128 and more (row sum BLOCK=4096 on one warp 1.67 -> 1.54, the staged 128x128 matmul on 4 warps
+    1.00 -> 0.74), and kernels of several loops (the layer norm's three: BLOCK=4096 on 4 warps 1.09
+    -> 0.87). Its one loss kept: the matmul's 32x64 tile on one warp, 0.82 -> 0.78. Loops whose
+    operands come through shared-memory rings pipeline on their own (``backends/cuda/dot.py``)."""
     if not registers_first or not shares:
         return None
     loops = [op for op in walk(fn.body) if OPS[op.name].loop]
