@@ -277,7 +277,8 @@ class LayoutAssignment:
         # 32x128 tiles, 1603 GB/s against 2828 with runs of 4, on the H200)
         self.widths = {shape: width for shape, width in _loop_access_widths(fn).items()
                        if len(shape) == 1 and self.anchor(shape) == shape}
-        self.outer = {shape: lay for shape, width in _outer_product_tiles(fn, self.shapes).items()
+        outer_tiles = _outer_product_tiles(fn, self.shapes)
+        self.outer = {shape: lay for shape, width in outer_tiles.items()
                       if _outer_product_pays(lay := outer_product_layout(shape, self.fn.num_warps, width), shape,
                                              self.fn.num_warps, width)}
         self.staged: set[Op] = set()          # the loads staged_column gave their own layout
@@ -290,7 +291,7 @@ class LayoutAssignment:
                 self.access_bytes[a] = min(self.access_bytes.get(a, 16), max(2, _elem_bytes(op.operands[0].type)))
         # outer-product tiles with their column in registers and a row of 16 (_half_warp_row_pays)
         self.half_warp_rows = {
-            shape: half_warp_row_layout(shape, self.fn.num_warps) for shape in _outer_product_tiles(fn, self.shapes)
+            shape: half_warp_row_layout(shape, self.fn.num_warps) for shape in outer_tiles
             if shape not in self.outer and _half_warp_row_pays(
                 default_layout(shape, self.fn.num_warps, self.access_bytes.get(shape, 4), self.widths.get(shape)), shape,
                 self.fn.num_warps)}
