@@ -186,6 +186,55 @@ def test_a_forked_child_gets_a_clear_error(package, native):
         assert "which then forked this process" in message and "'spawn'" in message
 
 
+TENSORS = """
+calls = []
+def counted(name):
+    method = getattr(torch.Tensor, name)
+    def wrapper(self, *a):
+        calls.append(name)
+        return method(self, *a)
+    return wrapper
+for name in ("data_ptr", "get_device"):
+    setattr(torch.Tensor, name, counted(name))
+n = 1000
+x, y, out, want = inputs("cuda", n)
+add(x, y, out, n)                                 # the Python path: learns torch.Tensor, loads
+result = {"first": ok(out, want)}
+calls.clear()
+for _ in range(5):
+    out.zero_()
+    add(x, y, out, n)
+result["steady"] = ok(out, want)
+result["calls"] = len(calls)
+result["accessors"] = rt._TENSOR_INFO[2] is not None
+out.zero_()
+add(x[16:], y[16:], out[16:], n - 16)             # views: the address includes the storage offset
+result["views"] = ok(out, torch.cat([torch.zeros(16), want[16:]]))
+new = torch.zeros(n, device="cuda")
+out.data = new                                    # the same tensor object, other memory
+add(x, y, out, n)
+result["data_swapped"] = ok(new, want)
+y.data = y.data.half()                            # the same object, now fp16
+result["half"] = error(lambda: add(x, y, out, n))
+y.data = y.data.float().cpu()                     # now on the host
+result["host"] = error(lambda: add(x, y, out, n))
+print(json.dumps({"native": rt.native_launcher_status(), **result}))
+"""
+
+
+@PATHS
+def test_torch_tensors_are_read_as_they_are_at_each_launch(package, native):
+    info = run(TENSORS, package, native)
+    check_path(info, native)
+    assert info["first"] and info["steady"] and info["views"] and info["data_swapped"], info
+    if native == "1":          # PyTorch's C accessors: no call into the tensor's methods
+        assert info["accessors"] is True and info["calls"] == 0, info
+    else:
+        assert info["calls"] == 5 * 3 * 2, info
+    assert info["half"][0] == "TypeError" and "'y_ptr'" in info["half"][1] and "float16" in info["half"][1], info
+    assert info["host"][0] == "HostMemoryArgument" and "y_ptr" in info["host"][1], info
+
+
 # --------------------------------------------------------------------------- two GPUs
 
 TWO_DEVICES = """

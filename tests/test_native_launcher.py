@@ -224,3 +224,157 @@ def test_memory_on_another_device_takes_the_python_path(monkeypatch, library):
     fam[1](*on1, 5)
     fam[1](on1[0], on1[1], 0x3000, 5)
     assert len(drv.native_launches) == 3 and len(drv.launches) == 4
+
+
+# --------------------------------------------------------------------------- PyTorch's C accessors
+
+FP16 = FakeTorchDtype("float16")
+CODES = {6: FP32, 5: FP16}           # PyTorch's ScalarType codes of float and half
+CPU, CUDA = 0, 1                     # its device type codes
+
+
+class Impl:
+    """A fake TensorImpl: what the fake accessors below read (and `t.data = ...` changes in place)."""
+
+    def __init__(self, ptr, code=6, device_type=CUDA, index=0):
+        self.ptr, self.code, self.device_type, self.index = ptr, code, device_type, index
+
+
+class AccessorTensor:
+    """Laid out as launcher.c expects a torch.Tensor to be: its TensorImpl pointer (here the
+    address of an Impl) in the object, and _cdata saying what it is; its methods count their calls."""
+    __slots__ = ("impl",)
+    calls = []
+
+    def __init__(self, ptr, **kw):
+        self.impl = Impl(ptr, **kw)
+
+    @property
+    def _cdata(self):
+        return id(self.impl)
+
+    dtype = property(lambda self: CODES[self.impl.code], lambda self, v: None)   # a data descriptor
+
+    @property
+    def is_cuda(self):
+        return self.impl.device_type == CUDA
+
+    def data_ptr(self):
+        AccessorTensor.calls.append("data_ptr")
+        return self.impl.ptr
+
+    def get_device(self):
+        AccessorTensor.calls.append("get_device")
+        return self.impl.index if self.is_cuda else -1
+
+
+AccessorTensor.__module__, AccessorTensor.__name__ = "torch", "Tensor"
+
+
+def _impl_of(tensor):
+    """The Impl a fake accessor was handed (its argument points at the TensorImpl pointer)."""
+    return ctypes.cast(ctypes.c_void_p.from_address(tensor).value, ctypes.py_object).value
+
+
+class FakeLibtorch:
+    """The accessors _tensor_accessors looks up, as C callbacks over Impl; `broken` names ones
+    that fail (return an error code)."""
+
+    def __init__(self):
+        self.broken, self.lie = set(), False
+
+        def code_accessor(field):
+            def get(tensor, out):
+                if field in self.broken:
+                    return 1
+                out[0] = getattr(_impl_of(tensor), field)
+                return 0
+            return rt._CODE_ACCESSOR(get)
+
+        def get_data_ptr(tensor, out):
+            if "ptr" in self.broken:
+                return 1
+            out[0] = _impl_of(tensor).ptr + (16 if self.lie else 0)
+            return 0
+        self.aoti_torch_get_data_ptr = rt._ADDRESS_ACCESSOR(get_data_ptr)
+        self.aoti_torch_get_dtype = code_accessor("code")
+        self.aoti_torch_get_device_type = code_accessor("device_type")
+        self.aoti_torch_get_device_index = code_accessor("index")
+        self.aoti_torch_device_type_cuda = ctypes.CFUNCTYPE(ctypes.c_int32)(lambda: CUDA)
+
+
+ADD = [("x", "*fp32:16"), ("y", "*fp32:16"), ("n", "i32")]
+
+
+@pytest.fixture
+def libtorch(monkeypatch, library):
+    lib = FakeLibtorch()
+    monkeypatch.setattr(rt, "_torch_library", lambda: lib)
+    AccessorTensor.calls.clear()
+    return lib
+
+
+def add_family():
+    return rt.KernelFamily("add", ADD, [], [{"id": "a", "constexprs": {}, "num_warps": 4, "shared": 0,
+                                              "symbol": "add", "images": {"sm_90": CUBIN}}])
+
+
+def test_tensors_are_read_through_pytorchs_c_accessors(monkeypatch, library, libtorch):
+    drv = install_fake_driver(monkeypatch, NativeFake([8, 8, 4], devices=2))
+    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
+    rt.use_native_launcher(library)
+    drv.tls.ctx = drv.primary_of(0)
+    fam = add_family()
+    x, y = AccessorTensor(0x1000), AccessorTensor(0x2000)
+    fam[1](x, y, 3)                                       # the Python path: learns the type, resolves
+    offset = rt._TENSOR_INFO[2][0]
+    assert rt._TENSOR_INFO[2][1:] == (*[ctypes.cast(getattr(libtorch, n), ctypes.c_void_p).value
+                                        for n in rt._ACCESSORS], CUDA)
+    assert ctypes.c_void_p.from_address(id(x) + offset).value == id(x.impl)
+    AccessorTensor.calls.clear()
+    fam[1](x, y, 4)
+    y.impl.ptr = 0x3000                                   # as `y.data = other` does: read again, not cached
+    fam[1](x, y, 5)
+    assert AccessorTensor.calls == [] and [la["args"] for la in drv.native_launches] == [
+        [struct.pack("<Q", 0x1000), struct.pack("<Q", a), struct.pack("<i", n)] for a, n in ((0x2000, 4), (0x3000, 5))]
+    y.impl.code = 5                                       # now half: the Python path refuses it
+    with pytest.raises(TypeError, match="'y'.*float16"):
+        fam[1](x, y, 6)
+    y.impl.code, y.impl.device_type = 6, CPU              # on the host
+    with pytest.raises(rt.HostMemoryArgument):
+        fam[1](x, y, 6)
+    y.impl.device_type = CUDA
+    x.impl.index = y.impl.index = 1                       # on the other device: launched there by Python
+    fam[1](x, y, 7)
+    assert len(drv.native_launches) == 2 and drv.launches[-1]["device"] == 1
+    x.impl.index = y.impl.index = 0
+    libtorch.broken = {"ptr"}                             # an accessor that fails: the Python path launches
+    fam[1](x, y, 8)
+    assert len(drv.native_launches) == 2 and drv.launches[-1]["args"][2] == struct.pack("<i", 8)
+    libtorch.broken = set()
+    fam[1](x, y, 9)
+    assert len(drv.native_launches) == 3
+
+
+@pytest.mark.parametrize("defect", ["data_ptr lies", "accessor fails", "no library", "no _cdata"])
+def test_accessors_that_do_not_answer_as_the_tensor_does_are_not_used(monkeypatch, library, libtorch, defect):
+    drv = install_fake_driver(monkeypatch, NativeFake([8, 8, 4], devices=1))
+    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
+    rt.use_native_launcher(library)
+    drv.tls.ctx = drv.primary_of(0)
+    if defect == "data_ptr lies":
+        libtorch.lie = True
+    elif defect == "accessor fails":
+        libtorch.broken = {"index"}
+    elif defect == "no library":
+        monkeypatch.setattr(rt, "_torch_library", lambda: None)
+    else:
+        monkeypatch.delattr(AccessorTensor, "_cdata")
+    fam = add_family()
+    x, y = AccessorTensor(0x1000), AccessorTensor(0x2000)
+    fam[1](x, y, 3)
+    assert rt._TENSOR_INFO[0] is AccessorTensor and rt._TENSOR_INFO[2] is None
+    AccessorTensor.calls.clear()
+    fam[1](x, y, 4)                                       # launched natively through the methods
+    assert len(drv.native_launches) == 1 and drv.native_launches[0]["args"][1] == struct.pack("<Q", 0x2000)
+    assert AccessorTensor.calls == ["get_device", "data_ptr"] * 2

@@ -523,7 +523,63 @@ class _TensorDtypes(dict):
 
 _tensor_type = None
 _tensor_dtypes = _TensorDtypes()
-_TENSOR_INFO = [None, _tensor_dtypes]
+_TENSOR_INFO = [None, _tensor_dtypes, None]     # + the accessors launcher.c reads tensors with
+
+# PyTorch's stable C accessors of a tensor (the AOTInductor C shim libtorch exports since 2.2):
+# ``int32 f(at::Tensor *tensor, T *out)``, 0 on success.
+_ACCESSORS = ("aoti_torch_get_data_ptr", "aoti_torch_get_dtype", "aoti_torch_get_device_type",
+              "aoti_torch_get_device_index")
+_ADDRESS_ACCESSOR = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+_CODE_ACCESSOR = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32))
+
+
+def _torch_library():
+    """The libtorch_cpu the process has loaded (ctypes), or None: not Linux, torch not imported,
+    or not loaded from torch's own folder."""
+    torch = sys.modules.get("torch")
+    if torch is None or not sys.platform.startswith("linux") or not getattr(torch, "__file__", None):
+        return None
+    try:
+        return ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"),
+                           mode=os.RTLD_NOLOAD)
+    except (OSError, AttributeError):
+        return None
+
+
+def _tensor_accessors(sample):
+    """How the native launch path reads tensors of ``type(sample)`` without calling into Python:
+    ``(offset, data_ptr, dtype, device_type, device_index, cuda)`` -- where the object holds its
+    TensorImpl pointer (the one place in the object equal to ``sample._cdata``), the addresses of
+    PyTorch's C accessors of a tensor (``_ACCESSORS``), and CUDA's device type code; or None (it
+    then calls the tensor's methods): no such library or accessor, or they do not answer on
+    ``sample`` what its methods answer."""
+    try:
+        lib = _torch_library()
+        if lib is None:
+            return None
+        addresses = [ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _ACCESSORS]
+        cuda = ctypes.CFUNCTYPE(ctypes.c_int32)(
+            ctypes.cast(lib.aoti_torch_device_type_cuda, ctypes.c_void_p).value)()
+        impl, base = sample._cdata, id(sample)
+        offsets = [at for at in range(0, type(sample).__basicsize__ - 7, 8)
+                   if ctypes.c_uint64.from_address(base + at).value == impl]
+        if type(impl) is not int or not impl or len(offsets) != 1:
+            return None
+        tensor = ctypes.byref(ctypes.c_uint64(impl))    # an at::Tensor: one TensorImpl pointer
+        data_ptr, dtype, device_type, device_index = (
+            (_ADDRESS_ACCESSOR if i == 0 else _CODE_ACCESSOR)(a) for i, a in enumerate(addresses))
+        address, code = ctypes.c_void_p(), ctypes.c_int32()
+        if data_ptr(tensor, address) or (address.value or 0) != sample.data_ptr():
+            return None
+        if device_type(tensor, code) or (code.value == cuda) != bool(sample.is_cuda):
+            return None
+        if sample.is_cuda and (device_index(tensor, code) or code.value != sample.get_device()):
+            return None
+        if dtype(tensor, code) or not 0 <= code.value < 64:
+            return None
+        return (offsets[0], *addresses, cuda)
+    except Exception:      # noqa: BLE001 - anything unexpected: the methods, as before
+        return None
 
 
 def _dtype_info(dt):
@@ -565,8 +621,9 @@ def _pointer_info(obj):
         dtype, desc = (None, None) if dt is None else _dtype_info(dt)
         if dtype is not None and type(obj).__name__ == "Tensor" and type(obj).__module__ == "torch":
             global _tensor_type
+            accessors = _TENSOR_INFO[2] if _tensor_type is type(obj) else _tensor_accessors(obj)
             _tensor_type, _tensor_dtypes[dt] = type(obj), dtype
-            _TENSOR_INFO[:] = [_tensor_type, _tensor_dtypes]     # what the native launcher reads
+            _TENSOR_INFO[:] = [_tensor_type, _tensor_dtypes, accessors]     # what the native launcher reads
         return int(data_ptr()), dtype, desc, device
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
