@@ -136,8 +136,8 @@ def test_native_launcher_is_reused_and_optional(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     remarks = []
     build(manifest, tmp_path / "out", notify=remarks.append)
-    assert remarks == ["native launcher not built: no C compiler found (set CC, or install gcc); the packages "
-                       "launch through pure Python"]
+    assert remarks == [f"native launcher not built: the C compiler CC={str(tmp_path / 'no-such-cc')!r} does not "
+                       "run; the packages launch through pure Python"]
     assert not (pkg / native.FILENAME).exists() and "use_native_launcher" not in (pkg / "__init__.py").read_text()
     assert json.loads((pkg / "manifest.json").read_text())["native_launcher"] is None
     assert native.FILENAME not in (pkg / "pyproject.toml").read_text()

@@ -235,6 +235,37 @@ def test_torch_tensors_are_read_as_they_are_at_each_launch(package, native):
     assert info["host"][0] == "HostMemoryArgument" and "y_ptr" in info["host"][1], info
 
 
+JIT = """
+import json, sys
+import torch
+sys.path.insert(0, {kernels!r})
+import elementwise as ew
+from mytriton.runtime import driver as rt
+n = 3000
+x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+results = []
+for _ in range(3):                 # the first compiles (and registers the library), then the fast path
+    out = torch.zeros(n, device="cuda")
+    ew.add_kernel[((n + 255) // 256,)](x, y, out, n, BLOCK=256)
+    torch.cuda.synchronize()
+    results.append(bool(torch.equal(out, x + y)))
+print(json.dumps({{"native": rt.native_launcher_status(), "results": results}}))
+"""
+
+
+@PATHS
+def test_jit_launches_through_the_native_path(native, tmp_path):
+    source = textwrap.dedent(JIT).format(kernels=str(REPO / "manifests" / "kernels"))
+    env = {**os.environ, "MYTRITON_NATIVE_LAUNCH": native, "MYTRITON_CACHE_DIR": str(tmp_path),
+           "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=240, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    info = json.loads(result.stdout.splitlines()[-1])
+    check_path(info, native)
+    assert info["results"] == [True, True, True]
+    assert [p.suffix for p in (tmp_path / "native").glob("*")] == ([".so"] if native == "1" else [])
+
+
 # --------------------------------------------------------------------------- two GPUs
 
 TWO_DEVICES = """

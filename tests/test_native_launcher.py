@@ -378,3 +378,67 @@ def test_accessors_that_do_not_answer_as_the_tensor_does_are_not_used(monkeypatc
     fam[1](x, y, 4)                                       # launched natively through the methods
     assert len(drv.native_launches) == 1 and drv.native_launches[0]["args"][1] == struct.pack("<Q", 0x2000)
     assert AccessorTensor.calls == ["get_device", "data_ptr"] * 2
+
+
+# --------------------------------------------------------------------------- the JIT's copy
+
+def test_the_jit_builds_its_library_once_into_the_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("MYTRITON_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
+    builds = []
+    real = native.build
+    monkeypatch.setattr(native, "build", lambda: builds.append(1) or real())
+    path, why = native.cached_library()
+    if path is None and why.startswith(("no C compiler", "no Python headers")):
+        pytest.skip(why)
+    assert why == "" and path.parent == tmp_path / "native" and path.name.endswith(".abi3.so")
+    assert path.read_bytes() == real().data and builds == [1]
+    assert native.cached_library() == (path, "") and builds == [1]          # found, not built again
+    assert [p.name for p in path.parent.iterdir()] == [path.name]          # no temporary file left
+    monkeypatch.setenv("MYTRITON_NATIVE_LAUNCH", "0")
+    assert native.cached_library() == (None, "disabled by MYTRITON_NATIVE_LAUNCH=0")
+    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH")
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("MYTRITON_CACHE_DIR", str(blocked))                 # native/ cannot be made
+    got, why = native.cached_library()
+    assert got is None and why.startswith(f"cannot write {blocked / 'native'}")
+    monkeypatch.setenv("MYTRITON_CACHE_DIR", str(tmp_path / "other"))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    got, why = native.cached_library()
+    assert got is None and why == f"the C compiler CC={str(tmp_path / 'no-such-compiler')!r} does not run"
+
+
+def test_a_library_registered_after_the_first_launch_is_loaded_at_once(monkeypatch, library):
+    drv = install_fake_driver(monkeypatch, NativeFake([4]))
+    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
+    drv.tls.ctx = drv.primary_of(0)
+    k = rt.Kernel("k", [("n", "i32")], 4, 0, {"sm_90": CUBIN})
+    k.launch(1, [1])                                     # the driver is initialised: pure Python
+    assert rt.native_launcher_status() == "none registered" and len(drv.launches) == 1
+    rt.use_native_launcher(library)                      # (as the JIT does, at its first compile)
+    assert rt.native_launcher_status() == f"loaded {library}"
+    k.launch(1, [2])
+    assert [la["args"] for la in drv.native_launches] == [[struct.pack("<i", 2)]] and len(drv.launches) == 1
+
+
+def test_the_jit_registers_the_library_unless_a_package_did(monkeypatch, tmp_path):
+    from mytriton.frontend import launch
+    install_fake_driver(monkeypatch, FakeDriver())
+    monkeypatch.setattr(launch, "_native_tried", False)
+    monkeypatch.setattr(native, "cached_library", lambda: (tmp_path / "lib.abi3.so", ""))
+    launch._use_native_launcher(rt)
+    assert rt._native_file == (str(tmp_path / "lib.abi3.so"), None) and rt.native_launcher_status() == "not loaded yet"
+    monkeypatch.setattr(native, "cached_library", lambda: (_ for _ in ()).throw(AssertionError("asked twice")))
+    launch._use_native_launcher(rt)                                        # once a process
+    install_fake_driver(monkeypatch, FakeDriver())
+    monkeypatch.setattr(launch, "_native_tried", False)
+    rt.use_native_launcher(tmp_path / "package.abi3.so")                   # a package's own comes first
+    launch._use_native_launcher(rt)
+    assert rt._native_file == (str(tmp_path / "package.abi3.so"), None)
+    install_fake_driver(monkeypatch, FakeDriver())
+    monkeypatch.setattr(launch, "_native_tried", False)
+    monkeypatch.setattr(native, "cached_library", lambda: (None, "no C compiler found (set CC, or install gcc)"))
+    launch._use_native_launcher(rt)
+    assert rt._native_file is None
+    assert rt.native_launcher_status() == "not built for the JIT: no C compiler found (set CC, or install gcc)"

@@ -52,6 +52,27 @@ def _runtime():
     return _driver
 
 
+_native_tried = False
+
+
+def _use_native_launcher(driver) -> None:
+    """Register the native launch path for the JIT's launches, once, at its first compile for the
+    GPU (``runtime/native.cached_library``: built once per machine where a C compiler and the
+    Python headers are there). Otherwise, or where a package registered its own first, launches
+    keep their pure-Python launchers, and ``driver.native_launcher_status()`` says why."""
+    global _native_tried
+    if _native_tried:
+        return
+    _native_tried = True
+    if driver.native_launcher_status() == "none registered":
+        from ..runtime import native
+        path, why = native.cached_library()
+        if path is not None:
+            driver.use_native_launcher(path)
+        else:
+            driver.note_native_launcher(why if why.startswith("disabled") else f"not built for the JIT: {why}")
+
+
 def _is_numpy(x) -> bool:
     """A host array (numpy scalars are scalar arguments, not arrays)."""
     np = sys.modules.get("numpy")
@@ -213,6 +234,7 @@ def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, n
     compiled in as constants and left out of its launches (``kernel.jit_params``: the positions
     passed)."""
     from ..compiler import compile
+    _use_native_launcher(driver)
     params = [(n, t) for n, t in zip(names, signature) if n not in ones]
     desc_types = {n: descriptors.parse(t) for n, t in params if t.startswith("tensordesc")}
     try:

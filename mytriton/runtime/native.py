@@ -5,7 +5,8 @@ it at the first launch and falls back to its pure-Python launchers where it is m
 not load (another platform, a free-threaded Python, ``MYTRITON_NATIVE_LAUNCH=0``).  It is built
 against CPython's stable ABI (3.10+), so one file serves every CPython version of the build
 machine's platform.  Needs a C compiler (``$CC``, else ``cc``/``gcc``/``clang``) and the Python
-headers; without them the package is built without it, and says so.
+headers; without them the package is built without it, and says so.  The JIT uses the same
+library, compiled once per machine into the user's cache (``cached_library``).
 """
 from __future__ import annotations
 
@@ -74,7 +75,9 @@ def build(reuse=None) -> NativeBuild:
     if os.environ.get("MYTRITON_NATIVE_LAUNCH", "1") == "0":
         return NativeBuild(None, key, version, platform, "disabled by MYTRITON_NATIVE_LAUNCH=0")
     if cc is None or not version:
-        return NativeBuild(None, key, version, platform, "no C compiler found (set CC, or install gcc)")
+        why = (f"the C compiler CC={os.environ['CC']!r} does not run" if os.environ.get("CC")
+               else "no C compiler found (set CC, or install gcc)")
+        return NativeBuild(None, key, version, platform, why)
     if not (Path(include) / "Python.h").is_file():
         return NativeBuild(None, key, version, platform, f"no Python headers in {include} (install python3-dev)")
     if reuse is not None and (data := reuse(key)) is not None:
@@ -91,3 +94,41 @@ def build(reuse=None) -> NativeBuild:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
             return NativeBuild(None, key, version, platform, f"{cc[0]} failed: " + " | ".join(tail))
         return NativeBuild(out.read_bytes(), key, version, platform)
+
+
+def cached_library() -> tuple[Path | None, str]:
+    """``(path, "")`` of the library built for this machine in the user's cache
+    (``$MYTRITON_CACHE_DIR``, default ``~/.cache/mytriton``, under ``native/``), compiled there the
+    first time (about half a second); ``(None, why)`` where it cannot be built or written. The
+    file's name holds a digest of the source, the flags, the compiler command, the platform and
+    the Python headers, so a change of any makes a new one; it is written under a temporary name
+    and renamed, so processes building it at once never load half a file."""
+    cc = _compiler()
+    include = sysconfig.get_paths().get("include", "")
+    header = Path(include) / "Python.h"
+    if os.environ.get("MYTRITON_NATIVE_LAUNCH", "1") == "0":
+        return None, "disabled by MYTRITON_NATIVE_LAUNCH=0"
+    if cc is None:
+        return None, "no C compiler found (set CC, or install gcc)"
+    if not header.is_file():
+        return None, f"no Python headers in {include} (install python3-dev)"
+    digest = hashlib.sha256()
+    for part in (SOURCE.read_bytes(), " ".join(_FLAGS).encode(), " ".join(cc).encode(),
+                 sysconfig.get_platform().encode(), header.read_bytes()):
+        digest.update(hashlib.sha256(part).digest())
+    root = os.environ.get("MYTRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "mytriton")
+    path = Path(root) / "native" / f"{digest.hexdigest()[:32]}{FILENAME[len('_mtlaunch'):]}"
+    if path.is_file():
+        return path, ""
+    built = build()
+    if built.data is None:
+        return None, built.reason
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".building-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(built.data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        return None, f"cannot write {path}: {exc.strerror or exc}"
+    return path, ""
