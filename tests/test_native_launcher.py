@@ -409,7 +409,7 @@ def test_the_jit_builds_its_library_once_into_the_cache(monkeypatch, tmp_path):
     assert got is None and why == f"the C compiler CC={str(tmp_path / 'no-such-compiler')!r} does not run"
 
 
-def test_a_library_registered_after_the_first_launch_is_loaded_at_once(monkeypatch, library):
+def test_a_library_registered_after_the_first_launch_loads_at_the_next_first_launch(monkeypatch, library):
     drv = install_fake_driver(monkeypatch, NativeFake([4]))
     monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
     drv.tls.ctx = drv.primary_of(0)
@@ -417,9 +417,19 @@ def test_a_library_registered_after_the_first_launch_is_loaded_at_once(monkeypat
     k.launch(1, [1])                                     # the driver is initialised: pure Python
     assert rt.native_launcher_status() == "none registered" and len(drv.launches) == 1
     rt.use_native_launcher(library)                      # (as the JIT does, at its first compile)
-    assert rt.native_launcher_status() == f"loaded {library}"
-    k.launch(1, [2])
-    assert [la["args"] for la in drv.native_launches] == [[struct.pack("<i", 2)]] and len(drv.launches) == 1
+    assert rt.native_launcher_status() == "not loaded yet"
+    k2 = rt.Kernel("k2", [("n", "i32")], 4, 0, {"sm_90": CUBIN})
+    k2.launch(1, [2])                                    # its first launch: the slow path loads it
+    assert rt.native_launcher_status() == f"loaded {library}" and len(drv.launches) == 2
+    k2.launch(1, [3])
+    k.launch(1, [4])
+    assert [la["args"] for la in drv.native_launches] == [[struct.pack("<i", 3)], [struct.pack("<i", 4)]]
+    monkeypatch.setattr(rt, "_native_status", "none registered")
+    monkeypatch.setattr(rt, "_native", None)
+    monkeypatch.setenv("MYTRITON_NATIVE_LAUNCH", "0")
+    rt.use_native_launcher(library)                      # disabled: nothing to load, no error
+    k.launch(1, [5])
+    assert rt.native_launcher_status() == "disabled by MYTRITON_NATIVE_LAUNCH=0" and len(drv.launches) == 3
 
 
 def test_the_jit_registers_the_library_unless_a_package_did(monkeypatch, tmp_path):

@@ -947,16 +947,17 @@ _native_status = "none registered"
 
 def use_native_launcher(path, sha256: str | None = None) -> None:
     """Register the native launch library at ``path`` (checked against ``sha256`` when given);
-    it is loaded together with the driver, at the first launch (at once where the driver is
-    already initialised: the JIT registers its library at its first compile)."""
-    global _native_file, _native_status
+    it is loaded together with the driver, at the first launch -- where the driver is already
+    initialised (the JIT registers its library at its first compile), at the next launch that
+    takes the slow path (a kernel's first)."""
+    global _native_file, _native_status, _get_ctx
     with _LOCK:
         if os.environ.get("MYTRITON_NATIVE_LAUNCH", "1") == "0":
             _native_status = "disabled by MYTRITON_NATIVE_LAUNCH=0"
         elif _native is None:
             _native_file, _native_status = (os.fspath(path), sha256 and sha256.lower()), "not loaded yet"
-    if _launch_kernel is not None and not _forked:
-        _load_native()
+            if _launch_kernel is not None:
+                _get_ctx = _bootstrap_get_ctx         # (the slow path's first call runs _init again)
 
 
 def note_native_launcher(status: str) -> None:

@@ -123,6 +123,7 @@ def cached_library() -> tuple[Path | None, str]:
     built = build()
     if built.data is None:
         return None, built.reason
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".building-")
@@ -130,5 +131,7 @@ def cached_library() -> tuple[Path | None, str]:
             f.write(built.data)
         os.replace(tmp, path)
     except OSError as exc:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
         return None, f"cannot write {path}: {exc.strerror or exc}"
     return path, ""
