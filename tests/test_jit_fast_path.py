@@ -88,3 +88,46 @@ def test_a_cooperative_launch_goes_through_cuLaunchCooperativeKernel(fake):
     with pytest.raises(rt.CudaError, match=r"cuLaunchCooperativeKernel\('scale', grid=\(1000, 1, 1\).*"
                                            r"CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"):
         scale[(1000,)](x, y, 50, 1, BLOCK=64, launch_cooperative_grid=True)
+
+
+@mytriton.jit(do_not_specialize=["n", 3])
+def scale_any(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs * stride, tl.load(x_ptr + offs * stride, mask=offs < n) * 2, mask=offs < n)
+
+
+@mytriton.jit(do_not_specialize_on_alignment=("x_ptr", "n"))
+def scale_unaligned(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs * stride, tl.load(x_ptr + offs * stride, mask=offs < n) * 2, mask=offs < n)
+
+
+def test_do_not_specialize_keeps_one_kernel_for_every_value(fake):
+    x, y = rt.DeviceArray(256, "fp32"), rt.DeviceArray(256, "fp32")
+    for k in (scale_any, scale_unaligned):
+        k._cache.clear()
+        k._fast.clear()
+    kernels = [scale_any[(1,)](x, y, n, stride, BLOCK=64) for n, stride in [(64, 1), (50, 2), (48, 1)]]
+    assert kernels[0] is kernels[1] is kernels[2]          # n and stride (by position) as they are
+    assert [str(t) for _, t in kernels[0].params] == ["*fp32:16", "*fp32:16", "i32", "i32"]
+    fake.param_sizes = [8, 8, 4, 4]
+    scale_any[(1,)](x, y, 48, 1, BLOCK=64)
+    assert fake.launches[-1]["args"][2:] == [struct.pack("<i", 48), struct.pack("<i", 1)]   # 1 is passed
+    # on alignment only: x and n lose their :16, a stride of 1 is still compiled in
+    fake.param_sizes = [8, 8, 4]
+    k = scale_unaligned[(1,)](x, y, 64, 1, BLOCK=64)
+    assert sorted((n, str(t)) for n, t in k.params) == [("n", "i32"), ("x_ptr", "*fp32"), ("y_ptr", "*fp32:16")]
+    assert scale_unaligned[(1,)](x, y, 50, 1, BLOCK=64) is k
+
+
+@pytest.mark.parametrize("option, value, error, message", [
+    ("do_not_specialize", ["m"], ValueError, "f: do_not_specialize: no parameter named 'm' \\(parameters: a, n\\)"),
+    ("do_not_specialize", [2], ValueError, "f: do_not_specialize: position 2 is not a parameter \\(the kernel has 2\\)"),
+    ("do_not_specialize_on_alignment", [1.5], TypeError,
+     "f: do_not_specialize_on_alignment lists parameter names or positions, got 1.5"),
+])
+def test_do_not_specialize_names_its_parameters(option, value, error, message):
+    def f(a, n):
+        pass
+    with pytest.raises(error, match=message):
+        mytriton.jit(**{option: value})(f)

@@ -122,11 +122,34 @@ class JITFunction:
         self.source_info = SourceInfo(self.file, first, indent, dedented.splitlines(), fn.__name__)
         fn_def = self.parse()
         self.constexpr_names = [a.arg for a in fn_def.args.args if is_constexpr_annotation(a.annotation)]
+        # Triton's options: parameters (names or positions) the JIT does not specialize on their
+        # values -- an integer equal to 1, divisibility by 16, a pointer's 16-byte alignment -- or
+        # only not on the alignment and divisibility (frontend/launch.py)
+        self.not_specialized = self._parameters_of("do_not_specialize")
+        self.not_aligned = self.not_specialized | self._parameters_of("do_not_specialize_on_alignment")
         self._lock = threading.Lock()
         self._cache: dict = {}
         self._fast: dict = {}            # frontend/launch.py's fast path: argument kinds -> kernel
         self._references = None         # _references(parse()), computed on first use
         self._binder = None             # frontend/launch.py's argument binder, made on first launch
+
+    def _parameters_of(self, option: str) -> frozenset:
+        """The parameter names an option lists by name or position (ValueError for others)."""
+        given = self.options.get(option, ())
+        if isinstance(given, (str, int)):
+            given = [given]
+        names = []
+        for p in given:
+            if isinstance(p, bool) or not isinstance(p, (str, int)):
+                raise TypeError(f"{self.__name__}: {option} lists parameter names or positions, got {p!r}")
+            if isinstance(p, int) and not 0 <= p < len(self.arg_names):
+                raise ValueError(f"{self.__name__}: {option}: position {p} is not a parameter "
+                                 f"(the kernel has {len(self.arg_names)})")
+            if isinstance(p, str) and p not in self.arg_names:
+                raise ValueError(f"{self.__name__}: {option}: no parameter named {p!r} "
+                                 f"(parameters: {', '.join(self.arg_names)})")
+            names.append(self.arg_names[p] if isinstance(p, int) else p)
+        return frozenset(names)
 
     def parse(self) -> ast.FunctionDef:
         tree = ast.parse(self.src)

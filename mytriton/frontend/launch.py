@@ -117,9 +117,10 @@ def launch(jit_fn, grid, args, kwargs):
             devices[name] = device
             signature.append(descriptors.type_of(value, ty).text())
             continue
-        if type(value) is int and value == 1:
+        if type(value) is int and value == 1 and name not in jit_fn.not_specialized:
             # as Triton does: an integer argument equal to 1 is compiled in as the constant 1 (a
-            # stride of 1 makes its accesses contiguous) and is not passed to the kernel
+            # stride of 1 makes its accesses contiguous) and is not passed to the kernel (unless
+            # do_not_specialize lists it)
             ones[name] = 1
             signature.append("1")
             continue
@@ -133,12 +134,13 @@ def launch(jit_fn, grid, args, kwargs):
         except TypeError as e:          # (its own class: an integer too large is an OverflowError too)
             raise type(e)(f"{jit_fn.__name__}: parameter '{name}': {e}") from None
         # as Triton does, specialize on 16-byte alignment of pointers and divisibility by 16 of
-        # integers (the runtime checks both promises at every launch of that specialization)
+        # integers (the runtime checks both promises at every launch of that specialization),
+        # but for the parameters do_not_specialize(_on_alignment) lists
         if address is not None:
-            aligned = address % 16 == 0
+            aligned = address % 16 == 0 and name not in jit_fn.not_aligned
             devices[name] = device
         else:
-            aligned = ty in ("i32", "i64") and value % 16 == 0
+            aligned = ty in ("i32", "i64") and value % 16 == 0 and name not in jit_fn.not_aligned
         signature.append(ty + ":16" if aligned else ty)
     # the device the launch runs on (-1: the current context's, for int addresses): its compute
     # capability is the compile target
