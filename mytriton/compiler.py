@@ -15,6 +15,7 @@ from .errors import CompilationError
 from .frontend.builder import Builder
 from .frontend.codegen import trace
 from .frontend.descriptors import parse as descriptor_type, uses_tma
+from .frontend import tuples as tuple_params
 from .frontend.jit import JITFunction
 from .ir.ops import OpTypeError
 from .ir.printer import print_function
@@ -79,13 +80,26 @@ def _params(fn: JITFunction, signature, constexprs: dict, tma: bool = False):
     if unknown:
         raise CompilationError(f"unknown parameter(s) {', '.join(unknown)}; {fn.__name__} takes "
                                f"{', '.join(fn.arg_names)}", kernel=fn.__name__)
-    params, descriptors = [], {}
+    params, descriptors, tuples = [], {}, {}
     for name in fn.arg_names:
         if name in constexprs or name in fn.constexpr_names:
             continue
         if name not in signature:
             raise CompilationError(f"no type given for parameter '{name}'", kernel=fn.__name__)
         try:
+            if tuple_params.is_tuple_type(signature[name]):    # a tuple: its leaves (frontend/tuples.py)
+                constants = {}
+                for leaf, text in tuple_params.leaves(name, signature[name]):
+                    if leaf in fn.arg_names:
+                        raise ValueError(f"its leaf '{leaf}' has the name of another parameter")
+                    if text is None or _promised_one(text):
+                        constants[leaf] = None if text is None else 1
+                    elif descriptor_type(text) is not None:
+                        raise ValueError("a tensor descriptor inside a tuple is not supported")
+                    else:
+                        params.append((leaf, *parse_type(text)))
+                tuples[name] = (signature[name], constants)
+                continue
             desc = descriptor_type(signature[name])
             if desc is not None:                 # a tensor descriptor: its leaves (frontend/descriptors.py)
                 if tma and desc.tma_allowed():
@@ -104,7 +118,7 @@ def _params(fn: JITFunction, signature, constexprs: dict, tma: bool = False):
     for name in fn.constexpr_names:
         if name not in values:
             values[name] = fn.signature.parameters[name].default
-    return params, values, descriptors
+    return params, values, descriptors, tuples
 
 
 def _promised_one(text: str) -> bool:
@@ -124,13 +138,13 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     device functions of their own (``Function.device_functions``), not inlined."""
     constexprs = dict(constexprs or {})
     fn.check_parameter_names()
-    params, values, descriptors = _params(fn, signature, constexprs, tma)
+    params, values, descriptors, tuples = _params(fn, signature, constexprs, tma)
     builder = Builder(fn.__name__)
     builder.debug = bool(fn.options.get("debug"))
     builder.num_warps = num_warps
     if device_functions:
         builder.device_functions = {}
-    root = trace(fn, params, values, builder, descriptors)
+    root = trace(fn, params, values, builder, descriptors, tuples)
     try:
         check_tree(root)
     except OpTypeError as e:

@@ -33,6 +33,7 @@ from ..ir.types import I1, I32, I64, BlockType, PointerType, ScalarType
 from ..language.core import Composite, Shape, _current_builder, constexpr_type, is_builtin, tensor, to_tensor
 from ..language.triton_names import UnsupportedTritonName
 from .descriptors import rebuild as rebuild_descriptor
+from .tuples import rebuild as rebuild_tuple
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
 # The AST is walked recursively (a few Python frames per level of expression nesting); Python's own
@@ -1243,12 +1244,13 @@ def trace_combine(builder, combine_fn, arg_types: list, what: str, any_results: 
 
 
 def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, builder,
-          descriptors: dict | None = None) -> Scope:
+          descriptors: dict | None = None, tuples: dict | None = None) -> Scope:
     """Build the expression tree of ``jit_fn`` for the given parameter types and constexpr values.
 
     ``params`` lists the run-time parameters as (name, type, alignment); ``descriptors`` maps the
     name of a tensor-descriptor parameter to its type, whose leaves ``params`` lists instead
-    (frontend/descriptors.py)."""
+    (frontend/descriptors.py); ``tuples`` the name of a tuple parameter to (its type, the values
+    of its constant leaves), its other leaves in ``params`` (frontend/tuples.py)."""
     env: dict = {}
     for name, ty, align in params:
         env[name] = tensor(builder.param(name, ty, align))
@@ -1256,6 +1258,9 @@ def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, build
     try:
         for name, desc in (descriptors or {}).items():
             env[name] = rebuild_descriptor(desc, [env.pop(leaf) for leaf, _ in desc.leaves(name)])
+        for name, (ty, constants) in (tuples or {}).items():
+            env.update(constants)
+            env[name] = rebuild_tuple(name, ty, env)
     finally:
         _current_builder.reset(token)
     check_constexprs(jit_fn, constexprs)

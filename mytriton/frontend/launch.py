@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from ..errors import CompilationError
 from ..ir.ssa import globals_changed
-from . import descriptors
+from . import descriptors, tuples
 from .codegen import check_constexprs
 
 _LAUNCH_OPTIONS = {"num_warps": 4, "stream": None, "num_stages": None, "num_ctas": None, "maxnreg": None,
@@ -94,19 +94,23 @@ def launch(jit_fn, grid, args, kwargs):
             keep = kernel.jit_params
             grid = _grid(grid, names, runtime, constexprs, num_warps)
             if kernel.descriptor_params:
-                runtime = descriptors.flatten(names, runtime, kernel.tma_params)[1]
+                runtime = _flatten(names, runtime, kernel.tma_params)
             (kernel.launch_cooperative if cooperative else kernel.launch)(
                 grid, runtime if keep is None else [runtime[i] for i in keep], stream=stream)
             return kernel
     check_constexprs(jit_fn, constexprs)       # (before anything hashes or prints a constexpr)
     if os.environ.get("MYTRITON_INTERPRET") == "1" or any(
-            _is_numpy(v.base if descriptors.is_descriptor(v) else v) for v in runtime):
+            _is_numpy(v.base if descriptors.is_descriptor(v) else v) for v in _leaves(runtime)):
         from ..backends.interpreter import interpret
         return interpret(jit_fn, _grid(grid, names, runtime, constexprs, num_warps), list(zip(names, runtime)),
                          constexprs, num_warps)
     driver = _runtime()
     signature, devices, ones = [], {}, {}
     for name, value in zip(names, runtime):
+        if type(value) is tuple:
+            # a tuple: each element specialized as an argument of its own would be (frontend/tuples.py)
+            signature.append(tuples.signature_of(value, _element_type(jit_fn, name, driver, devices)))
+            continue
         if descriptors.is_descriptor(value):
             # a tensor descriptor: its type (element, block shape, padding) is the specialization;
             # its base's device is the launch's (the TensorDescriptor checked its 16-byte alignment)
@@ -168,8 +172,8 @@ def launch(jit_fn, grid, args, kwargs):
                 jit_fn._cache[key] = kernel
     keep = kernel.jit_params
     grid = _grid(grid, names, runtime, constexprs, num_warps)
-    if kernel.descriptor_params:               # (run-time descriptors are passed as their leaves)
-        runtime = descriptors.flatten(names, runtime, kernel.tma_params)[1]
+    if kernel.descriptor_params:               # (run-time descriptors and tuples are passed as their leaves)
+        runtime = _flatten(names, runtime, kernel.tma_params)
     (kernel.launch_cooperative if cooperative else kernel.launch)(
         grid, runtime if keep is None else [runtime[i] for i in keep], stream=stream)
     if fast is not None:                       # (only a launch that worked is remembered)
@@ -177,12 +181,65 @@ def launch(jit_fn, grid, args, kwargs):
     return kernel
 
 
+def _constant(leaf_type) -> bool:
+    """A tuple element compiled in (None, or an int equal to 1), not passed."""
+    return leaf_type is None or leaf_type == "i32:1"
+
+
+def _leaves(runtime):
+    """The run-time arguments with every tuple replaced by its elements (recursively)."""
+    for value in runtime:
+        if type(value) is tuple:
+            yield from _leaves(value)
+        else:
+            yield value
+
+
+def _flatten(names, runtime, tma) -> list:
+    """The values a launch passes: tuples and descriptors replaced by their leaves."""
+    if any(type(v) is tuple for v in runtime):
+        pairs = [pair for n, v in zip(names, runtime)
+                 for pair in (tuples.leaf_values(n, v) if type(v) is tuple else [(n, v)])]
+        names, runtime = [n for n, _ in pairs], [v for _, v in pairs]
+    return descriptors.flatten(names, runtime, tma)[1]
+
+
+def _element_type(jit_fn, name: str, driver, devices: dict):
+    """The type of each element of the tuple argument ``name`` as the JIT specializes it (a function
+    of the element, for ``tuples.signature_of``): None for None, ``i32:1`` for an int equal to 1
+    (compiled in), else what a parameter of its own would get; the devices of pointers go into
+    ``devices``, each as ``name[k]`` (k: the leaf's place in order)."""
+    counter = iter(range(1 << 30))
+
+    def element(value):
+        where = f"{name}[{next(counter)}]"          # (its leaves numbered in order)
+        if value is None:
+            return None
+        if descriptors.is_descriptor(value):
+            raise TypeError(f"{jit_fn.__name__}: parameter '{name}': a tensor descriptor inside a tuple is not "
+                            "supported; pass it as a parameter of its own")
+        if type(value) is int and value == 1 and name not in jit_fn.not_specialized:
+            return "i32:1"
+        try:
+            ty, address, device = driver.launch_argument_info(value)
+        except TypeError as e:
+            raise type(e)(f"{jit_fn.__name__}: parameter '{where}': {e}") from None
+        if address is not None:
+            devices[where] = device
+            aligned = address % 16 == 0 and name not in jit_fn.not_aligned
+        else:
+            aligned = ty in ("i32", "i64") and value % 16 == 0 and name not in jit_fn.not_aligned
+        return ty + ":16" if aligned else ty
+    return element
+
+
 def _fast_keys(runtime):
     """What of each run-time argument decides the specialization a launch uses, cheaply read: for
     a PyTorch tensor (or subclass) its dtype, 16-byte alignment and device; for a ``DeviceArray``
-    the same; for an int its range (i32/i64/u64) and divisibility by 16; for a float or bool its
-    type; for a tensor descriptor its base's key, block shape and padding. None when an argument
-    is of any other kind (CuPy arrays, numpy scalars, ...): such launches take the full path."""
+    the same; for an int its range (i32/i64/u64) and divisibility by 16; for a float, a bool or
+    None its type; for a tuple its elements' keys; for a tensor descriptor its base's key, block
+    shape and padding. None when an argument is of any other kind (CuPy arrays, numpy scalars,
+    ...): such launches take the full path."""
     driver = _runtime()
     tensor, device_array = driver._TENSOR_INFO[0], driver.DeviceArray   # (torch.Tensor once seen)
     keys = []
@@ -198,8 +255,13 @@ def _fast_keys(runtime):
             keys.append((-0x80000000 <= value < 0x80000000, -1 << 63 <= value < 1 << 63, not value & 15, value == 1))
         elif t is tensor or (tensor is not None and isinstance(value, tensor)):
             keys.append((value.dtype, not value.data_ptr() & 15, value.get_device()))
-        elif t is float or t is bool:
+        elif t is float or t is bool or value is None:
             keys.append(t)
+        elif t is tuple:
+            inner = _fast_keys(value)
+            if inner is None:
+                return None
+            keys.append((t, *inner))
         elif t is device_array:
             ptr, dtype, device = value._launch
             keys.append((dtype, not ptr & 15, device))
@@ -238,7 +300,7 @@ def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, n
     from ..compiler import compile
     _use_native_launcher(driver)
     params = [(n, t) for n, t in zip(names, signature) if n not in ones]
-    desc_types = {n: descriptors.parse(t) for n, t in params if t.startswith("tensordesc")}
+    desc_types = {n: descriptors.parse(t) for n, t in params if isinstance(t, str) and t.startswith("tensordesc")}
     try:
         ck = compile(jit_fn, signature=dict(params), constexprs={**constexprs, **ones}, target=target,
                      num_warps=num_warps, num_stages=num_stages)
@@ -251,15 +313,22 @@ def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, n
     # a dot's ring, else None: the descriptor's block, unswizzled)
     tma = {n: ck.metadata["tensor_maps"].get(f"{n}__tmap") for n in desc_types
            if f"{n}__tmap" in ck.metadata["signature"]}
+    # (tuples as their leaves but the constants compiled in: frontend/tuples.py)
     leaves = [leaf for n, t in params
-              for leaf in (replace(desc_types[n], tma=n in tma).leaves(n) if n in desc_types else [(n, t)])]
+              for leaf in (replace(desc_types[n], tma=n in tma).leaves(n) if n in desc_types else
+                           [(ln, lt) for ln, lt in tuples.leaves(n, t) if not _constant(lt)]
+                           if tuples.is_tuple_type(t) else [(n, t)])]
     kernel = driver.Kernel(jit_fn.__name__, leaves, num_warps, ck.metadata["shared"],
                            {target: cubin}, symbol=ck.metadata["name"])
-    kernel.descriptor_params, kernel.tma_params = bool(desc_types), tma
-    # the positions passed, in the argument list with descriptors flattened to their leaves
-    flat = [leaf for n in names
-            for leaf in (descriptors.leaf_names(n, desc_types[n].rank, n in tma) if n in desc_types else [n])]
-    kernel.jit_params = [i for i, n in enumerate(flat) if n not in ones] if ones else None
+    has_tuples = any(tuples.is_tuple_type(t) for t in signature)
+    kernel.descriptor_params, kernel.tma_params = bool(desc_types) or has_tuples, tma
+    # whether each argument is passed, in the argument list with descriptors and tuples flattened
+    # to their leaves
+    flat = [passed for n, t in zip(names, signature)
+            for passed in ([True] * len(descriptors.leaf_names(n, desc_types[n].rank, n in tma)) if n in desc_types
+                           else [not _constant(lt) for _, lt in tuples.leaves(n, t)] if tuples.is_tuple_type(t)
+                           else [n not in ones])]
+    kernel.jit_params = None if all(flat) else [i for i, passed in enumerate(flat) if passed]
     kernel.globals_read = ck.function.globals_read
     kernel.asm = ck.asm                  # as Triton's launch handle: kernel[grid](...).asm["ptx"]
     return kernel

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from ...errors import CompilationError
-from ...frontend import descriptors
+from ...frontend import descriptors, tuples
 from ...ir.ssa import Loc, globals_changed, walk
 from ...runtime.driver import DTYPES, dtype_named
 from .executor import AssertFailed, Executor, Program
@@ -148,6 +148,9 @@ def interpret(jit_fn, grid, runtime_args: list[tuple[str, object]], constexprs: 
                 desc = descriptors.type_of(value, infer_type(value.base))
                 signature[name] = desc.text()
                 leaf_types.update(desc.leaves(name))
+            elif type(value) is tuple:                 # (and tuples: frontend/tuples.py)
+                signature[name] = tuples.signature_of(value, _element_type)
+                leaf_types.update(tuples.leaves(name, signature[name]))
             else:
                 signature[name] = infer_type(value)
         except TypeError as e:
@@ -155,7 +158,8 @@ def interpret(jit_fn, grid, runtime_args: list[tuple[str, object]], constexprs: 
     program = _program(jit_fn, signature, constexprs, num_warps)
     memory = Memory()
     params = {}
-    values = dict(zip(*descriptors.flatten([n for n, _ in runtime_args], [v for _, v in runtime_args])))
+    pairs = [pair for n, v in runtime_args for pair in (tuples.leaf_values(n, v) if type(v) is tuple else [(n, v)])]
+    values = dict(zip(*descriptors.flatten([n for n, _ in pairs], [v for _, v in pairs])))
     for p in program.fn.params:
         value = values[p.name]
         ty = (leaf_types.get(p.name) or signature[p.name]).split(":")[0]
@@ -172,6 +176,13 @@ def interpret(jit_fn, grid, runtime_args: list[tuple[str, object]], constexprs: 
             ex.run_batch(np.arange(first, min(total, first + program.batch_size), dtype=np.int64))
     except (InterpreterError, DeviceAssertionError) as e:
         raise e.with_traceback(None) from None          # the user's launch line, no interpreter frames
+
+
+def _element_type(value):
+    """The type of one element of a tuple argument: None stays the constant None."""
+    if descriptors.is_descriptor(value):
+        raise TypeError("a tensor descriptor inside a tuple is not supported; pass it as a parameter of its own")
+    return None if value is None else infer_type(value)
 
 
 def _np_scalar_dtype(type_name: str):
