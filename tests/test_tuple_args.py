@@ -93,3 +93,9 @@ def test_a_leaf_named_like_another_parameter_is_refused():
         tl.store(t__0, tl.load(a) + tl.load(b))
     with pytest.raises(CompilationError, match="parameter 't': its leaf 't__0' has the name of another parameter"):
         mytriton.compile(clash, {"t": ("*fp32", "*fp32"), "t__0": "*fp32"}, {"BLOCK": 16})
+
+
+def test_an_element_that_is_no_argument_is_named(fake):
+    x = rt.DeviceArray(64, "fp32")
+    with pytest.raises(TypeError, match=r"scaled_copy: parameter 'ptrs\[2\]': expected a device pointer .* got str"):
+        scaled_copy[(1,)]((x, (x, "a"), None), 16, BLOCK=16)

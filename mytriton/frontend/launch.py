@@ -133,19 +133,7 @@ def launch(jit_fn, grid, args, kwargs):
             ones[name] = None
             signature.append("none")
             continue
-        try:
-            ty, address, device = driver.launch_argument_info(value)
-        except TypeError as e:          # (its own class: an integer too large is an OverflowError too)
-            raise type(e)(f"{jit_fn.__name__}: parameter '{name}': {e}") from None
-        # as Triton does, specialize on 16-byte alignment of pointers and divisibility by 16 of
-        # integers (the runtime checks both promises at every launch of that specialization),
-        # but for the parameters do_not_specialize(_on_alignment) lists
-        if address is not None:
-            aligned = address % 16 == 0 and name not in jit_fn.not_aligned
-            devices[name] = device
-        else:
-            aligned = ty in ("i32", "i64") and value % 16 == 0 and name not in jit_fn.not_aligned
-        signature.append(ty + ":16" if aligned else ty)
+        signature.append(_argument_type(jit_fn, name, value, driver, devices))
     # the device the launch runs on (-1: the current context's, for int addresses): its compute
     # capability is the compile target
     device = driver.launch_device(jit_fn.__name__, devices)
@@ -204,6 +192,25 @@ def _flatten(names, runtime, tma) -> list:
     return descriptors.flatten(names, runtime, tma)[1]
 
 
+def _argument_type(jit_fn, name: str, value, driver, devices: dict, where: str | None = None) -> str:
+    """The type of a pointer or scalar argument of the parameter ``name`` (``where`` names it in
+    errors and in ``devices``, which gets the device of a pointer): as Triton does, pointers
+    promise 16-byte alignment and integers divisibility by 16 where they have it (the runtime
+    checks both promises at every launch of that specialization), but not for the parameters
+    do_not_specialize(_on_alignment) lists."""
+    where = where or name
+    try:
+        ty, address, device = driver.launch_argument_info(value)
+    except TypeError as e:          # (its own class: an integer too large is an OverflowError too)
+        raise type(e)(f"{jit_fn.__name__}: parameter '{where}': {e}") from None
+    if address is not None:
+        devices[where] = device
+        aligned = address % 16 == 0 and name not in jit_fn.not_aligned
+    else:
+        aligned = ty in ("i32", "i64") and value % 16 == 0 and name not in jit_fn.not_aligned
+    return ty + ":16" if aligned else ty
+
+
 def _element_type(jit_fn, name: str, driver, devices: dict):
     """The type of each element of the tuple argument ``name`` as the JIT specializes it (a function
     of the element, for ``tuples.signature_of``): None for None, ``i32:1`` for an int equal to 1
@@ -220,16 +227,7 @@ def _element_type(jit_fn, name: str, driver, devices: dict):
                             "supported; pass it as a parameter of its own")
         if type(value) is int and value == 1 and name not in jit_fn.not_specialized:
             return "i32:1"
-        try:
-            ty, address, device = driver.launch_argument_info(value)
-        except TypeError as e:
-            raise type(e)(f"{jit_fn.__name__}: parameter '{where}': {e}") from None
-        if address is not None:
-            devices[where] = device
-            aligned = address % 16 == 0 and name not in jit_fn.not_aligned
-        else:
-            aligned = ty in ("i32", "i64") and value % 16 == 0 and name not in jit_fn.not_aligned
-        return ty + ":16" if aligned else ty
+        return _argument_type(jit_fn, name, value, driver, devices, where)
     return element
 
 
