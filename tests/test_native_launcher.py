@@ -303,6 +303,17 @@ class FakeLibtorch:
         self.aoti_torch_device_type_cuda = ctypes.CFUNCTYPE(ctypes.c_int32)(lambda: CUDA)
 
 
+class AccessorParameter(AccessorTensor):
+    """As torch.nn.Parameter: a subclass laid out as the tensor it extends."""
+
+
+AccessorParameter.__module__, AccessorParameter.__name__ = "torch.nn.parameter", "Parameter"
+
+
+class OtherSubclass(AccessorTensor):
+    """A subclass the runtime knows nothing of: its methods may differ, so they are called."""
+
+
 ADD = [("x", "*fp32:16"), ("y", "*fp32:16"), ("n", "i32")]
 
 
@@ -452,3 +463,23 @@ def test_the_jit_registers_the_library_unless_a_package_did(monkeypatch, tmp_pat
     launch._use_native_launcher(rt)
     assert rt._native_file is None
     assert rt.native_launcher_status() == "not built for the JIT: no C compiler found (set CC, or install gcc)"
+
+
+def test_parameters_are_read_as_tensors_and_other_subclasses_by_their_methods(monkeypatch, library, libtorch):
+    drv = install_fake_driver(monkeypatch, NativeFake([8, 8, 4], devices=1))
+    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
+    rt.use_native_launcher(library)
+    drv.tls.ctx = drv.primary_of(0)
+    fam = add_family()
+    w, x = AccessorParameter(0x1000), AccessorTensor(0x2000)
+    fam[1](w, x, 3)                                       # a Parameter first: the runtime learns torch.Tensor
+    assert rt._TENSOR_INFO[0] is AccessorTensor and rt._TENSOR_INFO[3] == (AccessorParameter,)
+    AccessorTensor.calls.clear()
+    fam[1](w, x, 4)
+    fam[1](x, w, 5)
+    assert AccessorTensor.calls == [] and [la["args"][:2] for la in drv.native_launches] == [
+        [struct.pack("<Q", 0x1000), struct.pack("<Q", 0x2000)], [struct.pack("<Q", 0x2000), struct.pack("<Q", 0x1000)]]
+    other = OtherSubclass(0x3000)
+    fam[1](other, x, 6)                                   # not one the runtime knows: the Python path
+    assert len(drv.native_launches) == 2 and "data_ptr" in AccessorTensor.calls
+    assert rt._TENSOR_INFO[3] == (AccessorParameter,)

@@ -295,7 +295,7 @@ def install_fake_driver(monkeypatch, drv):
                         ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}),
                         ("_driver_version", None), ("_native", None), ("_native_file", None),
                         ("_native_status", "none registered"), ("_tensor_type", None),
-                        ("_tensor_dtypes", rt._TensorDtypes()), ("_TENSOR_INFO", [None, {}, None]),
+                        ("_tensor_dtypes", rt._TensorDtypes()), ("_TENSOR_INFO", [None, {}, None, ()]),
                         ("_TENSOR_MAPS", {})]:
         monkeypatch.setattr(rt, name, value)
     return drv

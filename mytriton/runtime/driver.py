@@ -523,7 +523,7 @@ class _TensorDtypes(dict):
 
 _tensor_type = None
 _tensor_dtypes = _TensorDtypes()
-_TENSOR_INFO = [None, _tensor_dtypes, None]     # + the accessors launcher.c reads tensors with
+_TENSOR_INFO = [None, _tensor_dtypes, None, ()]     # (see _learn_tensor_type)
 
 # PyTorch's stable C accessors of a tensor (the AOTInductor C shim libtorch exports since 2.2):
 # ``int32 f(at::Tensor *tensor, T *out)``, 0 on success.
@@ -582,6 +582,33 @@ def _tensor_accessors(sample):
         return None
 
 
+# torch.Tensor's subclasses that read as it does (their own C layout and methods are torch.Tensor's):
+# the native path reads them through the accessors too (``_learn_tensor_type``)
+_TENSOR_ALIKE = {("torch.nn.parameter", "Parameter"), ("torch.nn.parameter", "Buffer")}
+
+
+def _learn_tensor_type(obj, dt, dtype: str) -> None:
+    """Remember torch.Tensor and ``dt`` -> ``dtype`` from a tensor ``obj`` (or a Parameter or
+    Buffer, ``_TENSOR_ALIKE``), for the launchers' inline path and the native one (``_TENSOR_INFO``:
+    the type, the dtypes, its accessors, the subclasses read the same way -- each checked on its
+    first instance: the accessors must find its TensorImpl where they find a tensor's)."""
+    global _tensor_type
+    t = type(obj)
+    base = t if (t.__module__, t.__name__) == ("torch", "Tensor") else None
+    if base is None:
+        if (t.__module__, t.__name__) not in _TENSOR_ALIKE:
+            return
+        base = next((c for c in t.__mro__ if (c.__module__, c.__name__) == ("torch", "Tensor")), None)
+        if base is None:
+            return
+    accessors = _TENSOR_INFO[2] if _tensor_type is base else _tensor_accessors(obj)
+    alike = _TENSOR_INFO[3] if _tensor_type is base else ()
+    if t is not base and t not in alike and accessors is not None and _tensor_accessors(obj) == accessors:
+        alike += (t,)
+    _tensor_type, _tensor_dtypes[dt] = base, dtype
+    _TENSOR_INFO[:] = [_tensor_type, _tensor_dtypes, accessors, alike]     # what the native launcher reads
+
+
 def _dtype_info(dt):
     """``(our dtype or None, printable name)`` of a numpy/torch dtype object or string."""
     try:
@@ -619,11 +646,8 @@ def _pointer_info(obj):
                 raise HostMemoryArgument(f"got a tensor on {getattr(obj, 'device', 'the host')}; it must be on a CUDA device")
         dt = getattr(obj, "dtype", None)
         dtype, desc = (None, None) if dt is None else _dtype_info(dt)
-        if dtype is not None and type(obj).__name__ == "Tensor" and type(obj).__module__ == "torch":
-            global _tensor_type
-            accessors = _TENSOR_INFO[2] if _tensor_type is type(obj) else _tensor_accessors(obj)
-            _tensor_type, _tensor_dtypes[dt] = type(obj), dtype
-            _TENSOR_INFO[:] = [_tensor_type, _tensor_dtypes, accessors]     # what the native launcher reads
+        if dtype is not None:
+            _learn_tensor_type(obj, dt, dtype)
         return int(data_ptr()), dtype, desc, device
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:

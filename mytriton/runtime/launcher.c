@@ -17,9 +17,11 @@
  *
  *   configure(entry, device_array_type, tensor_info) -> None
  *       entry: address of cuLaunchKernel; tensor_info: [torch.Tensor or None, {torch dtype: "fp32"},
- *       accessors or None] (a list the runtime fills in when it first sees a tensor); accessors:
- *       (offset of the TensorImpl pointer, addresses of aoti_torch_get_data_ptr, _get_dtype,
- *       _get_device_type, _get_device_index, the device type code of CUDA).
+ *       accessors or None, (subclasses read as torch.Tensor is)] (a list the runtime fills in when
+ *       it first sees a tensor); accessors: (offset of the TensorImpl pointer, addresses of
+ *       aoti_torch_get_data_ptr, _get_dtype, _get_device_type, _get_device_index, the device type
+ *       code of CUDA); the subclasses (torch.nn.Parameter, Buffer) are read through the accessors
+ *       only.
  *   launch(spec, (fn, device), gx, gy, gz, stream, *args) -> int
  *       spec: (block threads, dynamic shared bytes, kinds, dtypes) of one kernel: kinds holds two
  *       bytes per parameter (a struct code, or 'P' for a pointer, then the promised alignment or
@@ -90,9 +92,9 @@ static void forget_tensor_type(void) {
 
 static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 3 || !PyList_Check(args[2]) || PyList_Size(args[2]) != 3) {
+    if (nargs != 3 || !PyList_Check(args[2]) || PyList_Size(args[2]) != 4) {
         PyErr_SetString(PyExc_TypeError,
-                        "configure(entry, device_array_type, [tensor_type, tensor_dtypes, accessors])");
+                        "configure(entry, device_array_type, [tensor_type, tensor_dtypes, accessors, alike])");
         return NULL;
     }
     void *address = PyLong_AsVoidPtr(args[0]);
@@ -238,12 +240,23 @@ static int read_tensor_directly(PyObject *v, PyObject *type, PyObject *want, lon
     return 1;
 }
 
+/* A subclass of torch.Tensor that tensor_info[3] lists (read as a tensor is, through the accessors). */
+static int tensor_alike(PyObject *type) {
+    PyObject *alike = PyList_GetItem(tensor_info, 3);
+    if (alike == NULL || !PyTuple_Check(alike))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_Size(alike); i++)
+        if (PyTuple_GetItem(alike, i) == type)
+            return 1;
+    return 0;
+}
+
 /* The address of a pointer argument whose dtype is `want` and whose memory is on `device`
  * (any for int addresses), or 0 when the Python path must look. */
 static int read_pointer(PyObject *v, PyObject *want, long device, uint64_t *out) {
     if (PyLong_CheckExact(v))
         return exact_u64(v, out);
-    PyObject *type = (PyObject *)Py_TYPE(v);
+    PyObject *type = (PyObject *)Py_TYPE(v), *tensor_type;
     int ok = 0;
     if (type == device_array_type) {
         PyObject *tag = PyObject_GetAttr(v, s_launch);      /* (address, dtype string, device) */
@@ -251,10 +264,12 @@ static int read_pointer(PyObject *v, PyObject *want, long device, uint64_t *out)
              same_string(PyTuple_GetItem(tag, 1), want) && is_device(PyTuple_GetItem(tag, 2), device) &&
              exact_u64(PyTuple_GetItem(tag, 0), out);
         Py_XDECREF(tag);
-    } else if (type == PyList_GetItem(tensor_info, 0) && (type == described_type || describe_tensor_type(type, v))) {
+    } else if ((tensor_type = PyList_GetItem(tensor_info, 0)) != Py_None && tensor_type != NULL &&
+               (type == tensor_type || tensor_alike(type)) &&
+               (tensor_type == described_type || describe_tensor_type(tensor_type, v))) {
         if (impl_offset >= 0)
             ok = read_tensor_directly(v, type, want, device, out);
-        else {
+        else if (type == tensor_type) {
             PyObject *dev = call_method(v, &get_device_method);
             if (is_device(dev, device)) {
                 PyObject *ours = our_dtype(v, type);
@@ -404,7 +419,7 @@ PyMODINIT_FUNC PyInit__mtlaunch(void) {
         return NULL;
     get_device_method.name = s_get_device;
     data_ptr_method.name = s_data_ptr;
-    tensor_info = PyList_New(3);
+    tensor_info = PyList_New(4);
     if (tensor_info == NULL)
         return NULL;
     Py_INCREF(Py_None);
@@ -412,5 +427,6 @@ PyMODINIT_FUNC PyInit__mtlaunch(void) {
     PyList_SetItem(tensor_info, 1, PyDict_New());
     Py_INCREF(Py_None);
     PyList_SetItem(tensor_info, 2, Py_None);
+    PyList_SetItem(tensor_info, 3, PyTuple_New(0));
     return PyModule_Create(&module);
 }
