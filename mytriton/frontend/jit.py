@@ -13,6 +13,7 @@ import threading
 import types
 
 from .codegen import SourceInfo, admitted, outside_attribute, type_name
+from .launch import launch
 
 
 def is_constexpr_annotation(ann) -> bool:
@@ -267,7 +268,6 @@ class JITFunction:
 
     def __getitem__(self, grid):
         def launcher(*args, **kwargs):
-            from .launch import launch
             return launch(self, grid, args, kwargs)
         return launcher
 
