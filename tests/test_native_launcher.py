@@ -325,17 +325,19 @@ def libtorch(monkeypatch, library):
     return lib
 
 
-def add_family():
-    return rt.KernelFamily("add", ADD, [], [{"id": "a", "constexprs": {}, "num_warps": 4, "shared": 0,
-                                              "symbol": "add", "images": {"sm_90": CUBIN}}])
-
-
-def test_tensors_are_read_through_pytorchs_c_accessors(monkeypatch, library, libtorch):
-    drv = install_fake_driver(monkeypatch, NativeFake([8, 8, 4], devices=2))
+def add_family(monkeypatch, library, devices=1):
+    """(the fake driver, a family of an add kernel) with the native library registered and
+    device 0's primary context current."""
+    drv = install_fake_driver(monkeypatch, NativeFake([8, 8, 4], devices=devices))
     monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
     rt.use_native_launcher(library)
     drv.tls.ctx = drv.primary_of(0)
-    fam = add_family()
+    return drv, rt.KernelFamily("add", ADD, [], [{"id": "a", "constexprs": {}, "num_warps": 4, "shared": 0,
+                                                  "symbol": "add", "images": {"sm_90": CUBIN}}])
+
+
+def test_tensors_are_read_through_pytorchs_c_accessors(monkeypatch, library, libtorch):
+    drv, fam = add_family(monkeypatch, library, devices=2)
     x, y = AccessorTensor(0x1000), AccessorTensor(0x2000)
     fam[1](x, y, 3)                                       # the Python path: learns the type, resolves
     offset = rt._TENSOR_INFO[2][0]
@@ -369,10 +371,7 @@ def test_tensors_are_read_through_pytorchs_c_accessors(monkeypatch, library, lib
 
 @pytest.mark.parametrize("defect", ["data_ptr lies", "accessor fails", "no library", "no _cdata"])
 def test_accessors_that_do_not_answer_as_the_tensor_does_are_not_used(monkeypatch, library, libtorch, defect):
-    drv = install_fake_driver(monkeypatch, NativeFake([8, 8, 4], devices=1))
-    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
-    rt.use_native_launcher(library)
-    drv.tls.ctx = drv.primary_of(0)
+    drv, fam = add_family(monkeypatch, library)
     if defect == "data_ptr lies":
         libtorch.lie = True
     elif defect == "accessor fails":
@@ -381,7 +380,6 @@ def test_accessors_that_do_not_answer_as_the_tensor_does_are_not_used(monkeypatc
         monkeypatch.setattr(rt, "_torch_library", lambda: None)
     else:
         monkeypatch.delattr(AccessorTensor, "_cdata")
-    fam = add_family()
     x, y = AccessorTensor(0x1000), AccessorTensor(0x2000)
     fam[1](x, y, 3)
     assert rt._TENSOR_INFO[0] is AccessorTensor and rt._TENSOR_INFO[2] is None
@@ -466,11 +464,7 @@ def test_the_jit_registers_the_library_unless_a_package_did(monkeypatch, tmp_pat
 
 
 def test_parameters_are_read_as_tensors_and_other_subclasses_by_their_methods(monkeypatch, library, libtorch):
-    drv = install_fake_driver(monkeypatch, NativeFake([8, 8, 4], devices=1))
-    monkeypatch.delenv("MYTRITON_NATIVE_LAUNCH", raising=False)
-    rt.use_native_launcher(library)
-    drv.tls.ctx = drv.primary_of(0)
-    fam = add_family()
+    drv, fam = add_family(monkeypatch, library)
     w, x = AccessorParameter(0x1000), AccessorTensor(0x2000)
     fam[1](w, x, 3)                                       # a Parameter first: the runtime learns torch.Tensor
     assert rt._TENSOR_INFO[0] is AccessorTensor and rt._TENSOR_INFO[3] == (AccessorParameter,)

@@ -249,6 +249,9 @@ def _element_type(jit_fn, name: str, driver, devices: dict):
     return element
 
 
+_TensorDescriptor = descriptors.TensorDescriptor
+
+
 def _fast_keys(runtime):
     """What of each run-time argument decides the specialization a launch uses, cheaply read: for
     a PyTorch tensor (or subclass) its dtype, 16-byte alignment and device; for a ``DeviceArray``
@@ -259,18 +262,15 @@ def _fast_keys(runtime):
     driver = _runtime()
     tensor, device_array = driver._TENSOR_INFO[0], driver.DeviceArray   # (torch.Tensor once seen)
     keys = []
-    for value in runtime:
+    for value in runtime:            # (the commonest kinds first: this runs at every launch)
         t = type(value)
-        if t is descriptors.TensorDescriptor:
-            base = _fast_keys([value.base])
-            if base is None:
-                return None
-            keys.append((t, base[0], tuple(value.block_shape), value.padding))
-            continue
         if t is int:
             keys.append((-0x80000000 <= value < 0x80000000, -1 << 63 <= value < 1 << 63, not value & 15, value == 1))
-        elif t is tensor or (tensor is not None and isinstance(value, tensor)):
+        elif t is tensor:
             keys.append((value.dtype, not value.data_ptr() & 15, value.get_device()))
+        elif t is device_array:
+            ptr, dtype, device = value._launch
+            keys.append((dtype, not ptr & 15, device))
         elif t is float or t is bool or value is None:
             keys.append(t)
         elif t is tuple:
@@ -278,9 +278,13 @@ def _fast_keys(runtime):
             if inner is None:
                 return None
             keys.append((t, *inner))
-        elif t is device_array:
-            ptr, dtype, device = value._launch
-            keys.append((dtype, not ptr & 15, device))
+        elif t is _TensorDescriptor:
+            base = _fast_keys([value.base])
+            if base is None:
+                return None
+            keys.append((t, base[0], tuple(value.block_shape), value.padding))
+        elif tensor is not None and isinstance(value, tensor):       # (a subclass: nn.Parameter)
+            keys.append((value.dtype, not value.data_ptr() & 15, value.get_device()))
         else:
             return None
     return keys
