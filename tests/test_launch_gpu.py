@@ -207,6 +207,12 @@ for _ in range(5):
 result["steady"] = ok(out, want)
 result["calls"] = len(calls)
 result["accessors"] = rt._TENSOR_INFO[2] is not None
+w = torch.nn.Parameter(torch.randn(n, device="cuda"))  # a module's weight: read as a tensor is
+add(w, y, out, n)
+calls.clear()
+for _ in range(3):
+    add(w, y, out, n)
+result["parameter"] = [ok(out, (w.detach() + y).cpu()), len(calls)]
 out.zero_()
 add(x[16:], y[16:], out[16:], n - 16)             # views: the address includes the storage offset
 result["views"] = ok(out, torch.cat([torch.zeros(16), want[16:]]))
@@ -227,8 +233,9 @@ def test_torch_tensors_are_read_as_they_are_at_each_launch(package, native):
     info = run(TENSORS, package, native)
     check_path(info, native)
     assert info["first"] and info["steady"] and info["views"] and info["data_swapped"], info
+    assert info["parameter"][0] is True, info
     if native == "1":          # PyTorch's C accessors: no call into the tensor's methods
-        assert info["accessors"] is True and info["calls"] == 0, info
+        assert info["accessors"] is True and info["calls"] == 0 and info["parameter"][1] == 0, info
     else:
         assert info["calls"] == 5 * 3 * 2, info
     assert info["half"][0] == "TypeError" and "'y_ptr'" in info["half"][1] and "float16" in info["half"][1], info
