@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+
 from .jobs import Artifacts, CompileJob
 
 CACHE_FORMAT = 1
@@ -210,17 +211,6 @@ class PendingCompiles:
 
     def clear(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def default_cache_dir() -> Path:
-    """``$MYTRITON_CACHE_DIR``, else ``~/.cache/mytriton`` (where there is no home folder, the
-    temporary folder's ``mytriton-cache``)."""
-    if os.environ.get("MYTRITON_CACHE_DIR"):
-        return Path(os.environ["MYTRITON_CACHE_DIR"])
-    try:
-        return Path.home() / ".cache" / "mytriton"
-    except RuntimeError:
-        return Path(tempfile.gettempdir()) / "mytriton-cache"
 
 
 class SharedCache:

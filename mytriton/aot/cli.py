@@ -158,7 +158,7 @@ def _cache_dir(args):
     """The shared cache's folder (None with --no-cache)."""
     if args.no_cache:
         return None
-    from .cache import default_cache_dir
+    from .._paths import default_cache_dir
     return args.cache or default_cache_dir()
 
 

@@ -23,6 +23,8 @@ import sys
 import threading
 from pathlib import Path
 
+from .._paths import default_cache_dir
+
 from .jit import JITFunction
 
 __all__ = ["Config", "autotune", "heuristics", "Autotuner", "Heuristics", "unwrap"]
@@ -63,8 +65,7 @@ def unwrap(kernel) -> JITFunction:
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("MYTRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "mytriton")
-    return Path(root) / "autotune"
+    return default_cache_dir() / "autotune"
 
 
 def _interpreted(values) -> bool:

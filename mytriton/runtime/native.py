@@ -19,6 +19,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._paths import default_cache_dir
+
 SOURCE = Path(__file__).resolve().parent / "launcher.c"
 FILENAME = "_mtlaunch.abi3.so"
 # -ffile-prefix-map keeps the build folder out of the binary: the output depends on the inputs only.
@@ -103,24 +105,17 @@ def cached_library() -> tuple[Path | None, str]:
     file's name holds a digest of the source, the flags, the compiler command, the platform and
     the Python headers, so a change of any makes a new one; it is written under a temporary name
     and renamed, so processes building it at once never load half a file."""
-    cc = _compiler()
-    include = sysconfig.get_paths().get("include", "")
-    header = Path(include) / "Python.h"
     if os.environ.get("MYTRITON_NATIVE_LAUNCH", "1") == "0":
         return None, "disabled by MYTRITON_NATIVE_LAUNCH=0"
-    if cc is None:
-        return None, "no C compiler found (set CC, or install gcc)"
-    if not header.is_file():
-        return None, f"no Python headers in {include} (install python3-dev)"
+    header = Path(sysconfig.get_paths().get("include", "")) / "Python.h"
     digest = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), " ".join(_FLAGS).encode(), " ".join(cc).encode(),
-                 sysconfig.get_platform().encode(), header.read_bytes()):
+    for part in (SOURCE.read_bytes(), " ".join(_FLAGS).encode(), " ".join(_compiler() or []).encode(),
+                 sysconfig.get_platform().encode(), header.read_bytes() if header.is_file() else b""):
         digest.update(hashlib.sha256(part).digest())
-    root = os.environ.get("MYTRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "mytriton")
-    path = Path(root) / "native" / f"{digest.hexdigest()[:32]}{FILENAME[len('_mtlaunch'):]}"
+    path = default_cache_dir() / "native" / f"{digest.hexdigest()[:32]}{FILENAME[len('_mtlaunch'):]}"
     if path.is_file():
         return path, ""
-    built = build()
+    built = build()                                # (no compiler or headers: its reason)
     if built.data is None:
         return None, built.reason
     tmp = None
