@@ -11,7 +11,7 @@ import mytriton.language as tl
 from mytriton.errors import CompilationError
 from mytriton.runtime import driver as rt
 from tests import cuda_emulator
-from tests.kernels.tuple_args import pick, scaled_copy
+from tests.kernels.tuple_args import pick, scaled_copy, scaled_copy_indexed
 from tests.test_runtime_cpu import FakeDriver, install_fake_driver
 
 
@@ -25,9 +25,10 @@ def expected(x, s, extra, n):
 @pytest.mark.parametrize("n", [64, 50])
 def test_the_interpreter_takes_nested_tuples(extra, n):
     x = np.random.default_rng(n).standard_normal(64).astype(np.float32)
-    y = np.zeros(64, np.float32)
-    scaled_copy[(2,)]((x, (y, 2.5), extra), n, BLOCK=32)
-    np.testing.assert_allclose(y, expected(x, 2.5, extra, n), rtol=1e-6)
+    for kernel in (scaled_copy, scaled_copy_indexed):
+        y = np.zeros(64, np.float32)
+        kernel[(2,)]((x, (y, 2.5), extra), n, BLOCK=32)
+        np.testing.assert_allclose(y, expected(x, 2.5, extra, n), rtol=1e-6)
     a, b, out = x, x[::-1].copy(), np.zeros(64, np.float32)
     pick[(1,)]((a, b), out, n, BLOCK=64)
     np.testing.assert_allclose(out[:n], (a + 2 * b)[:n], rtol=1e-6)

@@ -19,24 +19,30 @@ def test_nested_tuples_as_triton(extra, n, offset):
     x = torch.randn(n + offset, device="cuda", generator=g)[offset:]          # offset: not 16-byte aligned
     want = x * 2.5 + 3 + (10 if extra is not None else 0)
     outs = []
-    for module in (K, TR) if TR is not None else (K,):
+    runs = [(K, "scaled_copy"), (K, "scaled_copy_indexed")] + ([(TR, "scaled_copy_indexed")] if TR else [])
+    for module, name in runs:
         y = torch.zeros(n, device="cuda")
         for _ in range(2):                         # the full path, then the fast path
-            module.scaled_copy[(triton_cdiv(n, 256),)]((x, (y, 2.5), extra), n, BLOCK=256)
+            getattr(module, name)[(triton_cdiv(n, 256),)]((x, (y, 2.5), extra), n, BLOCK=256)
         torch.cuda.synchronize()
         outs.append(y)
     torch.testing.assert_close(outs[0], want, rtol=1e-6, atol=1e-6)
-    if len(outs) == 2:
-        torch.testing.assert_close(outs[0], outs[1], rtol=0, atol=0)
+    for other in outs[1:]:                         # the indexed form, ours and Triton's: the same bits
+        torch.testing.assert_close(other, outs[0], rtol=0, atol=0)
 
 
-def test_a_tuple_given_to_a_helper():
+def test_a_tuple_given_to_a_helper_as_triton():
     n = 1000
     a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    out = torch.zeros(n, device="cuda")
-    K.pick[(1,)]((a, b), out, n, BLOCK=1024)
-    torch.cuda.synchronize()
-    torch.testing.assert_close(out, a + 2 * b)
+    outs = []
+    for module in (K, TR) if TR is not None else (K,):
+        out = torch.zeros(n, device="cuda")
+        module.pick[(1,)]((a, b), out, n, BLOCK=1024)
+        torch.cuda.synchronize()
+        outs.append(out)
+    torch.testing.assert_close(outs[0], a + 2 * b)
+    for other in outs[1:]:
+        torch.testing.assert_close(other, outs[0], rtol=0, atol=0)
 
 
 def triton_cdiv(a, b):

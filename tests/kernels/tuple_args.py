@@ -16,6 +16,20 @@ def scaled_copy(ptrs, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def scaled_copy_indexed(ptrs, n, BLOCK: tl.constexpr):
+    """scaled_copy written as Triton 3.6 compiles it: its frontend refuses a nested tuple target
+    (``x, (y, s), extra = ptrs``) and ``len`` of a tuple that holds None."""
+    x = ptrs[0]
+    y = ptrs[1][0]
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x + offs, mask=mask) * ptrs[1][1] + (len(ptrs[1]) + 1)
+    if ptrs[2] is not None:
+        v += 10
+    tl.store(y + offs, v, mask=mask)
+
+
+@triton.jit
 def pick(pair, out, n, BLOCK: tl.constexpr):
     """A tuple indexed with constants and handed to a helper."""
     offs = tl.arange(0, BLOCK)
