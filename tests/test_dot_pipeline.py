@@ -16,7 +16,7 @@ import mytriton
 import mytriton.language as tl
 from mytriton.compiler import build_ssa
 from mytriton.ir.ssa import walk
-from tests import cuda_emulator
+from tests import bank_conflicts, cuda_emulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
 import gemm  # noqa: E402
@@ -86,10 +86,15 @@ def test_the_cuda_keeps_the_operands_in_rings_filled_by_cp_async():
     ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32,
                                                     "GROUP_M": 8, "ACTIVATION": ""}, num_warps=4)
     cu = ck.asm["cu"]
-    # A: 128 rows of 32 halves + 16 bytes; B: 32 rows of 128 halves + 16 bytes; three buffers each
-    a_bytes, b_bytes = 128 * (32 + 8) * 2, 32 * (128 + 8) * 2
+    # A: 128 rows of 32 halves; B: 32 rows of 128 halves (two 128-byte columns); three buffers
+    # each, swizzled (16-byte chunks XORed by the row: no padding), neither ldmatrix nor cp.async
+    # touching a bank group twice in a wavefront (the padded rows of 80 bytes had the copies of A
+    # do so: 2-way conflicts in every quarter warp that straddles two rows)
+    a_bytes, b_bytes = 128 * 32 * 2, 32 * 128 * 2
     assert re.search(rf"mt_smem \+ 0 \+ \w+_slot \* {a_bytes}\)", cu)
     assert re.search(rf"mt_smem \+ {3 * a_bytes} \+ \w+_slot \* {b_bytes}\)", cu)
+    assert bank_conflicts.ldmatrix_conflicts(cu, 4, 32, 16, 2) == []
+    assert bank_conflicts.cp_async_conflicts(cu, 4, 2) == []
     body = cu[cu.index("__global__"):]
     assert body.count("mt_cp_async<16>(") == 6 and body.count("mt_cp_async_commit();") == 6
     assert "mt_cp_async_wait<2>();" in cu and "mt_cp_async_wait<0>();" in cu       # (2 operands x 1 in flight)

@@ -12,8 +12,13 @@ themselves), else both operands are staged in shared memory and read back as mma
   ``ldmatrix.trans`` — so the store is a 16-byte vector store of each thread's run of registers.
   fp32 (tf32) and int8 tiles are always stored K-major (``ldmatrix`` has no transpose below or
   above 16 bits).
-- Rows are padded by 16 bytes: the eight rows one 8x8 matrix load reads then start in eight
-  different 16-byte bank groups, so ``ldmatrix`` is free of bank conflicts.
+- A loop's rings are swizzled wherever the tile allows it (``_Staging.swizzled``: the 16-byte
+  chunks of a row XORed by the row's place in a 1024-byte pattern, wgmma's layout): the eight rows
+  one 8x8 matrix load reads and the eight 16-byte copies a quarter warp issues then fall into
+  eight different 16-byte bank groups. Other tiles have their rows padded by 16 bytes, which keeps
+  ``ldmatrix`` free of bank conflicts but not the copies of rows under 128 bytes (rows of 80 bytes:
+  a quarter warp's copies straddle two rows, 2-way conflicts; swizzling A's rings took the fp16
+  GEMM 128x128x32 on mma.sync from 340 to 414-422 TFLOP/s on an H200).
 - All three mma shapes read 32 bytes of K per step (m16n8k16 fp16/bf16, m16n8k8 tf32, m16n8k32
   int8) with one fragment geometry: A's 16 rows x 32 bytes are four 8x8 (16-bit) matrices, one
   ``ldmatrix.x4``; B's 8 columns x 32 bytes are two, so one ``ldmatrix.x4`` loads two of a warp's
@@ -256,7 +261,8 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
         wgmma = _wgmma_dots(em, chains)
         # (TMA copies fill only wgmma's swizzled rings: elsewhere they stay carried in registers)
         chains = [c for c in chains if c.loads[0].name == "load" or c.dot in wgmma]
-        layouts = {id(c): _stagings(em, c, c.dot in wgmma) for c in chains}
+        # (swizzled wherever the tile allows it, wgmma's or not: see _Staging.swizzled)
+        layouts = {id(c): _stagings(em, c, True) or _stagings(em, c, False) for c in chains}
         in_flight = _groups_in_flight(em, chains, layouts, wgmma, users, body)
         if em.fn.num_warps >= 8:
             # ask ptxas for two blocks per SM where the estimate allows them: left alone it may take
@@ -273,15 +279,14 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
             x = c.values[0]
             c_type = "float" if x.type.scalar == F32 else x.type.scalar.c_name
             slot = f"{em.ref(body.args[0])}_slot"
-            swizzle = c.dot in wgmma
             seen, stored = layouts[id(c)]
-            if swizzle:
+            if stored.swizzle:
                 offset = -(-offset // 1024) * 1024          # (the swizzle pattern is of absolute addresses)
             # (a wgmma group left in flight may still read the last iteration's buffer when the
             # loads for iteration i + S - 1 are issued: one buffer more, or those loads after the dot)
             carried, late = c.dot in in_flight, in_flight.get(c.dot, False)
             buffers = c.stages + (1 if carried and not late else 0)
-            ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * copies, swizzle,
+            ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * copies, c.dot in wgmma,
                         carried, late)
             offset += buffers * ring.size
             made.append((c, ring, seen))
@@ -540,7 +545,7 @@ def dot_mma(em, op: Op):
         if st is None:
             continue
         if ring:                     # (its tile is in the ring already)
-            em.emit(f"const {ct}* {name} = {em.ref(x)};")
+            em.emit(f"{ct}* {name} = {em.ref(x)};")
         else:
             em.emit(f"{ct}* {name} = reinterpret_cast<{ct}*>({em.scratch} + {st.offset});")
             st.store(em, x, name, ct)
@@ -552,14 +557,14 @@ def dot_mma(em, op: Op):
     if sa is None:
         a_at = None
     elif sa.trans:
-        a_at = f"sa + (k0 + (lane >> 4) * 8 + (lane & 7)) * {sa.pitch} + ra + ((lane >> 3) & 1) * 8"
+        a_at = sa.at("sa", "k0 + (lane >> 4) * 8 + (lane & 7)", "ra + ((lane >> 3) & 1) * 8", ct)
     else:
-        a_at = f"sa + (ra + (lane & 15)) * {sa.pitch} + k0 + (lane >> 4) * {chunk}"
+        a_at = sa.at("sa", "ra + (lane & 15)", f"k0 + (lane >> 4) * {chunk}", ct)
     # B: two column tiles per ldmatrix.x4 (matrices: tile j / j + 1 x the first / second 16 bytes of K)
     if sb.trans:
-        b_at = f"sb + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * {sb.pitch} + cb"
+        b_at = sb.at("sb", "k0 + ((lane >> 3) & 1) * 8 + (lane & 7)", "cb", ct)
     else:
-        b_at = f"sb + (cb + (lane & 7)) * {sb.pitch} + k0 + ((lane >> 3) & 1) * {chunk}"
+        b_at = sb.at("sb", "cb + (lane & 7)", f"k0 + ((lane >> 3) & 1) * {chunk}", ct)
     ta, tb = ("true" if s is not None and s.trans else "false" for s in (sa, sb))
     ref = em.ref(res)
     em.emit("#pragma unroll")
