@@ -1,8 +1,8 @@
 """Shared-memory bank conflicts of a generated kernel's tensor-core staging, read off its CUDA: the
 addresses each lane hands ``ldmatrix`` and each lane's 16-byte ``cp.async`` copies are evaluated
 in Python for every thread of the block, and the accesses one shared-memory wavefront serves are
-checked to fall into distinct 16-byte bank groups (128 bytes a wavefront: an 8x8 matrix's eight
-row addresses of an ``ldmatrix``; eight consecutive lanes of a 16-byte copy)."""
+checked to touch distinct banks (128 bytes a wavefront: an 8x8 matrix's eight row addresses of
+an ``ldmatrix``; 8, 16 or 32 consecutive lanes of a 16-, 8- or 4-byte copy)."""
 from __future__ import annotations
 
 import re
@@ -29,7 +29,7 @@ def _split_args(text: str) -> list[str]:
 def _byte_address(expr: str, elem_bytes: int):
     """A Python function of the kernel's index variables giving the byte offset of ``expr`` (an
     address into a staging buffer: ``buf + elements`` or a ``reinterpret_cast`` of ``buf``'s bytes)."""
-    m = re.fullmatch(r"reinterpret_cast<[\w:]+\*>\(reinterpret_cast<unsigned char\*>\(\w+\) \+ (.*)\)", expr, re.S)
+    m = re.fullmatch(r"reinterpret_cast<[\w: ]+\*>\(reinterpret_cast<unsigned char\*>\(\w+\) \+ (.*)\)", expr, re.S)
     body, scale = (m.group(1), 1) if m else (re.fullmatch(r"\w+ \+ (.*)", expr, re.S).group(1), elem_bytes)
     code = compile(body.replace("/", "//"), "<address>", "eval")
     return lambda **env: eval(code, {}, env) * scale
@@ -73,15 +73,17 @@ def _last_arg(cu: str, after: str) -> str:
 
 
 def cp_async_conflicts(cu: str, num_warps: int, elem_bytes: int) -> list[str]:
-    """The 16-byte ``cp.async`` copies into staging buffers of ``cu`` that a quarter warp (8 lanes,
-    one 128-byte wavefront) issues into a bank group twice, per copy statement and register."""
+    """The ``cp.async`` copies into staging buffers of ``cu`` (4, 8 or 16 bytes a lane) whose
+    wavefront — 128 bytes: 32, 16 or 8 consecutive lanes — touches a 4-byte bank twice, per copy
+    statement and register."""
     found = []
-    for m in re.finditer(r"for \(int r = 0; r < (\d+); r \+= (\d+)\) mt_cp_async<16>\(", cu):
-        n, step = int(m.group(1)), int(m.group(2))
+    for m in re.finditer(r"for \(int r = 0; r < (\d+); r \+= (\d+)\) mt_cp_async<(\d+)>\(", cu):
+        n, step, size = (int(g) for g in m.groups())
         addr = _byte_address(_split_args(cu[m.end():])[0], elem_bytes)
         for r in range(0, n, step):
-            for first in range(0, 32 * num_warps, 8):
-                lanes = [addr(r=r, tid=tid) for tid in range(first, first + 8)]
-                if not _groups_distinct(lanes):
-                    found.append(f"copy at {m.start()} r={r} threads {first}..{first + 7}: {lanes}")
+            for first in range(0, 32 * num_warps, 128 // size):
+                lanes = [addr(r=r, tid=tid) for tid in range(first, first + 128 // size)]
+                banks = [(a + w) // 4 % 32 for a in lanes for w in range(0, size, 4)]
+                if len(set(banks)) != len(banks):
+                    found.append(f"{size}-byte copy at {m.start()} r={r} threads {first}..: {lanes}")
     return found

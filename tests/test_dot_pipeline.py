@@ -105,6 +105,41 @@ def test_the_cuda_keeps_the_operands_in_rings_filled_by_cp_async():
     assert epilogue.index("__float2half_rn(") < epilogue.index("__half* buf = ")
 
 
+@pytest.mark.parametrize("kernel,dtype,bm,bn,bk,warps", [
+    ("matmul_kernel", "fp16", 128, 128, 32, 4), ("matmul_kernel", "bf16", 64, 128, 64, 4),
+    ("matmul_kernel", "fp16", 128, 256, 32, 8), ("matmul_kernel", "fp32", 128, 64, 32, 4),
+    ("int8_matmul_kernel", "i8", 128, 128, 64, 4), ("int8_matmul_kernel", "i8", 64, 64, 32, 4)])
+def test_mma_sync_rings_are_free_of_bank_conflicts(kernel, dtype, bm, bn, bk, warps):
+    """The pipelined GEMMs of mma.sync (sm_90, no wgmma): every ldmatrix wavefront reads eight
+    16-byte bank groups, every wavefront of copies into the rings writes 32 distinct banks."""
+    eb = {"fp16": 2, "bf16": 2, "fp32": 4, "i8": 1}[dtype]
+    if kernel == "matmul_kernel":
+        sig, ones = gemm_signature(dtype, True)
+        ce = {**ones, "GROUP_M": 8, "ACTIVATION": ""}
+    else:
+        sig = {"a_ptr": "*i8:16", "b_ptr": "*i8:16", "c_ptr": "*i32:16",
+               **{p: "i32:16" for p in ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")}}
+        ce = {"GROUP_M": 8}
+    ck = mytriton.compile(getattr(gemm, kernel), sig, {**ce, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk},
+                          num_warps=warps, num_stages=3, target="sm_90")
+    cu = ck.asm["cu"]
+    assert "mt_cp_async<" in cu and "wgmma" not in ck.asm["ptx"]
+    assert bank_conflicts.ldmatrix_conflicts(cu, warps, bk, 32 // eb, eb) == []
+    assert bank_conflicts.cp_async_conflicts(cu, warps, eb) == []
+
+
+def test_the_bank_conflict_check_finds_the_padded_rows_conflicts():
+    """tests/bank_conflicts.py on two hand-written copies of a 128 x 32-half tile by 128 threads (a
+    lane a 16-byte chunk, four lanes a row): rows padded to 80 bytes put two of a quarter warp's
+    copies in the same bank group; the chunk XORed by (row / 2) % 4 puts none."""
+    padded = "for (int r = 0; r < 1; r += 1) mt_cp_async<16>(v1 + (tid >> 2) * 40 + ((tid & 3) << 3), p[r], m[r]);"
+    swizzled = ("for (int r = 0; r < 1; r += 1) mt_cp_async<16>(reinterpret_cast<__half*>(reinterpret_cast<"
+                "unsigned char*>(v1) + (tid >> 2) * 64 + (((tid & 3) ^ ((tid >> 3) & 3)) << 4)), p[r], m[r]);")
+    found = bank_conflicts.cp_async_conflicts(padded, 4, 2)
+    assert len(found) == 16 and "threads 0..: [0, 16, 32, 48, 80, 96, 112, 128]" in found[0]
+    assert bank_conflicts.cp_async_conflicts(swizzled, 4, 2) == []
+
+
 LINEAR_SIG = {"x_ptr": "*bf16:16", "w_ptr": "*bf16:16", "bias_ptr": "*bf16:16", "y_ptr": "*bf16:16",
               **{p: "i32:16" for p in ("M", "N", "K", "stride_xm", "stride_wk", "stride_ym")}}
 
