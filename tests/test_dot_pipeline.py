@@ -128,6 +128,18 @@ def test_mma_sync_rings_are_free_of_bank_conflicts(kernel, dtype, bm, bn, bk, wa
     assert bank_conflicts.cp_async_conflicts(cu, warps, eb) == []
 
 
+@pytest.mark.parametrize("dtype,bm,bn,bk,warps", [("fp16", 128, 128, 64, 4), ("bf16", 128, 64, 32, 4),
+                                                  ("fp16", 128, 256, 64, 8)])
+def test_wgmma_rings_are_written_without_bank_conflicts(dtype, bm, bn, bk, warps):
+    """The same swizzle under wgmma (sm_90a): the cp.async copies into its rings write 32 distinct
+    banks a wavefront."""
+    sig, ones = gemm_signature(dtype, True)
+    ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, "GROUP_M": 8, "ACTIVATION": "", "BLOCK_M": bm,
+                                                    "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=warps, target="sm_90a")
+    assert "wgmma.mma_async" in ck.asm["ptx"] and "mt_cp_async<16>(" in ck.asm["cu"]
+    assert bank_conflicts.cp_async_conflicts(ck.asm["cu"], warps, 2) == []
+
+
 def test_the_bank_conflict_check_finds_the_padded_rows_conflicts():
     """tests/bank_conflicts.py on two hand-written copies of a 128 x 32-half tile by 128 threads (a
     lane a 16-byte chunk, four lanes a row): rows padded to 80 bytes put two of a quarter warp's
