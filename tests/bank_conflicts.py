@@ -1,8 +1,9 @@
 """Shared-memory bank conflicts of a generated kernel's tensor-core staging, read off its CUDA: the
 addresses each lane hands ``ldmatrix`` (``x4``: a dot whose warps hold two column tiles or more)
-and each lane's ``cp.async`` copies are evaluated in Python for every thread of the block, and the accesses one shared-memory wavefront serves are
-checked to touch distinct banks (128 bytes a wavefront: an 8x8 matrix's eight row addresses of
-an ``ldmatrix``; 8, 16 or 32 consecutive lanes of a 16-, 8- or 4-byte copy)."""
+and each lane's ``cp.async`` copies are evaluated in Python for every thread of the block, and
+the accesses one shared-memory wavefront serves are checked to touch distinct banks (128 bytes a
+wavefront: an 8x8 matrix's eight row addresses of an ``ldmatrix``; 8, 16 or 32 consecutive lanes
+of a 16-, 8- or 4-byte copy)."""
 from __future__ import annotations
 
 import re
