@@ -1351,8 +1351,9 @@ class CudaEmitter:
                 self.emit(f"mt_cp_async_wait<{ring.waits}>();")
             for f in fills:
                 tma.wait_barrier(self, f.bars, f"{ring.slot}_rd", f"{ring.slot}_phase")
-            if wgmma and copies:
-                self.emit("mt_fence_proxy_async();")       # (wgmma reads them through the async proxy)
+            if wgmma and any(r.through_registers for r in mine):
+                # (wgmma reads through the async proxy what the threads stored into the rings)
+                self.emit("mt_fence_proxy_async();")
             # (TMA's copies are seen by each thread that waited on their mbarrier, and copies issued
             # after the dot have the barrier there: the block need not meet here)
             if copies or not all(r.late for r in mine):

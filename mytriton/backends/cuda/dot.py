@@ -151,7 +151,10 @@ class Ring:
     dot reads it with wgmma, ``carried``: leaving its group in flight into the next iteration;
     ``late``: without the buffer more, the copies of iteration i + S - 1 are issued after that dot
     (once the last iteration's group is waited for and a barrier ended every warpgroup's reads of
-    the buffer they overwrite, as Triton's pipeliner orders them)."""
+    the buffer they overwrite, as Triton's pipeliner orders them); ``through_registers``: some of
+    its tiles are loaded into registers and stored (``staged_load``), generic-proxy writes that a
+    wgmma's reads need a proxy fence after (``cp.async`` copies do not: as in Triton, their wait
+    and the loop's barrier order them)."""
     staging: _Staging
     c_type: str
     stages: int
@@ -163,6 +166,7 @@ class Ring:
     carried: bool = False
     late: bool = False
     tma: "TmaFill | None" = None
+    through_registers: bool = False
 
     @property
     def size(self) -> int:
@@ -287,7 +291,8 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
             carried, late = c.dot in in_flight, in_flight.get(c.dot, False)
             buffers = c.stages + (1 if carried and not late else 0)
             ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * copies, c.dot in wgmma,
-                        carried, late)
+                        carried, late, through_registers=any(ld.name == "load" and not _copies(em, ld, stored)
+                                                             for ld in c.loads))
             offset += buffers * ring.size
             made.append((c, ring, seen))
         # the loop's TMA-filled rings of one buffer count share an mbarrier a buffer, after them:
