@@ -15,7 +15,7 @@ from .errors import CompilationError
 from .frontend.builder import Builder
 from .frontend.codegen import trace
 from .frontend.descriptors import parse as descriptor_type, uses_tma
-from .frontend import tuples as tuple_params
+from .frontend import launch_maps, tuples as tuple_params
 from .frontend.jit import JITFunction
 from .ir.ops import OpTypeError
 from .ir.printer import print_function
@@ -131,20 +131,27 @@ def _promised_one(text: str) -> bool:
 
 def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_warps: int = 4,
               optimized: bool = True, num_stages: int | None = None, tma: bool = False,
-              device_functions: bool = False) -> Function:
+              device_functions: bool = False, hoist_tensor_maps: bool | None = None) -> Function:
     """Frontend and middle end: the verified (and, unless ``optimized=False``, optimized) SSA of
     one specialization; ``tma``: tensor descriptors whose blocks TMA can copy use it;
     ``device_functions``: ``@jit(noinline=True)`` helpers that take and return scalars become
-    device functions of their own (``Function.device_functions``), not inlined."""
+    device functions of their own (``Function.device_functions``), not inlined;
+    ``hoist_tensor_maps`` (default: ``tma``): descriptors made in the kernel from its parameters
+    get tensor maps the runtime encodes at launch (``frontend/launch_maps.py``; their recipes in
+    ``Function.made_tensor_maps``), used where ``tma``."""
     constexprs = dict(constexprs or {})
     fn.check_parameter_names()
     params, values, descriptors, tuples = _params(fn, signature, constexprs, tma)
     builder = Builder(fn.__name__)
     builder.debug = bool(fn.options.get("debug"))
     builder.num_warps = num_warps
+    builder.tma = tma
+    builder.hoist_tensor_maps = tma if hoist_tensor_maps is None else hoist_tensor_maps
+    builder.param_names = tuple(n for n, _, _ in params)
     if device_functions:
         builder.device_functions = {}
     root = trace(fn, params, values, builder, descriptors, tuples)
+    params = params + launch_maps.params(builder)
     try:
         check_tree(root)
     except OpTypeError as e:
@@ -153,6 +160,7 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
     func = lower(root, fn.__name__, ssa_params, values, num_warps,
                  loc=fn.source_info.loc(fn.parse()))
     func.globals_read = tuple(builder.globals_read.values())
+    func.made_tensor_maps = list(builder.made_tensor_maps.values())
     func.num_stages = num_stages
     for symbol, t in (builder.device_functions or {}).items():
         callee = lower(t.root, t.name, [Param(n, ty) for n, ty in t.params], {}, num_warps, loc=t.loc, returns=t.returns)
@@ -163,17 +171,22 @@ def build_ssa(fn: JITFunction, signature, constexprs: dict | None = None, num_wa
 
 
 def compile(fn: JITFunction, signature=None, constexprs: dict | None = None, target: str = "sm_90",
-            num_warps: int = 4, backend: str = "cuda", num_stages: int | None = None) -> CompiledKernel:
+            num_warps: int = 4, backend: str = "cuda", num_stages: int | None = None,
+            hoist_tensor_maps: bool | None = None) -> CompiledKernel:
     """Compile one specialization of ``fn`` ahead of time. ``signature`` maps every run-time
     parameter to a Triton type string (``"*fp32:16"``, ``"i32"``); ``constexprs`` gives the values
-    of the ``tl.constexpr`` parameters. Works without a GPU."""
+    of the ``tl.constexpr`` parameters. ``hoist_tensor_maps``: whether descriptors made in the
+    kernel get tensor-map parameters the runtime encodes at launch (``metadata["made_tensor_maps"]``)
+    -- by default where the target copies through them (sm_90a); True for every target of a build
+    that has sm_90a among others, so that all its images take the same parameters. Works without a
+    GPU."""
     try:
-        return _compile(fn, signature, constexprs, target, num_warps, backend, num_stages)
+        return _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, hoist_tensor_maps)
     except CompilationError as e:
         raise e.with_traceback(None) from e.__cause__   # (a builtin's refusal, frameless)
 
 
-def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
+def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, hoist_tensor_maps=None):
     from .frontend.autotune import unwrap
     fn = unwrap(fn)                  # (an @autotune / @heuristics kernel: the specialization asked for)
     if not isinstance(fn, JITFunction):
@@ -192,7 +205,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
     except ValueError as e:
         raise CompilationError(str(e), kernel=fn.__name__) from None
     func = build_ssa(fn, signature, constexprs, num_warps, num_stages=num_stages, tma=uses_tma(target, backend),
-                     device_functions=backend == "cuda")
+                     device_functions=backend == "cuda", hoist_tensor_maps=hoist_tensor_maps)
     ssa_text = print_function(func)
     for f in (*func.device_functions.values(), func):
         assign_layouts(f, target)
@@ -222,6 +235,9 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages):
         # tensor maps the host encodes with another box than the descriptor's block, swizzled (TMA
         # copies straight into a dot's ring of shared-memory buffers): {"a__tmap": {"box", "swizzle"}}
         "tensor_maps": tensor_maps,
+        # the tensor maps of descriptors made in the kernel, encoded at launch from the arguments
+        # (frontend/launch_maps.py: recipes, with their box and swizzle)
+        "made_tensor_maps": launch_maps.with_encodings(func.made_tensor_maps, tensor_maps),
         "constexprs": {k: v for k, v in func.constexprs.items()},
     }
     return CompiledKernel(asm, metadata, func)

@@ -106,3 +106,18 @@ def descriptor_matmul_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.conste
     for k in range(0, K, BLOCK_K):
         acc = tl.dot(a_desc.load([off_m, k]), b_desc.load([k, off_n]), acc)
     c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+@triton.jit
+def made_descriptor_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                                  BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """descriptor_matmul_kernel with its descriptors made in the kernel (row-major A, B and C)."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
+    pid_m, pid_n = _program_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    off_m, off_n = pid_m * BLOCK_M, pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        acc = tl.dot(a_desc.load([off_m, k]), b_desc.load([k, off_n]), acc)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))

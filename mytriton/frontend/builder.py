@@ -54,6 +54,14 @@ class Builder:
         # symbol of each (helper, argument types and constexpr values) traced so far
         self.device_functions: dict | None = None
         self.device_function_keys: dict = {}
+        # descriptors made in the kernel whose tensor maps the runtime encodes at launch
+        # (frontend/launch_maps.py): whether this build declares them, whether its target copies
+        # through them (TMA), and the recipes (and parameter nodes) made so far
+        self.hoist_tensor_maps = False
+        self.tma = False
+        self.param_names: tuple = ()
+        self.made_tensor_maps: dict = {}
+        self.made_tensor_map_nodes: dict = {}
 
     def read_global(self, namespace: dict, name: str):
         """``namespace[name]``, remembered when it is a constant the compiled code bakes in, so

@@ -339,7 +339,8 @@ def _compile_for_target(jit_fn, names, signature, constexprs, ones, num_warps, n
                            [(ln, lt) for ln, lt in tuples.leaves(n, t) if not _constant(lt)]
                            if tuples.is_tuple_type(t) else [(n, t)])]
     kernel = driver.Kernel(jit_fn.__name__, leaves, num_warps, ck.metadata["shared"],
-                           {target: cubin}, symbol=ck.metadata["name"])
+                           {target: cubin}, symbol=ck.metadata["name"],
+                           made_tensor_maps=ck.metadata["made_tensor_maps"])
     has_tuples = any(tuples.is_tuple_type(t) for t in signature)
     kernel.descriptor_params, kernel.tma_params = bool(desc_types) or has_tuples, tma
     # whether each argument is passed, in the argument list with descriptors and tuples flattened

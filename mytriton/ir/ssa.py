@@ -134,6 +134,9 @@ class Function:
     # the device functions its ``call`` ops call (@jit(noinline=True) helpers), by symbol; each ends
     # with ``func_return``
     device_functions: dict = field(default_factory=dict)
+    # the recipes of the tensor maps of descriptors made in the kernel that the runtime encodes at
+    # launch (frontend/launch_maps.py), in the order of their parameters (the last ones)
+    made_tensor_maps: list = field(default_factory=list)
 
     def __deepcopy__(self, memo):
         """Copies the IR; ``globals_read`` refers to live module namespaces, which are shared."""

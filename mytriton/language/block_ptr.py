@@ -287,9 +287,11 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     if padding_option not in ("zero", "nan"):
         raise ValueError(f"tl.make_tensor_descriptor: padding_option must be 'zero' or 'nan', got {padding_option!r}")
     _padding_value(padding_option, elem)
-    return tensor_descriptor(base, _ints(shape, "tl.make_tensor_descriptor: shape", I32, rank),
-                             _ints(strides, "tl.make_tensor_descriptor: strides", I64, rank), block_shape,
-                             padding_option)
+    shape = _ints(shape, "tl.make_tensor_descriptor: shape", I32, rank)
+    strides = _ints(strides, "tl.make_tensor_descriptor: strides", I64, rank)
+    from ..frontend import launch_maps        # (a tensor map the runtime encodes, where it can)
+    tmap = launch_maps.tensor_map(current_builder(), base, shape, strides, block_shape, padding_option)
+    return tensor_descriptor(base, shape, strides, block_shape, padding_option, tmap)
 
 
 @builtin

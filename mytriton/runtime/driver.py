@@ -1116,6 +1116,92 @@ def tensor_map(address: int, dtype: str, shape, strides, block_shape, padding: s
     return data
 
 
+
+# ------------------------------------------------------- tensor maps of descriptors made in kernels
+
+def _wrapped(value: int, dtype: str) -> int:
+    """``value`` in the integer type ``dtype``, wrapping as C does."""
+    d = DTYPES[dtype]
+    value &= (1 << d.bits) - 1
+    return value - (1 << d.bits) if d.kind == "int" and value >> (d.bits - 1) else value
+
+
+def _evaluate(expr, env: dict) -> int:
+    """The value of a recipe's expression (``frontend/launch_maps.py``) for the arguments ``env``
+    (by parameter name: ints, pointers as their addresses)."""
+    kind = expr[0]
+    if kind == "param":
+        return env[expr[1]]
+    if kind == "const":
+        return expr[1]
+    if kind == "cast":
+        return _wrapped(_evaluate(expr[2], env), expr[1])
+    if kind == "addptr":
+        return (_evaluate(expr[2], env) + _evaluate(expr[3], env) * expr[1]) & (2**64 - 1)
+    a, b = _evaluate(expr[2], env), _evaluate(expr[3], env)
+    return _wrapped(a + b if kind == "add" else a - b if kind == "sub" else a * b, expr[1])
+
+
+def _expr_params(expr, out: list) -> list:
+    if expr[0] == "param":
+        if expr[1] not in out:
+            out.append(expr[1])
+    elif expr[0] not in ("const",):
+        for e in expr[2:]:
+            _expr_params(e, out)
+    return out
+
+
+class LaunchTensorMap:
+    """The tensor map of a descriptor the kernel makes (``tl.make_tensor_descriptor``) from its
+    parameters, encoded at launch: ``recipe`` (``frontend/launch_maps.py``) says how to compute its
+    base, shape and strides from the arguments named ``inputs``; called with their values
+    (pointers as addresses), it checks TMA's rules on the descriptor (a 16-byte aligned base,
+    strides of multiples of 16 bytes below 2**40, dimensions of 1 to 2**32 elements) -- a
+    ValueError naming the kernel and the line that made it, where one fails -- and returns the
+    map's 128 bytes, remembered per distinct argument values."""
+
+    def __init__(self, kernel: str, recipe: dict, required=None):
+        self.kernel, self.recipe = kernel, recipe
+        self.inputs = []
+        for e in (recipe["base"], *recipe["shape"], *recipe["strides"]):
+            _expr_params(e, self.inputs)
+        # (device -> whether the image launched there copies through the map: where it does not,
+        # a map TMA cannot copy is passed as zeros; None: every image does)
+        self.required = required
+        self._seen: dict = {}
+
+    def __call__(self, values: tuple, device: int = -1) -> bytes:
+        try:
+            return self._seen[values]
+        except KeyError:
+            pass
+        env = {n: operator.index(v) for n, v in zip(self.inputs, values)}
+        r = self.recipe
+        base = _evaluate(r["base"], env)
+        shape = [_evaluate(e, env) for e in r["shape"]]
+        strides = [_evaluate(e, env) for e in r["strides"]] + [1]
+        size = DTYPES[r["dtype"]].itemsize
+        why = (f"its base {base:#x} is not 16-byte aligned" if base % 16 else
+               next((f"its shape {shape} has a dimension outside 1..2**32" for d in shape if not 0 < d <= 2**32), None) or
+               next((f"its strides {strides} are not multiples of 16 bytes below 2**40 ({size}-byte elements)"
+                     for st in strides[:-1] if st <= 0 or st * size % 16 or st * size >= 2**40), None))
+        if why is None:
+            try:
+                data = tensor_map(base, r["dtype"], shape, strides, r["box"], r["padding"], r["swizzle"])
+            except CudaError as e:
+                why = str(e)
+        if why is not None:
+            if self.required is not None and not self.required(device):
+                return bytes(TENSOR_MAP_BYTES)
+            raise ValueError(f"{self.kernel}: the tensor descriptor made at {r['where']} (tl.make_tensor_descriptor) "
+                             f"is copied by TMA in this kernel, and TMA cannot copy it: {why}")
+        if len(self._seen) >= 256:
+            self._seen.clear()
+        self._seen[values] = data
+        return data
+
+
 # --------------------------------------------------------------------------- Kernel
 
 # The launch path is generated per signature (as Triton does), so that it is straight-line
@@ -1158,9 +1244,9 @@ _LAUNCH_BODY = """\
         if stream is not None:
             stream = _stream_handle(stream)
         try:
-            _pack_into(_slot[3], 0, {packed})
+{derived}            _pack_into(_slot[3], 0, {packed})
         except (struct.error, OverflowError, TypeError):
-            raise _explain_pack_error(_params, [{packed}]) from None
+            raise _explain_pack_error(_params, [{explained}]) from None
         if _dev >= 0:
             _err, = {launch}(_slot[1], _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
             if not _err:
@@ -1209,7 +1295,9 @@ def make(_fam, _grid, _gx, _gy, _gz, _fast, _tuned, _pack_into, _params, {conver
         nonlocal _last
 {select}\
         _self, _tls, _block, _shared, _spec = _sel[{nkey}]
-{grid_code}{body}
+{grid_code}        if _spec is None:      # (a kernel that encodes tensor maps: its own launcher)
+            return _self.launch((_gx, _gy, _gz), ({params}), stream)
+{body}
     return run
 """
 _SELECT_CODE = """\
@@ -1256,18 +1344,23 @@ _FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIB
                              _FAMILY_LAUNCHER, _SELECT_CODE, _TUNED_SELECT_CODE, *_GRID_CODE.values())
 
 
-def _argument_code(params, names):
+def _argument_code(params, names, derived=None):
     """(conversion code, converter functions, struct format, the packed locals) for a launcher
     of ``params`` whose arguments are the locals ``names`` (pointers are converted into ``_p<i>``,
     keeping the arguments themselves for the slow path): each argument gets an 8-byte slot (no
     parameter type is wider; the driver copies each from its own address), so one Struct packs
-    them all and range-checks the scalars."""
+    them all and range-checks the scalars. ``derived``: the parameters the launcher computes
+    from others instead (tensor maps made in the kernel: index -> LaunchTensorMap), whose code
+    ``_derived_code`` writes."""
     codes = [_struct_code(t) for _, t in _passed(params)]
     fmt = "<" + "".join(c if struct.calcsize("<" + c) % 8 == 0 else f"{c}{8 - struct.calcsize('<' + c)}x"
                         for c in codes)
     code, converters, aligned, packed = [], {}, {}, []
     for i, ((pname, t), a) in enumerate(zip(params, names)):
         if t.one:                    # (checked before any launch path: _ONE_CODE)
+            continue
+        if i in (derived or {}):
+            packed.append(a)
             continue
         if (conv := _make_converter(pname, t)) is not None:
             converters[f"_c{i}"] = conv
@@ -1283,6 +1376,18 @@ def _argument_code(params, names):
     for align, pointers in aligned.items():
         code.append(_ALIGN_CODE.format(pointers=" | ".join(pointers), mask=align - 1, names=", ".join(packed)))
     return "".join(code), converters, fmt, packed
+
+
+def _derived_code(params, names, derived: dict) -> tuple[str, dict]:
+    """(code, functions) computing the ``derived`` parameters' values (index -> LaunchTensorMap)
+    from the converted arguments they read: addresses for pointers (``_p<i>``), else the values."""
+    index = {n: i for i, (n, _) in enumerate(params)}
+    code, functions = [], {}
+    for i, made in derived.items():
+        inputs = [f"_p{index[n]}" if params[index[n]][1].is_pointer else names[index[n]] for n in made.inputs]
+        functions[f"_dm{i}"] = made
+        code.append(f"            {names[i]} = _dm{i}(({''.join(x + ', ' for x in inputs)}), _dev)\n")
+    return "".join(code), functions
 
 
 def _struct_code(t: ParamType) -> str:
@@ -1306,18 +1411,27 @@ def _one_checks(params, names) -> str:
 
 
 def _generate(template: str, label: str, params, names, block: str, shared: str, cooperative: bool = False,
-              **fields):
+              derived: dict | None = None, **fields):
     """Compile one launcher template; returns (its ``make`` function, source, converters, Struct).
-    ``cooperative``: its launches are ``cuLaunchCooperativeKernel``'s (not the native path's)."""
-    conversions, converters, fmt, packed = _argument_code(params, names)
-    passed = [a for (_, t), a in zip(params, names) if not t.one]
-    body = _LAUNCH_BODY.format(names=", ".join(names), passed=", ".join(passed), packed=", ".join(packed),
-                               conversions=conversions, checks=_one_checks(params, names), block=block,
-                               shared=shared, native="" if cooperative else _NATIVE_CODE.format(passed=", ".join(passed)),
+    ``cooperative``: its launches are ``cuLaunchCooperativeKernel``'s (not the native path's);
+    ``derived``: parameters the launcher computes, the last ones (index -> LaunchTensorMap: the
+    caller passes the others; such a launcher has no native path, which takes no tensor maps)."""
+    derived = derived or {}
+    conversions, converters, fmt, packed = _argument_code(params, names, derived)
+    derived_code, functions = _derived_code(params, names, derived)
+    converters.update(functions)
+    given = names[:len(names) - len(derived)]
+    passed = [a for (_, t), a in zip(params, given) if not t.one]
+    explained = [a for a in packed if a not in names[len(given):]]
+    native = "" if cooperative or derived else _NATIVE_CODE.format(passed=", ".join(passed))
+    body = _LAUNCH_BODY.format(names=", ".join(given), passed=", ".join(passed), packed=", ".join(packed),
+                               explained=", ".join(explained), derived=derived_code,
+                               conversions=conversions, checks=_one_checks(params, given), block=block,
+                               shared=shared, native=native,
                                launch="_launch_cooperative" if cooperative else "_launch_kernel",
                                cooperative=", True" if cooperative else "")
-    source = template.format(converters=", ".join(["_"] + list(converters)), names=", ".join(names),
-                             params="".join(f"{n}, " for n in names), body=body, **fields)
+    source = template.format(converters=", ".join(["_"] + list(converters)), names=", ".join(given),
+                             params="".join(f"{n}, " for n in given), body=body, **fields)
     namespace = {}
     exec(compile(source, f"<launcher of {label}>", "exec"), globals(), namespace)
     return namespace["make"], source, converters, struct.Struct(fmt)
@@ -1331,12 +1445,16 @@ class Kernel:
     ``(name, type string)``; a block has ``num_warps * 32`` threads and ``shared`` bytes
     of dynamic shared memory; ``images`` maps ``"sm_XY"`` to cubin and ``"ptx"`` to PTX,
     as bytes (PTX also as text) or as a file path read lazily; ``sha256`` optionally maps
-    the same keys to hex digests, checked whenever an image is read.  The constructor
-    does no GPU work.
+    the same keys to hex digests, checked whenever an image is read.  ``made_tensor_maps``:
+    the recipes of tensor maps of descriptors the kernel makes (``frontend/launch_maps.py``),
+    parameters after ``params`` that each launch computes from the arguments and encodes
+    (``LaunchTensorMap``); ``tma_images``: the image keys that copy through them (None: all;
+    the others get zeros where TMA could not copy a descriptor).  The constructor does no GPU
+    work.
     """
 
     def __init__(self, name: str, params, num_warps: int, shared: int, images: dict, sha256: dict | None = None,
-                 symbol: str | None = None):
+                 symbol: str | None = None, made_tensor_maps: list | None = None, tma_images=None):
         symbol = name if symbol is None else symbol
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"kernel name must be an identifier, got {name!r}")
@@ -1344,6 +1462,18 @@ class Kernel:
             raise ValueError(f"kernel symbol must be a C identifier, got {symbol!r}")
         self.name, self.symbol = name, symbol
         self.params = [(str(n), _param_type(t) if isinstance(t, str) else t) for n, t in params]
+        # descriptors the kernel makes whose tensor maps the launch encodes (frontend/launch_maps.py):
+        # parameters after the caller's; ``tma_images``: the images that copy through them (None: all)
+        self.tma_images = None if tma_images is None else frozenset(tma_images)
+        required = None if self.tma_images is None else self._copies_through_maps
+        self.made_tensor_maps = [LaunchTensorMap(name, r, required) for r in made_tensor_maps or ()]
+        self.given_params = list(self.params)
+        names = {n for n, _ in self.params}
+        for m in self.made_tensor_maps:
+            missing = [n for n in m.inputs if n not in names]
+            if missing:
+                raise ValueError(f"kernel {name}: the tensor map {m.recipe['name']} reads unknown parameters {missing}")
+        self.params += [(m.recipe["name"], TENSOR_MAP) for m in self.made_tensor_maps]
         for what, v, lo, hi in (("num_warps", num_warps, 1, 32), ("shared", shared, 0, 2**31)):
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"kernel {name}: {what} must be an int in {lo}..{hi}, got {v!r}")
@@ -1363,12 +1493,15 @@ class Kernel:
     def _make_launcher(self, cooperative: bool = False):
         """The launcher generated for the signature (``launcher_source``); ``cooperative``: one that
         launches through cuLaunchCooperativeKernel."""
+        given = len(self.given_params)
         make, source, converters, packer = _generate(
             _KERNEL_LAUNCHER, self.name, self.params, [f"a{i}" for i in range(len(self.params))],
-            str(32 * self.num_warps), str(self.shared), cooperative=cooperative)
+            str(32 * self.num_warps), str(self.shared), cooperative=cooperative,
+            derived={given + j: m for j, m in enumerate(self.made_tensor_maps)})
         if not cooperative:
             self.launcher_source = source
-            self._spec = _native_spec(self.params, 32 * self.num_warps, self.shared)
+            # (None: no native path, and the family's launchers call this one)
+            self._spec = None if self.made_tensor_maps else _native_spec(self.params, 32 * self.num_warps, self.shared)
         return make(self, self._tls, packer.pack_into, self.params, self._spec, None, **converters)
 
     def launch_cooperative(self, grid, args, stream=None) -> None:
@@ -1399,14 +1532,14 @@ class Kernel:
         return run
 
     def __repr__(self):
-        sig = ", ".join(f"{n}: {t}" for n, t in self.params)
+        sig = ", ".join(f"{n}: {t}" for n, t in self.given_params)
         return f"<Kernel {self.name}({sig}) num_warps={self.num_warps} shared={self.shared} images={sorted(self.images)}>"
 
     def _count_error(self, args) -> TypeError:
-        names = ", ".join(n for n, _ in self.params)
+        names = ", ".join(n for n, _ in self.given_params)
         if not hasattr(args, "__len__"):
             return TypeError(f"{self.name}: args must be a sequence ({names}), got {type(args).__name__}")
-        return TypeError(f"{self.name}() takes {len(self.params)} runtime arguments ({names}) but "
+        return TypeError(f"{self.name}() takes {len(self.given_params)} runtime arguments ({names}) but "
                          f"{len(args)} were given")
 
     # -- images ---------------------------------------------------------------
@@ -1591,6 +1724,13 @@ class Kernel:
                 self._loaded[int(ctx)] = self._load(device)
             return self._loaded[int(ctx)][1]
 
+    def _copies_through_maps(self, device: int) -> bool:
+        """Whether the image this kernel runs on ``device`` (the current one where < 0) copies
+        through its made tensor maps (``tma_images``)."""
+        if device < 0:
+            device = current_device()
+        return self.select_image(compute_capability(device), _cuda_driver_version()) in self.tma_images
+
     def _new_slot(self):
         """A thread's launch state: [context, CUfunction, argv, argument bytes, &argv, view,
         (int(CUfunction), device) for the native path or 0, device of the context or -2].  The
@@ -1653,7 +1793,8 @@ class KernelFamily:
     specialization; each one's ``Kernel`` is created on first use.  ``grid`` may be a
     callable of ``meta``: the runtime arguments by name, the constexprs and num_warps.
     ``specializations`` are dicts ``{"id", "constexprs", "num_warps", "shared", "symbol",
-    "images", "sha256"}`` (and ``"num_stages"``).
+    "images", "sha256"}`` (and ``"num_stages"``; ``"made_tensor_maps"`` and ``"tma_images"`` for
+    a kernel whose descriptors made in the kernel get tensor maps at launch: see ``Kernel``).
 
     ``tuning`` (a kernel tuned at build time): ``{"key": [runtime parameter names], "choices":
     [[key values, index of a specialization], ...]}``. A launch without constexprs and without
@@ -1789,7 +1930,9 @@ class KernelFamily:
                 if id(spec) not in self._kernels:
                     self._kernels[id(spec)] = Kernel(self.name, self.params, spec["num_warps"],
                                                      spec.get("shared", 0), spec["images"], spec.get("sha256"),
-                                                     symbol=spec.get("symbol", self.name))
+                                                     symbol=spec.get("symbol", self.name),
+                                                     made_tensor_maps=spec.get("made_tensor_maps"),
+                                                     tma_images=spec.get("tma_images"))
         return self._kernels[id(spec)]
 
     def verify(self) -> None:
