@@ -171,3 +171,95 @@ def test_emulated_sm_90a_cuda_with_made_maps_agrees_with_numpy():
     ck = mytriton.compile(K.scaled_copy, COPY, {"BM": 16, "BN": 64}, target="sm_90a")
     cuda_emulator.run(ck.asm["cu"], [x, y, m, n, None, None], (3, 1))
     np.testing.assert_array_equal(y, x * np.float16(2))
+
+
+MANIFEST = """\
+package: made
+targets: [sm_80, sm_90a]
+kernels:
+  - kernel: kernels/k.py:scaled_copy
+    signature: {x_ptr: "*fp16:16", y_ptr: "*fp16:16", M: i32, N: i32}
+    constexprs: {BM: [16], BN: [64]}
+"""
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory):
+    """The package ``made`` (sm_80 and sm_90a) of scaled_copy, built twice: the second build takes
+    every compile from the first's output and from the shared cache."""
+    from mytriton.aot import build_packages
+    from tests.test_aot_support import write_project
+    folder = tmp_path_factory.mktemp("made")
+    manifest = write_project(folder, MANIFEST, kernels=open(K.__file__).read())
+    reports = []
+    for out in ("out", "out", "again"):
+        reports += build_packages([str(manifest)], out_dir=str(folder / out), jobs=1, echo=lambda line: None,
+                                  cache_dir=folder / "cache")
+    return folder, reports
+
+
+def test_a_build_with_sm_90a_declares_the_maps_in_every_image_and_records_the_recipes(package):
+    import json
+    folder, reports = package
+    made = folder / "out" / "made"
+    spec = json.loads((made / "manifest.json").read_text())["kernels"]["scaled_copy"]["specializations"][0]
+    assert [m["name"] for m in spec["made_tensor_maps"]] == ["d0__made_tmap", "d1__made_tmap"]
+    assert spec["made_tensor_maps"][0]["where"] == "k.py:11" and spec["tma_images"] == ["sm_90a"]
+    assert all(spec["build"][t]["made_tensor_maps"] == spec["made_tensor_maps"] for t in ("sm_80", "sm_90a"))
+    cu = (made / spec["source"]).read_text()                   # (the PTX target's: sm_80)
+    assert "const __grid_constant__ mt_tmap p_d1__made_tmap" in cu and "cp.async.bulk" not in cu
+    loader = (made / "__init__.py").read_text()
+    assert "'made_tensor_maps': [{'base': ['param', 'x_ptr']" in loader and "'tma_images': ['sm_90a']" in loader
+    for out in ("out", "again"):                               # (the previous build's, the shared cache's)
+        assert (folder / out / "made" / "__init__.py").read_text() == loader
+
+
+def test_the_built_loader_encodes_on_hopper_and_passes_zeros_elsewhere(package, monkeypatch):
+    import importlib
+    import sys
+    from tests.test_runtime_cpu import install_fake_driver
+    folder, _ = package
+    monkeypatch.syspath_prepend(str(folder / "out"))
+    for name in [m for m in sys.modules if m == "made" or m.startswith("made.")]:
+        monkeypatch.delitem(sys.modules, name)
+    made = importlib.import_module("made")
+    drv = install_fake_driver(monkeypatch, FakeDriver(), made._runtime)
+    drv.param_sizes = [8, 8, 4, 4, 128, 128]
+    x, y = made.DeviceArray(48 * 64, "fp16"), made.DeviceArray(48 * 64, "fp16")
+    drv.cc = (9, 0)
+    made.scaled_copy[(3, 1)](x, y, 45, 64, BM=16, BN=64)
+    assert drv.launches[-1]["args"][4:] == [fake_tensor_map(m) for m in drv.tensor_maps] and len(drv.tensor_maps) == 2
+    assert [m["address"] for m in drv.tensor_maps] == [x.ptr, y.ptr]
+    with pytest.raises(ValueError, match=r"k.py:11 .* its strides \[60, 1\]"):
+        made.scaled_copy[(3, 1)](x, y, 45, 60, BM=16, BN=64)
+    drv.cc = (8, 0)            # (another process: a GPU of compute capability 8.0 loads the sm_80 image)
+    made.scaled_copy.kernel(made.scaled_copy.select({"BM": 16, "BN": 64}))._loaded.clear()
+    monkeypatch.setattr(made._runtime, "_device_info", {})
+    made.scaled_copy[(3, 1)](x, y, 45, 60, BM=16, BN=64)
+    assert drv.launches[-1]["args"][4:] == [bytes(128)] * 2
+
+
+def test_the_c_api_encodes_the_maps_it_computes_from_its_arguments(tmp_path):
+    import shutil
+    import subprocess
+    from mytriton.aot import build_packages
+    from tests.test_aot_support import write_project
+    from tests.test_capi import cuda_include
+    source = open(K.__file__).read()
+    manifest = write_project(tmp_path, MANIFEST.replace("scaled_copy", "batched_copy").replace(
+        '{x_ptr: "*fp16:16", y_ptr: "*fp16:16", M: i32, N: i32}',
+        '{x_ptr: "*fp32:16", y_ptr: "*fp32:16", B: i32, M: i32, N: i32, ROW0: i32}').replace(
+        "{BM: [16], BN: [64]}", "{BM: [16], BN: [32]}"), kernels=source)
+    build_packages([str(manifest)], out_dir=str(tmp_path / "out"), jobs=1, echo=lambda line: None, emit_c=True)
+    c = (tmp_path / "out" / "made" / "c" / "made.c").read_text()
+    assert c.count("err = mt_made_tensor_map(&made_maps[") == 2
+    # (innermost first: N, then B * M - ROW0 wrapping in 32 bits; the base offset in bytes)
+    assert ("(const int64_t[]){ N, (int32_t)((uint32_t)((int32_t)((uint32_t)(B) * (uint32_t)(M))) - "
+            "(uint32_t)(ROW0)) }, (const int64_t[]){ (int64_t)(N) }") in c
+    assert "((uint64_t)(x_ptr) + (uint64_t)(int64_t)((int32_t)((uint32_t)(ROW0) * (uint32_t)(N))) * 4u)" in c
+    assert "void *params[] = { &x_ptr, &y_ptr, &B, &M, &N, &ROW0, &made_maps[0], &made_maps[1] };" in c
+    if shutil.which("cc"):
+        result = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", cuda_include(),
+                                 "-c", str(tmp_path / "out" / "made" / "c" / "made.c"), "-o", str(tmp_path / "made.o")],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr

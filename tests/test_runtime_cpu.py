@@ -289,8 +289,9 @@ def fake_tensor_map(call: dict) -> bytes:
     return hashlib.sha256(repr(sorted(call.items())).encode()).digest() * 4
 
 
-def install_fake_driver(monkeypatch, drv):
-    """Make *drv* the runtime's driver, with fresh caches and no native launcher or torch state."""
+def install_fake_driver(monkeypatch, drv, rt=rt):
+    """Make *drv* the runtime's driver (of the module *rt*: this checkout's, or a built package's
+    copy), with fresh caches and no native launcher or torch state."""
     for name, value in [("_cuda", drv), ("_available", True), ("_get_ctx", rt._bootstrap_get_ctx),
                         ("_launch_kernel", None), ("_primary", {}), ("_device_info", {}),
                         ("_driver_version", None), ("_native", None), ("_native_file", None),

@@ -205,7 +205,8 @@ def _units(plan: PackagePlan, toolchain: Toolchain) -> list[Unit]:
         for spec in entry.specializations:
             for target in plan.targets:
                 job = CompileJob(entry.source, entry.params, spec.constexprs, spec.num_warps, target,
-                                 emit_ptx=target == plan.ptx_target, num_stages=spec.num_stages)
+                                 emit_ptx=target == plan.ptx_target, num_stages=spec.num_stages,
+                                 hoist_tensor_maps=plan.hoists_tensor_maps)
                 units.append(Unit(plan, entry, spec, target, job, job_key(toolchain, cache_key, job)))
     return units
 

@@ -77,6 +77,7 @@ def job_key(toolchain: Toolchain, cache_key: str, job: CompileJob) -> str:
         "num_stages": job.num_stages,
         "target": job.target,
         "emit_ptx": job.emit_ptx,
+        **({"hoist_tensor_maps": True} if job.hoist_tensor_maps else {}),
     }
     return sha256_bytes(json.dumps(payload, sort_keys=True).encode())
 
@@ -102,7 +103,8 @@ class PreviousBuild:
             for spec in kernel["specializations"]:
                 for target, build in spec["build"].items():
                     entry = {"cubin": (spec["images"][target], spec["sha256"][target]),
-                             "shared": build["shared"], "symbol": build["symbol"]}
+                             "shared": build["shared"], "symbol": build["symbol"],
+                             "made_tensor_maps": tuple(build.get("made_tensor_maps", ()))}
                     if target == ptx_target:
                         entry["ptx"] = (spec["images"]["ptx"], spec["sha256"]["ptx"])
                         entry["cu"] = (spec["source"], spec["sha256"]["cu"])
@@ -125,7 +127,7 @@ class PreviousBuild:
         if cubin is None:
             return None
         return Artifacts(cubin=cubin, ptx=ptx, cu=cu, shared=entry["shared"], symbol=entry["symbol"],
-                         cached=True)
+                         cached=True, made_tensor_maps=entry["made_tensor_maps"])
 
     def native(self, key: str) -> bytes | None:
         """The previous build's native launch library, if it was built with *key* and is intact."""
@@ -151,7 +153,8 @@ class PreviousBuild:
 def _encode(artifacts: Artifacts) -> bytes:
     """One compile's artifacts as the bytes of a cache entry: a JSON record and its sha256."""
     record = {"cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
-              "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol}
+              "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol,
+              "made_tensor_maps": list(artifacts.made_tensor_maps)}
     data = json.dumps(record, sort_keys=True)
     return json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
 
@@ -168,7 +171,8 @@ def _decode(payload: bytes, emit_ptx: bool) -> Artifacts | None:
             return None
         return Artifacts(cubin=base64.b64decode(record["cubin"]), ptx=record["ptx"] if emit_ptx else None,
                          cu=record["cu"] if emit_ptx else None, shared=int(record["shared"]),
-                         symbol=str(record["symbol"]), cached=True)
+                         symbol=str(record["symbol"]), cached=True,
+                         made_tensor_maps=tuple(record.get("made_tensor_maps", ())))
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 

@@ -19,6 +19,12 @@ returned ``CUresult``: CUDA_ERROR_INVALID_CONTEXT without a current context, CUD
 for an argument that breaks the signature's promises (alignment, divisibility, ``:1``),
 CUDA_ERROR_NOT_FOUND for constexpr values that were not built.
 
+A kernel that makes tensor descriptors whose tensor maps the launch encodes (a build with sm_90a:
+``frontend/launch_maps.py``) computes them from its arguments in C and encodes them with
+``cuTensorMapEncodeTiled`` at each launch; where TMA cannot copy a descriptor (TMA's rules, checked
+first), the launch returns CUDA_ERROR_INVALID_VALUE on a GPU of compute capability 9.0 (whose
+sm_90a image copies through the map) and passes zeros elsewhere (its image reads memory itself).
+
 User text reaches the C files only as checked identifiers (kernel, parameter and package names;
 specialization ids), escaped comments and escaped string literals (:func:`c_string`).
 """
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import math
 
-from ..runtime.driver import DTYPES, parse_type
+from ..runtime.driver import _SWIZZLES, DTYPES, parse_type, tma_data_type
 from .errors import AotError
 
 # The C type of a scalar argument: the kernel's parameter type, bit for bit (halves as their bits).
@@ -39,7 +45,7 @@ C_RESERVED = frozenset("""
     auto break case char const continue default do double else enum extern float for goto if inline int long
     register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
     _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local
-    bool true false NULL stream gx gy gz num_warps err function params
+    bool true false NULL stream gx gy gz num_warps err function params made_maps
 """.split())
 
 
@@ -124,6 +130,41 @@ def _double(value) -> str:
     return float(value).hex() if math.isfinite(float(value)) else ("INFINITY" if value > 0 else "-INFINITY")
 
 
+def _c_expr(expr, names: dict) -> str:
+    """C for an expression of a tensor map's recipe (``frontend/launch_maps.py``): the kernel's
+    wrapping integer arithmetic, computed in the unsigned type of its width."""
+    kind = expr[0]
+    if kind == "param":
+        return names[expr[1]]
+    if kind == "const":
+        return f"INT64_C({expr[1]})" if expr[1] != -2**63 else "INT64_MIN"
+    if kind == "cast":
+        return f"({_C_SCALAR[expr[1]]})({_c_expr(expr[2], names)})"
+    if kind == "addptr":
+        return f"((uint64_t)({_c_expr(expr[2], names)}) + (uint64_t)(int64_t)({_c_expr(expr[3], names)}) * {expr[1]}u)"
+    ctype = _C_SCALAR[expr[1]]
+    unsigned = ctype if ctype.startswith("u") else "u" + ctype
+    op = {"add": "+", "sub": "-", "mul": "*"}[kind]
+    return f"({ctype})(({unsigned})({_c_expr(expr[2], names)}) {op} ({unsigned})({_c_expr(expr[3], names)}))"
+
+
+def _c_maps(recipes, names: dict) -> list[dict]:
+    """What the C launch of a specialization computes for each tensor map it encodes: its
+    arguments to ``mt_made_tensor_map``, innermost dimension first (TMA's order)."""
+    out = []
+    for r in recipes:
+        out.append({"where": r["where"], "type": f"CU_TENSOR_MAP_DATA_TYPE_{tma_data_type(r['dtype'], r['padding'])}",
+                    "rank": len(r["shape"]), "elem": DTYPES[r["dtype"]].itemsize,
+                    "base": _c_expr(r["base"], names),
+                    "dims": [_c_expr(e, names) for e in reversed(r["shape"])],
+                    "strides": [_c_expr(e, names) for e in reversed(r["strides"])] or ["0"],
+                    "box": [str(int(b)) for b in reversed(r["box"])],
+                    "swizzle": f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[r['swizzle']]}",
+                    "fill": "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA" if r["padding"] == "nan"
+                    else "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"})
+    return out
+
+
 def c_context(plan, kernels, artifacts, tuning: dict | None = None) -> dict:
     """What the C templates need: plain data, decided here. A kernel tuned at build time also gets
     its configs and the tuning's choices (*tuning*: the package's record, or None: no choices)."""
@@ -162,7 +203,8 @@ def c_context(plan, kernels, artifacts, tuning: dict | None = None) -> dict:
                     conditions.append(f"{c['name']} == {literal}")
             specs.append({"id": spec.id, "label": spec.label, "symbol": record["symbol"], "shared": record["shared"],
                           "threads": 32 * spec.num_warps, "num_warps": spec.num_warps, "bytes": byte_lines(data),
-                          "size": len(data), "conditions": conditions})
+                          "size": len(data), "conditions": conditions,
+                          "maps": _c_maps(record.get("made_tensor_maps") or (), names)})
         tuned = None
         if entry.autotune is not None:
             from .tuning import dispatch_table
@@ -175,4 +217,5 @@ def c_context(plan, kernels, artifacts, tuning: dict | None = None) -> dict:
         out.append({"name": entry.name, "ref": entry.portable_ref or entry.source.ref, "params": params,
                     "constexprs": constexprs, "specs": specs, "tuned": tuned})
     return {"package": package, "guard": package.upper() + "_H", "targets": list(plan.targets),
-            "ptx_target": plan.ptx_target, "kernels": out}
+            "ptx_target": plan.ptx_target, "kernels": out,
+            "made_maps": any(spec["maps"] for kernel in out for spec in kernel["specs"])}

@@ -34,6 +34,9 @@ class CompileJob:
     target: str
     emit_ptx: bool          # the lowest target's compile also ships its PTX and CUDA source
     num_stages: int | None = None
+    # a build with sm_90a among its targets: descriptors made in the kernel get tensor-map
+    # parameters in every target's kernel (frontend/launch_maps.py), so all take the same arguments
+    hoist_tensor_maps: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,24 @@ class Artifacts:
     symbol: str
     seconds: float = 0.0
     cached: bool = False
+    made_tensor_maps: tuple = ()     # the recipes of the tensor maps the launch encodes (dicts)
+
+
+def launch_maps(built: dict[str, Artifacts]) -> dict:
+    """``{"made_tensor_maps": recipes, "tma_images": image keys}`` for the Kernel of one
+    specialization's compiles (target -> Artifacts, one of them with the PTX) whose kernel makes
+    descriptors the launch encodes tensor maps of (frontend/launch_maps.py), else {}: the recipes
+    of a target that copies through them (its box and swizzle), the images of such targets, and
+    the PTX where it is one's. Every target's kernel must take the same maps."""
+    from ..frontend.descriptors import uses_tma
+    if not any(a.made_tensor_maps for a in built.values()):
+        return {}
+    names = {tuple(m["name"] for m in a.made_tensor_maps) for a in built.values()}
+    if len(names) != 1:
+        raise ValueError(f"the targets' kernels take different tensor maps ({sorted(names)})")
+    tma = [t for t in built if uses_tma(t)]
+    return {"made_tensor_maps": list(built[tma[0]].made_tensor_maps),
+            "tma_images": tma + ["ptx"] * any(built[t].ptx for t in tma)}
 
 
 @dataclass(frozen=True)
@@ -69,12 +90,14 @@ def compile_job(job: CompileJob) -> Artifacts | Failure:
 
 def _compile(mytriton, fn, job: CompileJob, start: float) -> Artifacts:
     ck = mytriton.compile(fn, signature=dict(job.signature), constexprs=dict(job.constexprs),
-                          target=job.target, num_warps=job.num_warps, num_stages=job.num_stages)
+                          target=job.target, num_warps=job.num_warps, num_stages=job.num_stages,
+                          hoist_tensor_maps=job.hoist_tensor_maps)
     cubin = bytes(ck.asm["cubin"])      # asm may be computed lazily: time it too
     ptx = ck.asm["ptx"] if job.emit_ptx else None
     cu = ck.asm["cu"] if job.emit_ptx else None
     return Artifacts(cubin=cubin, ptx=ptx, cu=cu, shared=int(ck.metadata.get("shared", 0)),
-                     symbol=str(ck.metadata["name"]), seconds=time.perf_counter() - start)
+                     symbol=str(ck.metadata["name"]), seconds=time.perf_counter() - start,
+                     made_tensor_maps=tuple(ck.metadata["made_tensor_maps"]))
 
 
 def describe_error(exc: BaseException) -> str:

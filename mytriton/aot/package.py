@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.names import comment_text
+from ..frontend.descriptors import uses_tma
 from .cache import CACHE_FORMAT, GENERATOR, Toolchain, sha256_bytes
 from .errors import AotError
-from .jobs import Artifacts
+from .jobs import Artifacts, launch_maps
 from .manifest import KernelEntry, Manifest, Specialization
 from . import capi, tuning as _tuning
 from ..runtime import native
@@ -61,6 +62,12 @@ class PackagePlan:
     @property
     def ptx_target(self) -> str:
         return self.targets[0]
+
+    @property
+    def hoists_tensor_maps(self) -> bool:
+        """Whether its kernels' descriptors made in the kernel get tensor maps encoded at launch
+        (frontend/launch_maps.py): where a target copies through them (sm_90a)."""
+        return any(uses_tma(t) for t in self.targets)
 
 
 def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
@@ -114,6 +121,8 @@ def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifact
         sha256[target] = _write(folder / images[target], result.cubin)
         build[target] = {"key": keys[entry.name, spec.id, target], "shared": result.shared,
                          "symbol": result.symbol}
+        if result.made_tensor_maps:
+            build[target]["made_tensor_maps"] = list(result.made_tensor_maps)
     lowest = artifacts[entry.name, spec.id, plan.ptx_target]
     images["ptx"] = f"{base}.ptx"
     sha256["ptx"] = _write(folder / images["ptx"], lowest.ptx.encode("utf-8"))
@@ -122,7 +131,12 @@ def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifact
     if len(symbols) != 1:
         raise AotError(f"{entry.name} {spec.label}: the compiler named the kernel differently per "
                        f"target ({', '.join(sorted(symbols))})")
+    try:
+        made = launch_maps({t: artifacts[entry.name, spec.id, t] for t in plan.targets})
+    except ValueError as exc:
+        raise AotError(f"{entry.name} {spec.label}: {exc}") from None
     return {
+        **made,
         "id": spec.id,
         "constexprs": dict(spec.constexprs),
         "num_warps": spec.num_warps,
@@ -208,6 +222,8 @@ def _template_context(plan: PackagePlan, toolchain: Toolchain, kernels, tuning: 
                         "symbol": record["symbol"],
                         "images": [(key, record["images"][key]) for key in image_keys],
                         "sha256": [(key, record["sha256"][key]) for key in image_keys],
+                        "made_tensor_maps": record.get("made_tensor_maps"),
+                        "tma_images": record.get("tma_images"),
                     }
                     for record in specs
                 ],

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import kernel_source
+from .jobs import launch_maps
 from .errors import ManifestError, UsageError
 from .manifest import KernelEntry, Manifest, Specialization
 
@@ -193,7 +194,8 @@ class _Tuner:
             images.update(ptx=next(a.ptx for a in built.values() if a.ptx))
             first = next(iter(built.values()))
             self.kernels.append(driver.Kernel(entry.name, entry.params, spec.num_warps,
-                                              max(a.shared for a in built.values()), images, symbol=first.symbol))
+                                              max(a.shared for a in built.values()), images, symbol=first.symbol,
+                                              **launch_maps(built)))
 
     def error(self, message: str) -> ManifestError:
         return ManifestError(self.manifest.path, self.tune.inputs_line, f"{self.entry.name}: {message}")
