@@ -314,7 +314,8 @@ class Suite:
 
     def descriptors(self):
         """The GEMM through host-side tensor descriptors (gemm.py's descriptor_matmul_kernel, both
-        JITs; on the H200 both copy the blocks by TMA), fp16 and bf16 4096^3, against cuBLAS."""
+        JITs; on the H200 both copy the blocks by TMA), fp16 and bf16 4096^3, against cuBLAS; and
+        through descriptors made in the kernel (made_descriptor_matmul_kernel)."""
         from common import load_module
         from mytriton.tools.tensor_descriptor import TensorDescriptor as Ours
         from triton.tools.tensor_descriptor import TensorDescriptor as Theirs
@@ -337,6 +338,27 @@ class Suite:
                     check(name, c.float(), (a.float() @ b.float()), 2e-2, 1e-1)
                 t = bench_all({"mytriton": run(mt, Ours), "triton": run(tr, Theirs),
                                "torch": lambda i: torch.matmul(a, b, out=c)}, 1)
+                self.record(name, f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TFLOP/s", 2 * n**3, t)
+        # the same GEMM with its descriptors made in the kernel (made_descriptor_matmul_kernel):
+        # mytriton encodes their tensor maps at launch, Triton's programs write theirs into scratch
+        # memory from its allocator
+        import triton
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+        for dtype, name in ((torch.float16, "made_gemm_fp16"), (torch.bfloat16, "made_gemm_bf16")):
+            a, b, c = _square_operands(n, dtype)
+            for bm, bn, bk, warps, stages in ((128, 128, 64, 4, 3), (128, 256, 64, 8, 3), (128, 128, 32, 4, 4),
+                                              (128, 64, 64, 4, 4)):
+                grid = (cdiv(n, bm) * cdiv(n, bn),)
+
+                def run(impl):
+                    return lambda i: impl.made_descriptor_matmul_kernel[grid](a, b, c, n, n, n, BLOCK_M=bm, BLOCK_N=bn,
+                                                                              BLOCK_K=bk, GROUP_M=8, num_warps=warps,
+                                                                              num_stages=stages)
+                for impl in (mt, tr):
+                    c.zero_()
+                    run(impl)(0)
+                    check(name, c.float(), (a.float() @ b.float()), 2e-2, 1e-1)
+                t = bench_all({"mytriton": run(mt), "triton": run(tr), "torch": lambda i: torch.matmul(a, b, out=c)}, 1)
                 self.record(name, f"{n}^3 {bm}x{bn}x{bk} w{warps} s{stages}", "TFLOP/s", 2 * n**3, t)
 
     def attention(self):
