@@ -59,6 +59,11 @@ def test_a_descriptor_that_depends_on_the_program_keeps_its_copies_in_the_thread
     assert ck.asm["cu"].count("mt_tma_load_") == 0 and "mt_tma_store_2d(" in ck.asm["cu"]
 
 
+def test_a_descriptor_made_under_a_runtime_if_keeps_its_copies_in_the_threads():
+    ck = mytriton.compile(K.guarded_copy, COPY, {"BM": 16, "BN": 64}, target="sm_90a")
+    assert ck.metadata["made_tensor_maps"] == [] and "cp.async.bulk" not in ck.asm["ptx"]
+
+
 @pytest.mark.parametrize("target", ["sm_90", "sm_80"])
 def test_targets_without_tma_have_no_maps_unless_a_build_declares_them(target):
     ck = mytriton.compile(K.scaled_copy, COPY, {"BM": 16, "BN": 64}, target=target)

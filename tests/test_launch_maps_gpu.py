@@ -80,6 +80,9 @@ def test_a_descriptor_tma_cannot_copy_is_refused_before_any_launch():
         K.scaled_copy[(1, 4)](x, y, 16, 60, BM=16, BN=16)
     torch.cuda.synchronize()                          # (nothing ran: the context is fine)
     assert torch.equal(y, torch.full_like(x, 7))
+    K.guarded_copy[(1, 4)](x, y, 16, 60, BM=16, BN=16)  # (the kernel guards its descriptor: it runs)
+    torch.cuda.synchronize()
+    assert torch.equal(y, x)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

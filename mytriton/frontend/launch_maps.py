@@ -9,9 +9,11 @@ more kernel parameter (``<n>__made_tmap``), one the caller does not pass: the ru
 *recipe* recorded here from the launch's arguments, checks TMA's rules on the values and encodes
 the map (``runtime.driver.LaunchTensorMap``), remembered per distinct value. (Triton 3.6 makes such
 maps in the kernel: every program writes its own into global scratch memory that
-``triton.set_allocator`` provides, and fences it, before its first copy.) Descriptors whose parts
-depend on the program (``base + pid * stride``), or that a loop or ``if`` carries, keep ordinary
-loads and stores.
+``triton.set_allocator`` provides, and fences it, before its first copy.) Only descriptors made in
+the kernel's top-level code get one: every launch makes them, so the launch may refuse one TMA
+cannot copy (a kernel that makes a descriptor under a run-time ``if``, or in a loop that may not
+run, may be guarding exactly that). Those, and descriptors whose parts depend on the program
+(``base + pid * stride``), keep ordinary loads and stores.
 
 A build for several targets gives every target's kernel the same parameters (``hoist``): the
 targets without TMA declare the tensor maps and leave them unused, so one loader signature serves
@@ -73,7 +75,7 @@ def tensor_map(builder, base, shape, strides, block_shape, padding: str):
     ``tl.make_tensor_descriptor`` makes of these parts, or None where its copies stay in the
     threads: no hoisting in this build, a block TMA cannot copy, parts that vary by program --
     or a target without TMA, which still declares the parameter (see the module's docstring)."""
-    if not getattr(builder, "hoist_tensor_maps", False):
+    if not getattr(builder, "hoist_tensor_maps", False) or builder.scope is not builder.root:
         return None
     desc = DescriptorType(base.dtype.pointee.name, tuple(block_shape), padding)
     if not desc.tma_allowed():
