@@ -131,6 +131,14 @@ def test_without_tma_the_jit_passes_no_maps(fake):
     assert "tmap" not in [str(t) for _, t in k.params] and not fake.tensor_maps
 
 
+def two_image_family(recipe):
+    """scaled_copy's family as a package built for sm_80 and sm_90a has it (fake images)."""
+    return rt.KernelFamily("scaled_copy", list(COPY.items()), ["BM", "BN"], [
+        {"id": "s0", "constexprs": {"BM": 16, "BN": 64}, "num_warps": 4, "shared": 0, "symbol": "scaled_copy",
+         "images": {"sm_90a": b"\x7fELF a", "sm_80": b"\x7fELF b"}, "made_tensor_maps": recipe,
+         "tma_images": ["sm_90a"]}])
+
+
 def test_images_that_do_not_copy_through_the_maps_get_zeros_for_a_descriptor_tma_refuses(fake):
     """A package built for sm_90a and sm_80 declares the maps in both images; on compute
     capability 8.0 a descriptor TMA cannot copy is passed as zeros (its image reads plain memory),
@@ -138,10 +146,7 @@ def test_images_that_do_not_copy_through_the_maps_get_zeros_for_a_descriptor_tma
     recipe = mytriton.compile(K.scaled_copy, COPY, {"BM": 16, "BN": 64}, target="sm_90a").metadata["made_tensor_maps"]
     k = rt.Kernel("scaled_copy", list(COPY.items()), 4, 0, {"sm_90a": b"\x7fELF a", "sm_80": b"\x7fELF b"},
                   made_tensor_maps=recipe, tma_images=["sm_90a"])
-    fam = rt.KernelFamily("scaled_copy", list(COPY.items()), ["BM", "BN"], [
-        {"id": "s0", "constexprs": {"BM": 16, "BN": 64}, "num_warps": 4, "shared": 0, "symbol": "scaled_copy",
-         "images": {"sm_90a": b"\x7fELF a", "sm_80": b"\x7fELF b"}, "made_tensor_maps": recipe,
-         "tma_images": ["sm_90a"]}])
+    fam = two_image_family(recipe)
     x, y = rt.DeviceArray(48 * 64, "fp16"), rt.DeviceArray(48 * 64, "fp16")
     fake.param_sizes = [8, 8, 4, 4, 128, 128]
     fake.cc = (8, 0)
@@ -154,10 +159,7 @@ def test_images_that_do_not_copy_through_the_maps_get_zeros_for_a_descriptor_tma
 
 def test_on_hopper_a_family_refuses_what_its_sm_90a_image_cannot_copy(fake):
     recipe = mytriton.compile(K.scaled_copy, COPY, {"BM": 16, "BN": 64}, target="sm_90a").metadata["made_tensor_maps"]
-    fam = rt.KernelFamily("scaled_copy", list(COPY.items()), ["BM", "BN"], [
-        {"id": "s0", "constexprs": {"BM": 16, "BN": 64}, "num_warps": 4, "shared": 0, "symbol": "scaled_copy",
-         "images": {"sm_90a": b"\x7fELF a", "sm_80": b"\x7fELF b"}, "made_tensor_maps": recipe,
-         "tma_images": ["sm_90a"]}])
+    fam = two_image_family(recipe)
     x, y = rt.DeviceArray(48 * 64, "fp16"), rt.DeviceArray(48 * 64, "fp16")
     fake.param_sizes = [8, 8, 4, 4, 128, 128]
     fam[(1, 1)](x, y, 16, 64, BM=16, BN=64)

@@ -113,15 +113,6 @@ def test_the_made_descriptor_gemm_as_torch_and_triton(dtype, m, n, k, bm, bn, bk
         torch.testing.assert_close(ours, theirs, **tol)
 
 
-MANIFEST = """\
-package: made
-targets: [sm_80, sm_90a]
-kernels:
-  - kernel: kernels/k.py:scaled_copy
-    signature: {x_ptr: "*fp16:16", y_ptr: "*fp16:16", M: i32, N: i32}
-    constexprs: {BM: [16], BN: [64]}
-"""
-
 PROGRAM = r"""
 #include "made.h"
 #include <stdio.h>
@@ -154,6 +145,7 @@ def test_a_built_package_and_its_c_api_encode_the_maps(tmp_path, monkeypatch):
     from tests.test_aot_support import write_project
     from tests.test_capi import cuda_include
     from tests.test_capi_gpu import libcuda_path
+    from tests.test_launch_maps import MANIFEST
     manifest = write_project(tmp_path, MANIFEST, kernels=open(K.__file__).read())
     build_packages([str(manifest)], out_dir=str(tmp_path / "out"), jobs=2, echo=lambda line: None, emit_c=True)
     monkeypatch.syspath_prepend(str(tmp_path / "out"))

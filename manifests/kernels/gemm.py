@@ -7,7 +7,8 @@
 - ``int8_matmul_kernel``: exact int8 products summed in int32;
 - ``descriptor_matmul_kernel``: C = A @ B with every block through host-side tensor descriptors
   (``TensorDescriptor``; on Hopper, TMA copies), as Triton's tutorial 09 writes it (the JIT takes it:
-  manifests cannot name descriptor parameters).
+  manifests cannot name descriptor parameters); ``made_descriptor_matmul_kernel`` the same with its
+  descriptors made in the kernel from row-major A, B and C.
 
 ACTIVATION is "" (none), "leaky_relu" or "relu", applied to the fp32 accumulator.
 """
@@ -100,12 +101,7 @@ def int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, strid
 @triton.jit
 def descriptor_matmul_kernel(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                              BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    pid_m, pid_n = _program_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
-    off_m, off_n = pid_m * BLOCK_M, pid_n * BLOCK_N
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        acc = tl.dot(a_desc.load([off_m, k]), b_desc.load([k, off_n]), acc)
-    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+    _descriptor_matmul(a_desc, b_desc, c_desc, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
 
 
 @triton.jit
@@ -115,6 +111,12 @@ def made_descriptor_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.cons
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_K, BLOCK_N])
     c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
+    _descriptor_matmul(a_desc, b_desc, c_desc, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+
+
+@triton.jit
+def _descriptor_matmul(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     pid_m, pid_n = _program_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     off_m, off_n = pid_m * BLOCK_M, pid_n * BLOCK_N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
