@@ -1116,7 +1116,6 @@ def tensor_map(address: int, dtype: str, shape, strides, block_shape, padding: s
     return data
 
 
-
 # ------------------------------------------------------- tensor maps of descriptors made in kernels
 
 def _wrapped(value: int, dtype: str) -> int:
@@ -1146,7 +1145,7 @@ def _expr_params(expr, out: list) -> list:
     if expr[0] == "param":
         if expr[1] not in out:
             out.append(expr[1])
-    elif expr[0] not in ("const",):
+    elif expr[0] != "const":
         for e in expr[2:]:
             _expr_params(e, out)
     return out
