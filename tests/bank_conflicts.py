@@ -76,25 +76,19 @@ def _last_arg(cu: str, after: str) -> str:
 def cp_async_conflicts(cu: str, num_warps: int, elem_bytes: int) -> list[str]:
     """The ``cp.async`` copies into staging buffers of ``cu`` (4, 8 or 16 bytes a lane) whose
     wavefront — 128 bytes: 32, 16 or 8 consecutive lanes — touches a 4-byte bank twice, per copy
-    statement and register. Both forms the compiler writes are read: a loop over the registers, or
-    one address a thread plus a table of constant distances (``apart``); a kernel without either
-    is an error, not a pass."""
+    statement and register. CUDA without such a copy is an error, not a pass (a change in how
+    the compiler writes them must not turn the check into one that finds nothing)."""
     found, statements = [], 0
-    loops = [(m, [{"r": r} for r in range(0, int(m.group(1)), int(m.group(2)))], int(m.group(3)))
-             for m in re.finditer(r"for \(int r = 0; r < (\d+); r \+= (\d+)\) mt_cp_async<(\d+)>\(", cu)]
-    for m in re.finditer(r"constexpr int apart\[(\d+)\] = \{([\d, ]+)\};\s*#pragma unroll\s*"
-                         r"for \(int i = 0; i < \1; \+\+i\) \{ const int r = (\d+) \* i; mt_cp_async<(\d+)>\(", cu):
-        apart = [int(x) for x in m.group(2).split(",")]
-        loops.append((m, [{"i": i, "r": int(m.group(3)) * i, "apart": apart} for i in range(len(apart))], int(m.group(4))))
-    for m, envs, size in loops:
+    for m in re.finditer(r"for \(int r = 0; r < (\d+); r \+= (\d+)\) mt_cp_async<(\d+)>\(", cu):
         statements += 1
+        n, step, size = (int(g) for g in m.groups())
         addr = _byte_address(_split_args(cu[m.end():])[0], elem_bytes)
-        for env in envs:
+        for r in range(0, n, step):
             for first in range(0, 32 * num_warps, 128 // size):
-                lanes = [addr(**env, tid=tid) for tid in range(first, first + 128 // size)]
+                lanes = [addr(r=r, tid=tid) for tid in range(first, first + 128 // size)]
                 banks = [(a + w) // 4 % 32 for a in lanes for w in range(0, size, 4)]
                 if len(set(banks)) != len(banks):
-                    found.append(f"{size}-byte copy at {m.start()} r={env['r']} threads {first}..: {lanes}")
+                    found.append(f"{size}-byte copy at {m.start()} r={r} threads {first}..: {lanes}")
     if not statements:
         raise ValueError("no cp.async copies into a staging buffer in this CUDA")
     return found

@@ -150,31 +150,8 @@ def test_the_bank_conflict_check_finds_the_padded_rows_conflicts():
     found = bank_conflicts.cp_async_conflicts(padded, 4, 2)
     assert len(found) == 16 and "threads 0..: [0, 16, 32, 48, 80, 96, 112, 128]" in found[0]
     assert bank_conflicts.cp_async_conflicts(swizzled, 4, 2) == []
-    # the form with one address a thread and a table of distances: both copies conflict alike
-    table = ("{ constexpr int apart[2] = {0, 1280};\n  #pragma unroll\n  for (int i = 0; i < 2; ++i) { const int r = 8 * i; "
-             "mt_cp_async<16>(v1 + (tid >> 2) * 40 + ((tid & 3) << 3) + apart[i], p[r], m[r]); } }")
-    found = bank_conflicts.cp_async_conflicts(table, 4, 2)
-    assert len(found) == 32 and "r=8 threads 0..: [2560, 2576, 2592, 2608, 2640, 2656, 2672, 2688]" in found[16]
     with pytest.raises(ValueError, match="no cp.async copies"):
         bank_conflicts.cp_async_conflicts("mt_cp_async_commit();", 4, 2)
-
-
-@pytest.mark.parametrize("target,bk,apart", [("sm_90a", 32, [0, 2048, 4096, 6144]), ("sm_90", 32, [0, 2048, 4096, 6144]),
-                                             ("sm_90a", 64, list(range(0, 16384, 2048)))])
-def test_a_threads_copies_into_a_ring_are_one_address_and_constant_distances(target, bk, apart):
-    """Each thread's cp.async copies of a tile land a distance apart that is the same in every thread
-    (the swizzle moves whole rows of 16-byte chunks alike): one address a thread and a table of
-    distances, which ptxas folds into the copies' immediates, instead of an address a copy. A's
-    128 x BK tile on 4 warps: a copy every 8 registers, 2048 bytes apart (32 rows of 64 bytes at BK
-    32, 16 rows of 128 at BK 64)."""
-    sig, ones = gemm_signature("fp16", True)
-    ck = mytriton.compile(gemm.matmul_kernel, sig, {**ones, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": bk,
-                                                    "GROUP_M": 8, "ACTIVATION": ""}, num_warps=4, target=target)
-    body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
-    tables = re.findall(r"constexpr int apart\[(\d+)\] = \{([\d, ]+)\};", body)
-    assert len(tables) == 6 and body.count("mt_cp_async<16>(") == 6 and not re.search(r"r \+= \d+\) mt_cp_async", body)
-    assert [int(x) for x in tables[0][1].split(", ")] == apart
-    assert bank_conflicts.cp_async_conflicts(body, 4, 2) == []
 
 
 LINEAR_SIG = {"x_ptr": "*bf16:16", "w_ptr": "*bf16:16", "bias_ptr": "*bf16:16", "y_ptr": "*bf16:16",

@@ -44,7 +44,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import CompilationError
-from ...ir.indexing import coordinate_exprs
 from ...ir.layout import DotOperandLayout, MmaLayout
 from ...ir.linear import REGISTER
 from ...ir.ssa import Op, Value, walk
@@ -113,31 +112,16 @@ class _Staging:
         self.nbytes = self.rows * row_bytes
         return True
 
-    def at(self, buf: str, row: str, col: str, ct: str, plus: str = "") -> str:
+    def at(self, buf: str, row: str, col: str, ct: str) -> str:
         """C++ for the address of element (``row``, ``col``) (tile coordinates along ``row_dim``
-        and ``col_dim``) in the tile at ``buf``, ``plus`` units (of ``unit`` bytes) further on
-        (``offset_of`` is the same arithmetic on numbers)."""
-        more = f" + {plus}" if plus else ""
+        and ``col_dim``) in the tile at ``buf``."""
         if not self.swizzle:
-            return f"{buf} + ({row}) * {self.pitch} + ({col}){more}"
+            return f"{buf} + ({row}) * {self.pitch} + ({col})"
         w = self.swizzle
         byte = (f"(({col}) * {self.eb} / {w}) * {self.rows * w} + ({row}) * {w} + "
                 f"(((({col}) * {self.eb} % {w}) >> 4 ^ ((({row}) * {w} >> 7) & {w // 16 - 1})) << 4) + "
-                f"(({col}) * {self.eb} & 15){more}")
+                f"(({col}) * {self.eb} & 15)")
         return f"reinterpret_cast<{ct}*>(reinterpret_cast<unsigned char*>({buf}) + {byte})"
-
-    @property
-    def unit(self) -> int:
-        """The bytes of one unit of ``at``'s and ``offset_of``'s offsets: bytes where the tile is
-        swizzled, elements where it is padded."""
-        return 1 if self.swizzle else self.eb
-
-    def offset_of(self, row: int, col: int) -> int:
-        """The units from the tile's start to element (``row``, ``col``): ``at`` on numbers."""
-        if not self.swizzle:
-            return row * self.pitch + col
-        w, b = self.swizzle, col * self.eb
-        return b // w * self.rows * w + row * w + (((b % w) >> 4 ^ (row * w >> 7) & (w // 16 - 1)) << 4) + (b & 15)
 
     def store(self, em, x: Value, buf: str, ct: str):
         """Emit the stores of this thread's registers of ``x`` into ``buf``."""
@@ -473,31 +457,6 @@ def _copies(em, op: Op, st: _Staging) -> int:
     return vec * st.eb if ok else 0
 
 
-def _copy_offsets(em, res: Value, st: _Staging, step: int) -> list[int] | None:
-    """The distances (``st.unit``s) from where a thread's copy of register 0 of tile ``res`` lands
-    in ``st`` to where its copies of registers ``step``, ``2 step`` … land, where they are the same
-    in every thread (evaluated for each): then one address a thread, computed once, and constant
-    offsets serve all its copies, which ptxas folds into the instructions. (From an expression a
-    register, ptxas kept an address register a copy, recomputed in each iteration: attention
-    d=128's loop 434 -> 426 SASS instructions, the fp16 GEMM 128x64x32's 108 -> 94.) None where
-    they differ, or the threads and copies are too many to check cheaply."""
-    exprs = coordinate_exprs(em.layout_of(res))
-    regs = range(0, em.nregs(res), step)
-    threads = 32 * em.fn.num_warps
-    if len(regs) < 2 or len(regs) * threads > 1 << 15:
-        return None
-
-    def at(r: int, t: int) -> int:
-        c = [e.evaluate(reg=r, tid=t) for e in exprs]
-        return st.offset_of(c[st.row_dim], c[st.col_dim])
-    apart = [at(r, 0) - at(0, 0) for r in regs]
-    for t in range(1, threads):
-        first = at(0, t)
-        if any(at(r, t) - first != d for r, d in zip(regs, apart)):
-            return None
-    return apart
-
-
 def staged_load(em, op: Op, ring: Ring):
     """A load of a dot operand into its buffer of ``ring`` (see the module's docstring)."""
     res, ptr = op.result, op.operands[0]
@@ -509,23 +468,11 @@ def staged_load(em, op: Op, ring: Ring):
     if ring.tma is not None:
         return _tma_fill(em, op, ring, slot)
     copies = _copies(em, op, st)
-    step = copies // st.eb
-    apart = _copy_offsets(em, res, st, step) if copies else None
-    if apart:                        # one address a thread, each copy a constant distance on
-        c = [em.index(e) for e in coordinate_exprs(em.layout_of(res), 0)]
-        mask = em.elem(ptr, masks[0], "r") if masks else "true"
-        em.emit("{")
-        em.emit(f"  constexpr int apart[{len(apart)}] = {{{', '.join(map(str, apart))}}};")
-        em.emit("  #pragma unroll")
-        em.emit(f"  for (int i = 0; i < {len(apart)}; ++i) {{ const int r = {step} * i; "
-                f"mt_cp_async<{copies}>({st.at(em.ref(res), c[st.row_dim], c[st.col_dim], ring.c_type, 'apart[i]')}, "
-                f"{em.ref(ptr)}[r], {mask}); }}")
-        em.emit("}")
-    elif copies:
+    if copies:
         c = em.coords(res, "r")
         mask = em.elem(ptr, masks[0], "r") if masks else "true"
         em.emit("#pragma unroll")
-        em.emit(f"for (int r = 0; r < {em.nregs(res)}; r += {step}) "
+        em.emit(f"for (int r = 0; r < {em.nregs(res)}; r += {copies // st.eb}) "
                 f"mt_cp_async<{copies}>({st.at(em.ref(res), c[st.row_dim], c[st.col_dim], ring.c_type)}, "
                 f"{em.ref(ptr)}[r], {mask});")
     else:                            # through registers
