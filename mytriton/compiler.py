@@ -29,11 +29,27 @@ from .passes.typeinfer import check_tree
 
 
 class _Asm(dict):
-    """The stages' text; PTX and cubin are produced by NVRTC on first access."""
+    """The stages' text; PTX and cubin are produced by NVRTC on first access. ``settle``: (kernel symbol,
+    threads, shared bytes) of a kernel whose launch bounds are chosen from ptxas's register report
+    (``backends/cuda/occupancy.py``): the first read of its ``cu``, ``ptx`` or ``cubin`` settles
+    them, so that the source read is the one the PTX and cubin come from."""
 
-    def __init__(self, source_name: str, target: str, **stages):
+    def __init__(self, source_name: str, target: str, settle: tuple[str, int, int] | None = None, **stages):
         super().__init__(**stages)
-        self._source_name, self._target = source_name, target
+        self._source_name, self._target, self._settle = source_name, target, settle
+
+    def __getitem__(self, key):
+        if self._settle is not None and key in ("cu", "ptx", "cubin"):
+            from .backends.cuda.occupancy import settle
+            (symbol, threads, shared), self._settle = self._settle, None
+            try:
+                cu, cubin = settle(dict.__getitem__(self, "cu"), self._source_name, self._target, symbol, threads, shared)
+            except Exception:
+                if key == "cu":       # (what was generated, for whoever reads why it failed)
+                    return dict.__getitem__(self, "cu")
+                raise
+            self["cu"], self["cubin"] = cu, cubin
+        return super().__getitem__(key)
 
     def __missing__(self, key):
         from .backends.cuda import nvrtc
@@ -213,17 +229,18 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, 
     stages = {"ssa": ssa_text, "ssa_layout": print_function(func, layouts=True)}
     if backend == "mlir":
         from .backends.mlir import emit_mlir
-        stages["mlir"], shared, tensor_maps = emit_mlir(func), 0, {}
+        stages["mlir"], shared, tensor_maps, settle = emit_mlir(func), 0, {}, None
     else:
         emitter = CudaEmitter(func, target)
         stages["cu"], shared = emitter.generate()
         tensor_maps = emitter.tensor_maps
+        settle = (kernel_symbol(fn.__name__), emitter.num_threads, shared) if emitter.occupancy_tunable else None
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
     symbol = kernel_symbol(fn.__name__)       # the extern "C" / gpu.func name the loaders look up
     # NVRTC's messages name the source: the kernel's own name where it is plain ASCII
     source_name = fn.__name__ if fn.__name__.isascii() else symbol
-    asm = _Asm(f"/mytriton/{source_name}.cu", target, **stages)
+    asm = _Asm(f"/mytriton/{source_name}.cu", target, settle, **stages)
     metadata = {
         "name": symbol,
         "num_warps": num_warps,

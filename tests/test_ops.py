@@ -59,7 +59,7 @@ def test_block_smaller_and_larger_than_the_thread_block():
     for block, warps, regs in [(16, 4, 1), (4096, 4, 32)]:
         ck = mytriton.compile(basic.add_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                               constexprs={"BLOCK": block}, num_warps=warps)
-        assert "__launch_bounds__(128)" in ck.asm["cu"]
+        assert re.search(r"__launch_bounds__\(128(, \d+)?\)", ck.asm["cu"])   # (blocks an SM: occupancy.py)
         assert f"float v6[{regs}];" in ck.asm["cu"]
         assert ck.asm["cubin"][:4] == b"\x7fELF"
 
