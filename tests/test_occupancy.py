@@ -67,10 +67,22 @@ def test_the_cubin_reader_gives_ptxas_registers_and_stack():
         resources(b"PTX", symbol)
 
 
-@pytest.mark.parametrize("warps,blocks", [(16, 4), (1, 12)])
+@pytest.mark.parametrize("threads,registers,blocks", [
+    (512, 36, 4),            # 3 -> 4 blocks: 32 registers a thread
+    (32, 255, 11),           # 8 -> 11: 184 registers (two thirds of 255 is 170)
+    (128, 40, 16),           # 12 -> 16: 32 registers
+    (128, 32, None),         # 16 blocks already: as many threads as an SM runs
+    (32, 72, None),          # 28 blocks: 32 (64 registers) gains too little to compile twice
+    (512, 56, 3),            # 2 -> 3 blocks (40 registers); 4 would leave 32, under two thirds of 56
+])
+def test_the_blocks_asked_of_ptxas(threads, registers, blocks):
+    assert occupancy.target_blocks(H100, threads, registers, 0) == blocks
+
+
+@pytest.mark.parametrize("warps,blocks", [(16, 4), (1, 11)])
 def test_a_kernel_without_loops_takes_the_blocks_its_registers_allow(warps, blocks):
     """The row softmax over rows of 3000 (BLOCK 4096): ptxas's own choice holds it to 3 blocks of
-    16 warps (36 registers) and 8 of one warp (255); settled, 4 and 12, with no stack frame. The
+    16 warps (36 registers) and 8 of one warp (255); settled, 4 and 11, with no stack frame. The
     PTX is made from the settled source, whichever stage is read first."""
     ck = mytriton.compile(softmax.softmax_kernel, SOFTMAX_SIG, {"BLOCK": 4096}, num_warps=warps, target="sm_90")
     ptx = ck.asm["ptx"]                      # (read first: the source settles before it)
