@@ -125,3 +125,13 @@ def test_a_failing_compile_still_shows_the_generated_source(monkeypatch):
         ck.asm["cubin"]
     assert bounds(ck.asm["cu"]) == "__launch_bounds__(512)"     # as generated
     assert ck.asm["cubin"][:4] == b"\x7fELF"                     # (then compiled as it is)
+
+
+def test_a_cubin_it_cannot_read_leaves_the_kernel_as_generated(monkeypatch):
+    """Settling is an optimization: a cubin whose resources cannot be read (another NVRTC's
+    layout) keeps the first compile, and the build goes on."""
+    def unreadable(cubin, symbol):
+        raise ValueError("unknown .nv.info attribute format 9")
+    monkeypatch.setattr(occupancy, "resources", unreadable)
+    ck = mytriton.compile(softmax.softmax_kernel, SOFTMAX_SIG, {"BLOCK": 4096}, num_warps=16, target="sm_90")
+    assert bounds(ck.asm["cu"]) == "__launch_bounds__(512)" and ck.asm["cubin"][:4] == b"\x7fELF"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...errors import NVRTCError
 from . import nvrtc
 from .cubin import resources
 
@@ -82,18 +83,23 @@ def with_min_blocks(cu: str, blocks: int) -> str:
 def settle(cu: str, source_name: str, target: str, symbol: str, threads: int, shared: int) -> tuple[str, bytes]:
     """The CUDA source and its cubin, stating more blocks an SM where the registers ptxas chose
     hold the occupancy back and a second compile reaches that many without a larger stack frame
-    (``cu`` itself otherwise); ``symbol`` is the kernel's name in the cubin."""
+    (``cu`` itself otherwise); ``symbol`` is the kernel's name in the cubin. Only the first compile
+    may fail: a cubin that cannot be read (another NVRTC's layout) or a second compile that fails
+    leaves the kernel as generated — an optimization never fails a build."""
     cubin = nvrtc.compile_cubin(cu, source_name, target)
     lim = limits(target)
     if lim is None:
         return cu, cubin
-    first = resources(cubin, symbol)
-    want = target_blocks(lim, threads, first.registers, shared)
-    if want is None:
+    try:
+        first = resources(cubin, symbol)
+        want = target_blocks(lim, threads, first.registers, shared)
+        if want is None:
+            return cu, cubin
+        src = with_min_blocks(cu, want)
+        out = nvrtc.compile_cubin(src, source_name, target)
+        got = resources(out, symbol)
+    except (ValueError, NVRTCError):
         return cu, cubin
-    src = with_min_blocks(cu, want)
-    out = nvrtc.compile_cubin(src, source_name, target)
-    got = resources(out, symbol)
     if got.stack <= first.stack and blocks_per_sm(lim, threads, got.registers, shared) >= want:
         return src, out
     return cu, cubin
