@@ -227,6 +227,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, 
         assign_layouts(f, target)
         verify_layouts(verify(f))
     stages = {"ssa": ssa_text, "ssa_layout": print_function(func, layouts=True)}
+    symbol = kernel_symbol(fn.__name__)       # the extern "C" / gpu.func name the loaders look up
     if backend == "mlir":
         from .backends.mlir import emit_mlir
         stages["mlir"], shared, tensor_maps, settle = emit_mlir(func), 0, {}, None
@@ -234,10 +235,9 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, 
         emitter = CudaEmitter(func, target)
         stages["cu"], shared = emitter.generate()
         tensor_maps = emitter.tensor_maps
-        settle = (kernel_symbol(fn.__name__), emitter.num_threads, shared) if emitter.occupancy_tunable else None
+        settle = (symbol, emitter.num_threads, shared) if emitter.occupancy_tunable else None
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
-    symbol = kernel_symbol(fn.__name__)       # the extern "C" / gpu.func name the loaders look up
     # NVRTC's messages name the source: the kernel's own name where it is plain ASCII
     source_name = fn.__name__ if fn.__name__.isascii() else symbol
     asm = _Asm(f"/mytriton/{source_name}.cu", target, settle, **stages)

@@ -318,7 +318,8 @@ class CudaEmitter:
         self.registers_first = _registers_first(fn, shares)
         self.unrolled = None if self.rings or self.staged else _unroll_streaming(fn, shares, self.registers_first)
         # a kernel without a run-time loop, device functions or tensor-core tiles takes the launch
-        # bounds that buy occupancy, from ptxas's report (occupancy.settle, run by the compiler)
+        # bounds that buy occupancy, from the registers ptxas gave it (occupancy.settle, which the
+        # compiler runs before the PTX and cubin are made)
         self.occupancy_tunable = (not fn.device_functions and not any(OPS[op.name].loop for op in walk(fn.body))
                                   and not any(isinstance(v.layout, MmaLayout) for _, v in shares))
 
