@@ -267,6 +267,26 @@ def test_small_outer_product_shares_keep_the_default_layout(bm, bn, warps):
     assert column.result.layout == acc and not any(op.attrs.get("staged") for op in convs)
 
 
+@pytest.mark.parametrize("bm,bn,aligned,staged", [
+    (32, 64, False, True), (16, 128, False, True),      # a row of no proven width, two columns a lane
+    (32, 64, True, False),                              # runs of 4 proven: the default's 16-byte loads
+    (64, 32, False, False), (128, 16, False, False),    # a column a lane
+    (16, 64, False, False),                             # 32 products a thread
+])
+def test_one_warp_stages_its_column_where_a_lane_holds_two_unproven_columns(bm, bn, aligned, staged):
+    """On one warp, outer-product tiles of 64 products a thread take the outer-product layout
+    (the column staged) where the row has no proven width and each lane holds two of its columns
+    or more; otherwise they keep the default (passes/layout._outer_product_pays)."""
+    from mytriton.ir.layout import outer_product_layout
+    acc, column, convs = _matmul_layouts(bm, bn, 1, aligned)
+    if staged:
+        assert acc == outer_product_layout((bm, bn), 1, 1)
+        assert [op.operands[0] for op in convs if op.attrs.get("staged")] == [column.result]
+    else:
+        assert acc != outer_product_layout((bm, bn), 1, 4 if aligned else 1)
+        assert not any(op.attrs.get("staged") for op in convs)
+
+
 @pytest.mark.parametrize("bm,bn,warps,aligned,want", [
     # one element a thread along N, 16 lanes along N, 2 lanes and the warps along M
     (16, 16, 2, True, ((1, 1), (2, 16), (2, 1))),

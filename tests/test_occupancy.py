@@ -79,12 +79,13 @@ def test_the_blocks_asked_of_ptxas(threads, registers, blocks):
     assert occupancy.target_blocks(H100, threads, registers, 0) == blocks
 
 
-@pytest.mark.parametrize("warps,blocks", [(16, 4), (1, 11)])
-def test_a_kernel_without_loops_takes_the_blocks_its_registers_allow(warps, blocks):
-    """The row softmax over rows of 3000 (BLOCK 4096): ptxas's own choice holds it to 3 blocks of
-    16 warps (36 registers) and 8 of one warp (255); settled, 4 and 11, with no stack frame. The
-    PTX is made from the settled source, whichever stage is read first."""
-    ck = mytriton.compile(softmax.softmax_kernel, SOFTMAX_SIG, {"BLOCK": 4096}, num_warps=warps, target="sm_90")
+@pytest.mark.parametrize("warps,block,blocks", [(16, 4096, 4), (1, 2048, 23)])
+def test_a_kernel_without_loops_takes_the_blocks_its_registers_allow(warps, block, blocks):
+    """The row softmax with BLOCK 4096 or 2048 (n_cols not known to be a multiple of 16):
+    ptxas's own choice holds it to 3 blocks of 16 warps (36 registers) and 16 of one warp (128);
+    settled, 4 and 23, with no stack frame. The PTX is made from the settled source, whichever
+    stage is read first."""
+    ck = mytriton.compile(softmax.softmax_kernel, SOFTMAX_SIG, {"BLOCK": block}, num_warps=warps, target="sm_90")
     ptx = ck.asm["ptx"]                      # (read first: the source settles before it)
     assert bounds(ck.asm["cu"]) == f"__launch_bounds__({32 * warps}, {blocks})"
     assert f".minnctapersm {blocks}" in ptx

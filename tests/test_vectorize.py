@@ -3,6 +3,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 import mytriton
 from mytriton.compiler import build_ssa
 from mytriton.ir.ssa import walk
@@ -169,6 +171,26 @@ def test_loop_accesses_that_cannot_be_vectors_are_coalesced_one_element_a_lane()
             "#blocked<spt=[1], tpw=[32], wpc=[8], order=[0]>"], unproven
 
 
+@pytest.mark.parametrize("block,warps,n_cols,want", [
+    (4096, 1, "i32", "#blocked<spt=[1], tpw=[32], wpc=[1], order=[0]>"),       # 128 a thread, unproven
+    (8192, 2, "i32", "#blocked<spt=[1], tpw=[32], wpc=[2], order=[0]>"),
+    (2048, 1, "i32", "#blocked<spt=[4], tpw=[32], wpc=[1], order=[0]>"),       # 64: checked at run time
+    (4096, 1, "i32:16", "#blocked<spt=[4], tpw=[32], wpc=[1], order=[0]>"),    # proven: vectors
+])
+def test_large_shares_outside_loops_without_proven_vectors_are_one_element_a_lane(block, warps, n_cols, want):
+    """Outside loops too, a thread holding 128 elements or more of a row moves them as vectors only
+    where the analysis proves it (the row softmax with n_cols not a multiple of 16): one element a
+    lane, each access predicated, no run-time test and no second path. Smaller shares keep runs of
+    16 bytes, tested at run time."""
+    sig = {"x": "*fp32:16", "y": "*fp32:16", "n_cols": n_cols}
+    assert _layout_of_loads(softmax.softmax_kernel, sig, {"BLOCK": block}, warps) == [want]
+    body = mytriton.compile(softmax.softmax_kernel, signature=sig, constexprs={"BLOCK": block},
+                            num_warps=warps).asm["cu"].split('extern "C"')[1]
+    checked = "spt=[4]" in want and n_cols == "i32"
+    assert ("mt_aligned(" in body) == checked and ("} else {" in body) == checked
+    assert ("mt_vec<" in body) == ("spt=[4]" in want)
+
+
 def test_loop_loads_of_rows_and_columns_set_the_outer_product_layout():
     """The seed matmul loads a column and a row of its tile per step: the tile takes the outer-product
     layout, its runs along N as wide as the row's accesses are proven (one element unaligned, 16
@@ -225,7 +247,6 @@ def test_a_promise_on_a_loops_carried_pointers_holds_for_every_iteration():
 
 def test_a_promise_of_the_wrong_rank_is_an_error():
     from tests.kernels import hints
-    import pytest
     with pytest.raises(mytriton.CompilationError, match=r"hints.py:37:22: error: tl.multiple_of takes a positive integer "
                                                         r"or one per dimension \(2\), got \[16\]"):
         mytriton.compile(hints.table_dot_kernel, signature={"table": "*i64", "c_ptr": "*fp32:16", "K": "i32:16", "lda": "i32:16"},

@@ -39,9 +39,16 @@ STAGED_COLUMN_REGS = 8
 # (the larger: whatever the row's width; see _outer_product_pays)
 OUTER_PRODUCT_SHARE = 128
 OUTER_PRODUCT_HEAVY_SHARE = 256
+OUTER_PRODUCT_ONE_WARP_SHARE = 64
 # the largest share of an outer-product tile with a row of 16 that reads its row a half-warp at once
 # (see _half_warp_row_pays)
 HALF_WARP_ROW_SHARE = 8
+# the share of a tile a thread holds from which its accesses outside loops, too, are vectors only
+# where proven (_proven_access_widths): 128 elements to check at run time, in runs of 4, cost one
+# thread's loads 0.94 of Triton's speed (the row softmax of 3000 columns on one warp, an add of
+# BLOCK=4096 on one warp, without alignment promises, on the H200), where scalar accesses a lane
+# apart are coalesced as Triton's
+SCALAR_ACCESS_SHARE = 128
 
 
 def _elem_bytes(ty: BlockType) -> int:
@@ -51,41 +58,44 @@ def _elem_bytes(ty: BlockType) -> int:
     return max(1, e.bits // 8)
 
 
-def _loop_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
-    """Per tile shape: the fewest contiguous elements that a load or store of that shape inside a
-    loop is proven to move at once — by the pointer's contiguity and alignment and the mask's
-    constancy (the axis analysis), at most 16 bytes. The CUDA backend makes an access inside a
-    loop a vector only where it is proven (see ``vector_width``); where it is not, a thread's
-    elements are best one lane apart, so that each warp-wide access is coalesced (Triton's
-    Coalesce pass chooses ``sizePerThread`` the same way)."""
+def _proven_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
+    """Per tile shape: the fewest contiguous elements that a load or store of that shape is proven
+    to move at once — by the pointer's contiguity and alignment and the mask's constancy (the axis
+    analysis), at most 16 bytes — over the accesses inside loops and those outside loops of which
+    a thread holds ``SCALAR_ACCESS_SHARE`` elements or more. The CUDA backend makes such an access
+    a vector only where it is proven (see ``vector_width``); where it is not, a thread's elements
+    are best one lane apart, so that each warp-wide access is coalesced (Triton's Coalesce pass
+    chooses ``sizePerThread`` the same way). Other accesses outside loops keep runs of 16 bytes,
+    which the CUDA backend moves as vectors where a run-time test finds them aligned and unmasked."""
     from .axisinfo import analyze
     axis = analyze(fn)
+    threads = 32 * fn.num_warps
+    in_loops = {id(op) for loop in walk(fn.body) if OPS[loop.name].loop for r in loop.regions for op in walk(r)}
     widths: dict[tuple[int, ...], int] = {}
-    for loop in walk(fn.body):
-        if not OPS[loop.name].loop:
+    for op in walk(fn.body):
+        d = OPS[op.name]
+        ptr = op.operands[0] if op.operands else None
+        if not (op.name in ("load", "store") and isinstance(ptr.type, BlockType)):
             continue
-        for op in (inner for r in loop.regions for inner in walk(r)):
-            d = OPS[op.name]
-            ptr = op.operands[0] if op.operands else None
-            if not (op.name in ("load", "store") and isinstance(ptr.type, BlockType)):
-                continue
-            eb = _elem_bytes(ptr.type)
-            info = axis.get(ptr)
-            width = min(16 // eb if eb in (2, 4, 8) else 1, info.contiguity[-1])
-            for m in op.operands[d.mask_operand:d.mask_operand + 1]:
-                width = min(width, axis.get(m).expand(shape_of(m.type), ptr.type.shape).constancy[-1])
-            width = 1 << (max(1, width).bit_length() - 1)
-            while width > 1 and info.divisibility[-1] < width * eb:
-                width //= 2
-            widths[ptr.type.shape] = min(widths.get(ptr.type.shape, width), width)
+        if id(op) not in in_loops and prod(ptr.type.shape) < SCALAR_ACCESS_SHARE * threads:
+            continue
+        eb = _elem_bytes(ptr.type)
+        info = axis.get(ptr)
+        width = min(16 // eb if eb in (2, 4, 8) else 1, info.contiguity[-1])
+        for m in op.operands[d.mask_operand:d.mask_operand + 1]:
+            width = min(width, axis.get(m).expand(shape_of(m.type), ptr.type.shape).constancy[-1])
+        width = 1 << (max(1, width).bit_length() - 1)
+        while width > 1 and info.divisibility[-1] < width * eb:
+            width //= 2
+        widths[ptr.type.shape] = min(widths.get(ptr.type.shape, width), width)
     return widths
 
 
 def _outer_product_tiles(fn: Function, shapes: list[tuple[int, ...]]) -> dict[tuple[int, int], int]:
     """The rank-2 tiles ``(M, N)`` that a loop accumulates from a loaded column ``(M, 1)`` and a
     loaded row ``(1, N)`` (the outer-product matmul: ``acc += a[:, None] * b[None, :]``), each with
-    the row's proven vector width (``_loop_access_widths``)."""
-    widths = _loop_access_widths(fn)
+    the row's proven vector width (``_proven_access_widths``)."""
+    widths = _proven_access_widths(fn)
     dots = {op.result.type.shape for op in walk(fn.body) if op.name == "dot"}     # (their own layouts)
     loaded = {ld.operands[0].type.shape for loop in walk(fn.body) if OPS[loop.name].loop
               for r in loop.regions for ld in walk(r)
@@ -103,9 +113,18 @@ def _outer_product_pays(layout: BlockedLayout, shape: tuple[int, int], num_warps
     registers the accumulators want: 128x128 on 2 warps 0.58 -> 0.92 of Triton, 64x128 on 1 warp
     0.52 -> 0.98), and from ``OUTER_PRODUCT_SHARE`` where the row keeps runs of 2 or more (or has
     no proven width to lose: 64x64 on 1 warp 0.75 -> 0.86); in smaller shares the barrier's wait
-    is not hidden by the products of an iteration (32x16 on 2 warps 0.94 -> 0.46)."""
+    is not hidden by the products of an iteration (32x16 on 2 warps 0.94 -> 0.46). On one warp (its
+    barrier is the warp's own) it pays from ``OUTER_PRODUCT_ONE_WARP_SHARE`` where the row has no
+    proven width (the default then loads it a scalar at a time in 16-byte-strided runs; the
+    staged layout one element a lane) and a lane holds two columns or more (32x64 0.77 -> 1.02,
+    16x128 2.03 -> 2.19; with a column a lane, 64x32 lost 1.58 -> 1.04 and 128x16 1.78 -> 1.34;
+    with a proven width of 4, 32x64 lost 1.15 -> 1.06)."""
     share = shape[0] * shape[1] // (32 * num_warps)
-    if layout.size_per_thread[0] < STAGED_COLUMN_REGS or share < OUTER_PRODUCT_SHARE:
+    if layout.size_per_thread[0] < STAGED_COLUMN_REGS:
+        return False
+    if num_warps == 1 and width == 1 and shape[1] >= 64 and share >= OUTER_PRODUCT_ONE_WARP_SHARE:
+        return True
+    if share < OUTER_PRODUCT_SHARE:
         return False
     return share >= OUTER_PRODUCT_HEAVY_SHARE or layout.size_per_thread[1] >= min(2, width)
 
@@ -275,7 +294,7 @@ class LayoutAssignment:
         # (only rows, accessed whole: a row or column broadcast into a tile keeps its own layout;
         # a 2-D tile measured slower with one element a lane: the column max of a 16384^2 matrix in
         # 32x128 tiles, 1603 GB/s against 2828 with runs of 4, on the H200)
-        self.widths = {shape: width for shape, width in _loop_access_widths(fn).items()
+        self.widths = {shape: width for shape, width in _proven_access_widths(fn).items()
                        if len(shape) == 1 and self.anchor(shape) == shape}
         outer_tiles = _outer_product_tiles(fn, self.shapes)
         self.outer = {shape: lay for shape, width in outer_tiles.items()
@@ -301,7 +320,7 @@ class LayoutAssignment:
         broadcasts into (a (BM, 1) column takes the (BM, BN) tile's layout), so that values which
         meet in elementwise ops agree without conversions. A thread's run along the fastest
         dimension is 16 bytes of the tile's narrowest memory access, and no more contiguous
-        elements than the loops' accesses of that tile move at once (``_loop_access_widths``)."""
+        elements than the tile's accesses are proven to move at once (``_proven_access_widths``)."""
         anchor = self.anchor(ty.shape)
         if anchor in self.outer:
             return self.outer[anchor]

@@ -725,7 +725,9 @@ class CudaEmitter:
         costs branches, and in a loop body they keep ptxas from overlapping the iterations'
         loads (measured on the H200: row sums over short blocks three times slower than Triton).
         Outside loops that choice pays (fewer instructions on the common all-true chunks: softmax
-        with a row length that is not a multiple of 16 ran 1.5x slower per element)."""
+        with a row length that is not a multiple of 16 ran 1.5x slower per element) where a thread
+        holds fewer than ``passes/layout.SCALAR_ACCESS_SHARE`` elements; larger shares are laid out
+        one element a lane where unproven (a thread's registers then hold no contiguous run)."""
         if not isinstance(ptr.type, BlockType):
             return 1, True
         d = self.vector_dim(ptr)
