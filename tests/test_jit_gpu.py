@@ -25,7 +25,9 @@ from tests.kernels import basic  # noqa: E402
 
 # n a multiple of 16 with a partial last block (1040, 4144) takes the one-predicate-per-vector path
 SIZES = [(1000, 64, 4), (4099, 1024, 4), (77, 32, 4), (5000, 256, 2), (3, 16, 1), (70001, 2048, 8),
-         (1040, 1024, 4), (4144, 4096, 1)]
+         (1040, 1024, 4), (4144, 4096, 1),
+         # 128 elements a thread, n not a multiple of 16: one element a lane (passes/layout._proven_access_widths)
+         (4097, 4096, 1), (9001, 8192, 2)]
 
 
 def rand(shape, seed, dtype=np.float32):
@@ -154,7 +156,9 @@ MM_CASES = [(37, 53, 29, 4, 8, 4), (100, 70, 1, 32, 32, 4), (64, 64, 0, 16, 16, 
             (200, 150, 77, 128, 128, 2), (45, 300, 33, 64, 128, 1), (129, 65, 130, 128, 64, 2),
             (70, 70, 3, 64, 64, 1), (300, 129, 40, 128, 128, 4),
             # (rows of 16 read a half-warp at once: passes/layout._half_warp_row_pays)
-            (37, 41, 19, 16, 16, 2), (70, 23, 9, 32, 16, 4), (130, 47, 33, 64, 16, 8), (17, 33, 5, 16, 16, 1)]
+            (37, 41, 19, 16, 16, 2), (70, 23, 9, 32, 16, 4), (130, 47, 33, 64, 16, 8), (17, 33, 5, 16, 16, 1),
+            # (one warp, 64 products a thread, an unaligned row: staged too)
+            (75, 131, 37, 32, 64, 1), (40, 259, 21, 16, 128, 1)]
 
 
 @pytest.mark.parametrize("kernel", [mm.matmul_kernel, mm.matmul_ptr_kernel], ids=["offsets", "carried_pointers"])
@@ -167,7 +171,8 @@ def test_matmul(kernel, M, N, K, BM, BN, warps):
 
 
 @pytest.mark.parametrize("rows,cols,block,warps", [(7, 1000, 1024, 4), (5, 100, 128, 4), (3, 31, 32, 1),
-                                                   (4, 3000, 4096, 8), (6, 20, 64, 4)])
+                                                   (4, 3000, 4096, 8), (6, 20, 64, 4),
+                                                   (5, 3000, 4096, 1), (3, 4097, 8192, 2)])
 def test_softmax(rows, cols, block, warps):
     x = rand((rows, cols), 12) * 100          # large values: the max shift matters
     y = torch.empty((rows, cols), device="cuda")
