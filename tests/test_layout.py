@@ -258,7 +258,8 @@ def test_outer_product_tile_stages_its_column(bm, bn, warps, aligned, want):
                                          (32, 16, 8), (128, 16, 1), (64, 16, 2)])
 def test_small_outer_product_shares_keep_the_default_layout(bm, bn, warps):
     """Where a thread's share is small (under 128 elements; under 256 where the outer-product layout
-    would lose the row's 16-byte runs: 128x32 on one warp), the tile keeps the default layout and
+    would lose the row's 16-byte runs: 128x32 on one warp) and the row's runs are proven (aligned
+    here; unproven rows of 4 products or fewer take a lane each), the tile keeps the default layout and
     loads its column directly: nothing is staged (passes/layout._outer_product_pays). Rows of 16
     held in runs of 2 (16x16 on 4 warps) or with 16 products a thread or more (128x16 on one warp)
     keep it too (passes/layout._half_warp_row_pays)."""
@@ -302,4 +303,24 @@ def test_outer_product_rows_of_16_take_half_warp_rows(bm, bn, warps, aligned, wa
     acc, column, convs = _matmul_layouts(bm, bn, warps, aligned)
     assert default_layout((bm, bn), warps, 4).threads_per_warp == (8, 4)
     assert (acc.size_per_thread, acc.threads_per_warp, acc.warps_per_cta, acc.order) == (*want, (1, 0))
+    assert column.result.layout == acc and not any(op.attrs.get("staged") for op in convs)
+
+
+@pytest.mark.parametrize("bm,bn,warps,aligned,want", [
+    # rows of no proven width, at most 4 products a thread: one element a lane along N, as Triton's
+    (16, 64, 8, False, ((1, 1), (1, 32), (8, 1))),
+    (16, 32, 4, False, ((1, 1), (1, 32), (4, 1))),
+    (32, 32, 8, False, ((1, 1), (1, 32), (8, 1))),
+    (16, 64, 8, True, None),                # runs of 4 proven: the default (16-byte row loads)
+    (32, 32, 8, True, None),
+])
+def test_small_outer_product_shares_of_unproven_rows_take_a_lane_each(bm, bn, warps, aligned, want):
+    """An outer-product tile of at most 4 products a thread whose row has no proven width holds one
+    element a lane along the row (``ir/layout.half_warp_row_layout``; passes/layout._half_warp_row_pays);
+    with the row's 16-byte runs proven it keeps the default. Nothing is staged either way."""
+    acc, column, convs = _matmul_layouts(bm, bn, warps, aligned)
+    if want is None:
+        assert acc == default_layout((bm, bn), warps, 4)
+    else:
+        assert (acc.size_per_thread, acc.threads_per_warp, acc.warps_per_cta, acc.order) == (*want, (1, 0))
     assert column.result.layout == acc and not any(op.attrs.get("staged") for op in convs)

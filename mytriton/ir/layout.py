@@ -263,11 +263,12 @@ def outer_product_layout(shape: tuple[int, int], num_warps: int, max_contiguous:
 
 
 def half_warp_row_layout(shape: tuple[int, int], num_warps: int) -> BlockedLayout:
-    """The layout of a ``(M, 16)`` outer-product tile that keeps its column in registers (not
-    staged): one element a thread along N, 16 lanes along N (a half-warp reads the row's 64 bytes
-    in one access), 2 lanes and then the warps along M, each thread's rows that far apart. The
-    default (16-byte runs, 4 lanes along N, 8 along M) has each warp read 8 rows of the column an
-    access and the row as 16-byte vectors, 4 L1 wavefronts; here it is 2 rows and one wavefront."""
+    """The layout of a ``(M, N)`` outer-product tile that keeps its column in registers (not
+    staged): one element a thread along N, up to 32 lanes along N (for N = 16, a half-warp reads
+    the row's 64 bytes in one access), the other lanes and then the warps along M, each thread's
+    rows that far apart. For rows of 16 the default (16-byte runs, 4 lanes along N, 8 along M) has
+    each warp read 8 rows of the column an access and the row as 16-byte vectors, 4 L1
+    wavefronts; here it is 2 rows and one wavefront."""
     m, n = shape
     lanes_n = min(32, n)
     lanes_m = 32 // lanes_n

@@ -43,6 +43,8 @@ OUTER_PRODUCT_ONE_WARP_SHARE = 64
 # the largest share of an outer-product tile with a row of 16 that reads its row a half-warp at once
 # (see _half_warp_row_pays)
 HALF_WARP_ROW_SHARE = 8
+# the largest share of any outer-product tile that reads its row one element a lane (as Triton's)
+LANE_ROW_SHARE = 4
 # the share of a tile a thread holds from which its accesses outside loops, too, are vectors only
 # where proven (_proven_access_widths): 128 elements to check at run time, in runs of 4, cost one
 # thread's loads 0.94 of Triton's speed (the row softmax of 3000 columns on one warp, an add of
@@ -129,7 +131,7 @@ def _outer_product_pays(layout: BlockedLayout, shape: tuple[int, int], num_warps
     return share >= OUTER_PRODUCT_HEAVY_SHARE or layout.size_per_thread[1] >= min(2, width)
 
 
-def _half_warp_row_pays(default: BlockedLayout, shape: tuple[int, int], num_warps: int) -> bool:
+def _half_warp_row_pays(default: BlockedLayout, shape: tuple[int, int], num_warps: int, width: int) -> bool:
     """Whether an outer-product tile that keeps its column in registers takes
     ``half_warp_row_layout`` instead of ``default``: where the row is 16 elements, the default
     spreads it over 4 lanes in 16-byte runs, and a thread holds at most ``HALF_WARP_ROW_SHARE``
@@ -141,8 +143,14 @@ def _half_warp_row_pays(default: BlockedLayout, shape: tuple[int, int], num_warp
     warp 1.12 -> 0.90, 64x16 on 2 warps 1.90 -> 1.55: the products then hide the loads and a
     thread loads 8 to 32 column elements an iteration instead of 2 to 8); so did wider rows with
     one element a thread (32x32 on 2 warps 2.2 -> 1.1) and rows of 16 held in runs of 2 (16x16 on 4
-    warps 0.86 -> 0.61)."""
+    warps 0.86 -> 0.61). A row of no proven width (``width`` 1: its loads are scalars either way)
+    takes it from any length where a thread holds at most ``LANE_ROW_SHARE`` products, as Triton's
+    layout there does (16x64 on 8 warps 0.85 -> 0.98, 16x32 on 4 warps 1.13 -> 1.30, 32x32 on 8
+    warps 0.98 -> 1.02; the same tiles with runs of 4 proven lost: 16x64 on 8 warps 1.39 -> 0.76,
+    16x32 on 8 warps 1.26 -> 0.61)."""
     share = shape[0] * shape[1] // (32 * num_warps)
+    if share <= LANE_ROW_SHARE and width == 1:
+        return True
     return (shape[1] == 16 and default.size_per_thread[1] == 4 and default.threads_per_warp[1] == 4
             and share <= HALF_WARP_ROW_SHARE)
 
@@ -310,10 +318,10 @@ class LayoutAssignment:
                 self.access_bytes[a] = min(self.access_bytes.get(a, 16), max(2, _elem_bytes(op.operands[0].type)))
         # outer-product tiles with their column in registers and a row of 16 (_half_warp_row_pays)
         self.half_warp_rows = {
-            shape: half_warp_row_layout(shape, self.fn.num_warps) for shape in outer_tiles
+            shape: half_warp_row_layout(shape, self.fn.num_warps) for shape, width in outer_tiles.items()
             if shape not in self.outer and _half_warp_row_pays(
                 default_layout(shape, self.fn.num_warps, self.access_bytes.get(shape, 4), self.widths.get(shape)), shape,
-                self.fn.num_warps)}
+                self.fn.num_warps, width)}
 
     def default(self, ty: BlockType) -> BlockedLayout:
         """The layout of a value no consumer constrains: the default layout of the largest tile it
