@@ -93,11 +93,11 @@ def _proven_access_widths(fn: Function) -> dict[tuple[int, ...], int]:
     return widths
 
 
-def _outer_product_tiles(fn: Function, shapes: list[tuple[int, ...]]) -> dict[tuple[int, int], int]:
+def _outer_product_tiles(fn: Function, shapes: list[tuple[int, ...]],
+                         widths: dict[tuple[int, ...], int]) -> dict[tuple[int, int], int]:
     """The rank-2 tiles ``(M, N)`` that a loop accumulates from a loaded column ``(M, 1)`` and a
     loaded row ``(1, N)`` (the outer-product matmul: ``acc += a[:, None] * b[None, :]``), each with
-    the row's proven vector width (``_proven_access_widths``)."""
-    widths = _proven_access_widths(fn)
+    the row's proven vector width (``widths``: ``_proven_access_widths``)."""
     dots = {op.result.type.shape for op in walk(fn.body) if op.name == "dot"}     # (their own layouts)
     loaded = {ld.operands[0].type.shape for loop in walk(fn.body) if OPS[loop.name].loop
               for r in loop.regions for ld in walk(r)
@@ -302,9 +302,10 @@ class LayoutAssignment:
         # (only rows, accessed whole: a row or column broadcast into a tile keeps its own layout;
         # a 2-D tile measured slower with one element a lane: the column max of a 16384^2 matrix in
         # 32x128 tiles, 1603 GB/s against 2828 with runs of 4, on the H200)
-        self.widths = {shape: width for shape, width in _proven_access_widths(fn).items()
+        proven = _proven_access_widths(fn)
+        self.widths = {shape: width for shape, width in proven.items()
                        if len(shape) == 1 and self.anchor(shape) == shape}
-        outer_tiles = _outer_product_tiles(fn, self.shapes)
+        outer_tiles = _outer_product_tiles(fn, self.shapes, proven)
         self.outer = {shape: lay for shape, width in outer_tiles.items()
                       if _outer_product_pays(lay := outer_product_layout(shape, self.fn.num_warps, width), shape,
                                              self.fn.num_warps, width)}
