@@ -29,10 +29,11 @@ from .passes.typeinfer import check_tree
 
 
 class _Asm(dict):
-    """The stages' text; PTX and cubin are produced by NVRTC on first access. ``settle``: (kernel symbol,
-    threads, shared bytes) of a kernel whose launch bounds are chosen from ptxas's register report
-    (``backends/cuda/occupancy.py``): the first read of its ``cu``, ``ptx`` or ``cubin`` settles
-    them, so that the source read is the one the PTX and cubin come from."""
+    """The stages' text; PTX and cubin are produced by NVRTC on first access of either, both by
+    one compile. ``settle``: (kernel symbol, threads, shared bytes) of a kernel whose launch bounds
+    are chosen from ptxas's register report (``backends/cuda/occupancy.py``): the first read of its
+    ``cu``, ``ptx`` or ``cubin`` settles them, so that the source read is the one the PTX and cubin
+    come from."""
 
     def __init__(self, source_name: str, target: str, settle: tuple[str, int, int] | None = None, **stages):
         super().__init__(**stages)
@@ -43,12 +44,12 @@ class _Asm(dict):
             from .backends.cuda.occupancy import settle
             (symbol, threads, shared), self._settle = self._settle, None
             try:
-                cu, cubin = settle(dict.__getitem__(self, "cu"), self._source_name, self._target, symbol, threads, shared)
+                cu, program = settle(dict.__getitem__(self, "cu"), self._source_name, self._target, symbol, threads, shared)
             except Exception:
                 if key == "cu":       # (what was generated, for whoever reads why it failed)
                     return dict.__getitem__(self, "cu")
                 raise
-            self["cu"], self["cubin"] = cu, cubin
+            self["cu"], self["ptx"], self["cubin"] = cu, program.ptx, program.cubin
         return super().__getitem__(key)
 
     def __missing__(self, key):
@@ -59,12 +60,10 @@ class _Asm(dict):
             from .backends.mlir import tools
             self[key] = tools.to_ptx(self["mlir"], self._target)
             return self[key]
-        if key == "ptx":
-            self[key] = nvrtc.compile_ptx(self["cu"], self._source_name, self._target)
-        elif key == "cubin":
-            self[key] = nvrtc.compile_cubin(self["cu"], self._source_name, self._target)
-        else:
+        if key not in ("ptx", "cubin"):
             raise KeyError(key)
+        program = nvrtc.compile_program(self["cu"], self._source_name, self._target)
+        self["ptx"], self["cubin"] = program.ptx, program.cubin
         return self[key]
 
 

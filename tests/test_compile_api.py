@@ -1,4 +1,6 @@
 """mytriton.compile: stages, metadata, backends."""
+import pytest
+
 import mytriton
 from tests.kernels import basic
 
@@ -20,6 +22,33 @@ def test_positional_signature_and_sm80():
     ck = mytriton.compile(basic.add_kernel, signature="*fp32, *fp32, *fp32, i32", constexprs={"BLOCK": 64},
                           target="sm_80")
     assert ".target sm_80" in ck.asm["ptx"] and ck.asm["cubin"][:4] == b"\x7fELF"
+
+
+def _virtual_arch_ptx(cu: str, arch: str) -> str:
+    """The PTX of a compile for the virtual architecture (what a build once compiled apart)."""
+    from cuda.bindings import nvrtc as bindings
+    from mytriton.backends.cuda import nvrtc
+    _, prog, _ = nvrtc._compile(cu, "/mytriton/add_kernel.cu", f"--gpu-architecture={arch}", True)
+    try:
+        _, size = bindings.nvrtcGetPTXSize(prog)
+        buf = bytearray(size)
+        bindings.nvrtcGetPTX(prog, buf)
+        return bytes(buf).rstrip(b"\x00").decode()
+    finally:
+        bindings.nvrtcDestroyProgram(prog)
+
+
+@pytest.mark.parametrize("target,arch", [("sm_80", "compute_80"), ("sm_90", "compute_90"), ("sm_90a", "compute_90a")])
+def test_ptx_and_cubin_come_from_one_nvrtc_compile(monkeypatch, target, arch):
+    """A build ships both; one compile for the real architecture gives them, and its PTX is the
+    virtual architecture's byte for byte."""
+    from mytriton.backends.cuda import nvrtc
+    calls, real = [], nvrtc._compile
+    monkeypatch.setattr(nvrtc, "_compile", lambda *a: calls.append(a[2]) or real(*a))
+    ck = mytriton.compile(basic.add_kernel, signature=SIG, constexprs={"BLOCK": 512}, target=target, num_warps=2)
+    ptx, cubin = ck.asm["ptx"], ck.asm["cubin"]
+    assert calls == [f"--gpu-architecture={target}"] and cubin[:4] == b"\x7fELF"
+    assert ptx == _virtual_arch_ptx(ck.asm["cu"], arch) and f".target {target}" in ptx
 
 
 def test_shared_memory_is_reported_for_cross_warp_reductions():

@@ -95,12 +95,13 @@ def test_a_kernel_without_loops_takes_the_blocks_its_registers_allow(warps, bloc
 
 def test_kernels_already_at_their_most_blocks_are_compiled_once(monkeypatch):
     calls = []
-    real = nvrtc.compile_cubin
-    monkeypatch.setattr(nvrtc, "compile_cubin", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = nvrtc.compile_program
+    monkeypatch.setattr(nvrtc, "compile_program", lambda *a, **k: calls.append(a) or real(*a, **k))
     ck = mytriton.compile(basic.add_kernel, {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32"},
                           {"BLOCK": 1024}, num_warps=4, target="sm_90")
     assert bounds(ck.asm["cu"]) == "__launch_bounds__(128)" and ck.asm["cubin"][:4] == b"\x7fELF"
-    assert len(calls) == 1                   # (8 values a thread: 16 blocks of 128 threads already)
+    assert ".maxntid 128" in ck.asm["ptx"]
+    assert len(calls) == 1                   # (8 values a thread: 16 blocks of 128 threads already; the PTX too)
 
 
 def test_loops_and_tensor_core_kernels_keep_their_launch_bounds():

@@ -23,6 +23,7 @@ import re
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
 from ...errors import NVRTCError
 
@@ -305,25 +306,34 @@ def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
         raise
 
 
-def _output(source: str, source_name: str, target: str, kind: str, lineinfo: bool) -> bytes:
-    """Compile for a virtual (PTX) or real (cubin) architecture and fetch that output."""
-    num, suffix = check_target(target)
-    arch = f"compute_{num}{suffix}" if kind == "PTX" else f"sm_{num}{suffix}"
-    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture={arch}", lineinfo)
+@dataclass(frozen=True)
+class Program:
+    """What one NVRTC compile for a real architecture gives: the cubin and the PTX it was made
+    from (the PTX of a compile for the virtual architecture, byte for byte: NVRTC lowers to PTX
+    the same way and ptxas then runs on it), so that a build that ships both compiles once."""
+    ptx: str
+    cubin: bytes
+
+
+def _fetch(nvrtc, prog, kind: str, source_name: str) -> bytes:
     get_size, get = (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX) if kind == "PTX" else \
         (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
+    (size,) = _check(get_size(prog), f"{kind} size", source_name=source_name)
+    buf = bytearray(size)
+    _check(get(prog, buf), kind, source_name=source_name)
+    return bytes(buf)
+
+
+def compile_program(source: str, source_name: str, target: str, lineinfo: bool = True) -> Program:
+    """Compile ``source`` for the real architecture ``target`` (sm_XX[a|f]): its cubin and PTX."""
+    num, suffix = check_target(target)
+    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture=sm_{num}{suffix}", lineinfo)
     try:
-        (size,) = _check(get_size(prog), f"{kind} size", source_name=source_name)
-        buf = bytearray(size)
-        _check(get(prog, buf), kind, source_name=source_name)
-        return bytes(buf)
+        return Program(_fetch(nvrtc, prog, "PTX", source_name).rstrip(b"\x00").decode(),
+                       _fetch(nvrtc, prog, "cubin", source_name))
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
 
-def compile_ptx(source: str, source_name: str, target: str, lineinfo: bool = True) -> str:
-    return _output(source, source_name, target, "PTX", lineinfo).rstrip(b"\x00").decode()
-
-
 def compile_cubin(source: str, source_name: str, target: str, lineinfo: bool = True) -> bytes:
-    return _output(source, source_name, target, "cubin", lineinfo)
+    return compile_program(source, source_name, target, lineinfo).cubin

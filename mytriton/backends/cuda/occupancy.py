@@ -79,29 +79,29 @@ def with_min_blocks(cu: str, blocks: int) -> str:
     return out
 
 
-def settle(cu: str, source_name: str, target: str, symbol: str, threads: int, shared: int) -> tuple[str, bytes]:
-    """The CUDA source and its cubin, stating more blocks an SM where the registers ptxas chose
-    hold the occupancy back and a second compile reaches that many without a larger stack frame
-    (``cu`` itself otherwise); ``symbol`` is the kernel's name in the cubin. Only the first compile
-    may fail: a cubin that cannot be read (another NVRTC's layout) or a second compile that fails
-    leaves the kernel as generated — an optimization never fails a build."""
-    cubin = nvrtc.compile_cubin(cu, source_name, target)
+def settle(cu: str, source_name: str, target: str, symbol: str, threads: int, shared: int) -> tuple[str, nvrtc.Program]:
+    """The CUDA source and its compile (cubin and PTX), stating more blocks an SM where the
+    registers ptxas chose hold the occupancy back and a second compile reaches that many without a
+    larger stack frame (``cu`` itself otherwise); ``symbol`` is the kernel's name in the cubin. Only
+    the first compile may fail: a cubin that cannot be read (another NVRTC's layout) or a second
+    compile that fails leaves the kernel as generated — an optimization never fails a build."""
+    program = nvrtc.compile_program(cu, source_name, target)
     lim = limits(target)
     if lim is None:
-        return cu, cubin
+        return cu, program
     try:
-        first = resources(cubin, symbol)
+        first = resources(program.cubin, symbol)
         want = target_blocks(lim, threads, first.registers, shared)
         if want is None:
-            return cu, cubin
+            return cu, program
         src = with_min_blocks(cu, want)
-        out = nvrtc.compile_cubin(src, source_name, target)
-        got = resources(out, symbol)
+        out = nvrtc.compile_program(src, source_name, target)
+        got = resources(out.cubin, symbol)
     except (ValueError, NVRTCError):
-        return cu, cubin
+        return cu, program
     if got.stack <= first.stack and blocks_per_sm(lim, threads, got.registers, shared) >= want:
         return src, out
-    return cu, cubin
+    return cu, program
 
 
 def target_blocks(lim: SmLimits, threads: int, registers: int, shared: int) -> int | None:
