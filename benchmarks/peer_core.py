@@ -151,8 +151,15 @@ def _our_dtypes():
     import mytriton.language
     import triton._internal_testing as helpers
 
+    from mytriton.runtime.driver import DTYPES
+    from triton.runtime.jit import type_canonicalisation_dict as canonical
+
     def str_to_triton_dtype(name):
-        return getattr(mytriton.language, {"bool": "int1"}.get(name, name))
+        # Triton's canonical spelling (torch's float8_e4m3fn is fp8e4nv), then ours of it
+        short = {"u1": "i1"}.get(canonical[name], canonical[name])
+        if short not in DTYPES:
+            raise NotImplementedError(f"mytriton has no {name} ({canonical[name]})")
+        return getattr(mytriton.language, DTYPES[short].triton)
     helpers.str_to_triton_dtype = str_to_triton_dtype
 
 

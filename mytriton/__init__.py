@@ -21,6 +21,7 @@ _LAZY = {
     "CompiledKernel": "compiler", "compile": "compiler",
     "cdiv": "language",             # one definition, for constexprs and run-time values
     "autotune": "frontend.autotune", "heuristics": "frontend.autotune", "Config": "frontend.autotune",
+    "reinterpret": "runtime.reinterpret", "TensorWrapper": "runtime.reinterpret",
 }
 
 
@@ -54,4 +55,5 @@ def set_allocator(allocator) -> None:
 
 
 __all__ = ["jit", "JITFunction", "compile", "CompiledKernel", "CompilationError", "NVRTCError", "TritonError",
-           "cdiv", "next_power_of_2", "language", "autotune", "heuristics", "Config", "set_allocator", "__version__"]
+           "cdiv", "next_power_of_2", "language", "autotune", "heuristics", "Config", "set_allocator", "reinterpret",
+           "TensorWrapper", "__version__"]

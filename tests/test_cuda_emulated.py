@@ -277,3 +277,50 @@ def test_block_pointer_loops():
     x = randn(37, 300)
     same_as_interpreter(B.row_sums, {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "M": "i32", "N": "i32"},
                         {"BM": 16, "BN": 64}, [x, np.zeros(37, np.float32), 37, 300], (3,), 4, tol=1e-4)
+
+
+# --- property: random rank-2 tile programs, emulated CUDA against the interpreter ----------------
+
+from tests.tile_program_strategies import tile_programs  # noqa: E402
+from tests.tile_program_strategies import load as load_tile_program  # noqa: E402
+
+
+def tile_program_agrees(p) -> None:
+    """``p`` (a loaded TileProgram) on the interpreter and as emulated CUDA, on the same random
+    input: the outputs agree within a tolerance scaled by the result's magnitude (sums, scans and
+    exp round differently; every other op is correctly rounded in both)."""
+    stride = p.bn + 4                          # (room for the column read at N and the loop's shifts)
+    rng = np.random.default_rng(p.m * 131 + p.n)
+    from tests.test_half import NP
+    x = rng.standard_normal((max(p.m + 1, p.bn) * stride + p.bn + 8)).astype(NP.get(p.dtype, np.float32))
+    out = np.full(max(p.m * p.n, p.programs * p.bn, p.m), 12345.0, np.float32)
+    args = [x, out, p.m, p.n, stride, np.float32(0.75), p.loop]
+    interp, cuda = run_both(p.fn, p.signature, p.constexprs, args, (p.programs,), p.num_warps)
+    want, got = interp[1].astype(np.float64), cuda[1].astype(np.float64)
+    finite = np.isfinite(want)
+    scale = max(1.0, float(np.abs(want[finite]).max())) if finite.any() else 1.0
+    tol = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 2e-2}[p.dtype]
+    bad = ~np.isclose(got, want, rtol=10 * tol, atol=tol * scale, equal_nan=True)
+    assert not bad.any(), (f"BM={p.bm} BN={p.bn} num_warps={p.num_warps} M={p.m} N={p.n} L={p.loop}: output "
+                           f"differs at {np.flatnonzero(bad)[:6]}: interpreter {want[bad][:4]} vs CUDA "
+                           f"{got[bad][:4]}\n{p.source}")
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, database=None, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(p=tile_programs())
+def test_random_tile_programs_agree_with_the_interpreter(p):
+    """Random programs over a tile, its transpose, a row and a column (tests/tile_program_strategies.py):
+    the layouts the code generator picks for them and every conversion between those layouts
+    (reductions, broadcasts, transposes, scans, a loop-carried value) compute what the interpreter
+    does, with masked tails on both axes."""
+    tile_program_agrees(load_tile_program(p))
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, database=None, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(p=tile_programs(dtypes=("fp16", "bf16")))
+def test_random_half_precision_tile_programs_agree_with_the_interpreter(p):
+    """The same programs over fp16 and bf16 input (8 halves a 16-byte access, arithmetic in the
+    halves' own precision where Triton keeps it, fp32 where it promotes)."""
+    tile_program_agrees(load_tile_program(p))

@@ -169,3 +169,53 @@ def test_emulated_fp8_matmul_with_tails_agrees_with_the_interpreter(target):
     fp8k.fp8_matmul[grid](a, b, interp, m, n, k, k, n, n, **ce)
     np.testing.assert_allclose(interp, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(got, interp, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", FP8)
+def test_abs_clears_the_sign_bit_of_every_code(name):
+    """As Triton's tl.abs on fp8: ±inf stays an infinity (no trip through fp32, which would
+    saturate it), a NaN stays that NaN; the interpreter, the generated CUDA and the emulator."""
+    dt, np_type = FP8[name]
+    x = np.arange(256, dtype=np.uint8).view(np_type)
+    want = (np.arange(256, dtype=np.uint8) & 0x7F).tolist()
+    z = np.zeros_like(x)
+    fp8k.fp8_abs[(1,)](x, z, SIZE=256)
+    assert z.view(np.uint8).tolist() == want
+    ck = mytriton.compile(fp8k.fp8_abs, {"x_ptr": f"*{name}", "z_ptr": f"*{name}"}, {"SIZE": 256})
+    assert ".x & 0x7f)" in ck.asm["cu"].split("__global__")[1] and ck.asm["cubin"][:4] == b"\x7fELF"
+    if cuda_emulator.available():
+        got = np.zeros_like(x)
+        cuda_emulator.run(ck.asm["cu"], [x, got], (1,))
+        assert got.view(np.uint8).tolist() == want
+
+
+def test_reinterpret_passes_bytes_as_fp8():
+    """mytriton.reinterpret (Triton's triton.reinterpret): a numpy array is viewed as the dtype
+    (the interpreter's argument); an object with data_ptr() is wrapped, and a launch sees its
+    address, device and the dtype; reinterpreting back gives the base."""
+    from mytriton.runtime import driver
+    raw = np.arange(256, dtype=np.uint8)
+    x = mytriton.reinterpret(raw, tl.float8e5)
+    assert x.dtype == ml_dtypes.float8_e5m2 and np.shares_memory(x, raw)
+    z = np.zeros(256, np.uint8)
+    fp8k.fp8_abs[(1,)](x, mytriton.reinterpret(z, tl.float8e5), SIZE=256)
+    assert z.tolist() == (raw & 0x7F).tolist()
+
+    class FakeTensor:                               # (what a CUDA torch.uint8 tensor shows a launch)
+        dtype, is_cuda, shape = "torch.uint8", True, (256,)
+
+        def data_ptr(self):
+            return 0x7F0000001000
+
+        def get_device(self):
+            return 1
+    base = FakeTensor()
+    w = mytriton.reinterpret(base, tl.float8e4nv)
+    assert isinstance(w, mytriton.TensorWrapper) and w.data_ptr() == base.data_ptr() and w.shape == (256,)
+    assert driver.launch_argument_info(w) == ("*fp8e4nv", 0x7F0000001000, 1)
+    assert mytriton.reinterpret(w, tl.float8e5).base is base and mytriton.reinterpret(w, tl.float8e5).dtype == tl.float8e5
+    assert "TensorWrapper[f8E4M3FN]" in str(w)
+    with pytest.raises(TypeError, match="reinterpret: dtype must be a mytriton.language dtype"):
+        mytriton.reinterpret(base, "fp8e4nv")
+    with pytest.raises(TypeError, match="Cannot reinterpret a list"):
+        mytriton.reinterpret([1, 2], tl.float8e4nv)

@@ -63,3 +63,25 @@ def test_fp8_matmul_against_torch_and_triton(ta, tb, m, n, k):
         # measured up to 0.095 apart at K = 512, where this kernel is within 1e-5 of float64)
         torch.testing.assert_close(c, tc, rtol=2e-2, atol=0.01 * k ** 0.5)
 
+
+
+@pytest.mark.parametrize("name", FP8)
+def test_abs_of_reinterpreted_bytes_matches_triton(name):
+    """Triton's test_abs_fp8 idiom: int8 tensors passed as fp8 through reinterpret, tl.abs on
+    them: the sign bit cleared on every code, as Triton's."""
+    import mytriton
+    dt, _ = FP8[name]
+    raw = torch.arange(-128, 128, dtype=torch.int8, device="cuda")
+    out = torch.empty_like(raw)
+    fp8k.fp8_abs[(1,)](mytriton.reinterpret(raw, dt), mytriton.reinterpret(out, dt), SIZE=256)
+    torch.cuda.synchronize()
+    assert (out.view(torch.uint8).cpu() == (raw.view(torch.uint8).cpu() & 0x7F)).all()
+    tr = triton_version(KERNELS)
+    if tr is not None:
+        import triton
+        import triton.language as ttl
+        tout = torch.empty_like(raw)
+        tdt = getattr(ttl, dt.info.triton)
+        tr.fp8_abs[(1,)](triton.reinterpret(raw, tdt), triton.reinterpret(tout, tdt), SIZE=256)
+        torch.cuda.synchronize()
+        assert out.tolist() == tout.tolist()

@@ -125,6 +125,41 @@ def test_generated_cuda_calls_libdevice_and_agrees_with_the_interpreter(fn):
         np.testing.assert_allclose(got, interp, rtol=3e-7, atol=1e-30)
 
 
+def half_fma_inputs(t: str, n: int = 1000):
+    """Three operands of dtype ``t`` whose products and sums round in fp16/bf16 (ties included)."""
+    from tests.test_half import NP
+    x, y, z = (RNG.uniform(-4, 4, n).astype(NP[t]) for _ in range(3))
+    # (1 + u)^2 - (1 + 2u) = u^2 for u the unit in the last place at 1: fused, u^2; rounded twice, 0
+    u = 2.0 ** -(10 if t == "fp16" else 7)
+    x[:4], y[:4], z[:4] = [1 + u, 1.5, -3.0, 0.0], [1 + u, 1 + u, 0.5, -1.0], [-(1 + 2 * u), 2**-9, 1.0, -0.0]
+    return x, y, z
+
+
+@pytest.mark.parametrize("t", ["fp16", "bf16"])
+def test_fma_on_halves_is_one_rounding_in_their_own_type(t):
+    """As Triton's tl.fma (LLVM's fma of the halves: fma.rn.f16 / fma.rn.bf16): x * y + z rounded
+    once to the halves' type, not promoted to fp32; CUDA's __hfma, declared by its header."""
+    from mytriton.ir.ops import convert
+    from mytriton.ir.types import SCALARS
+    x, y, z = half_fma_inputs(t)
+    want = convert(x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64), SCALARS["fp64"], SCALARS[t])
+    sig = {"x_ptr": f"*{t}", "y_ptr": f"*{t}", "z_ptr": f"*{t}", "out_ptr": f"*{t}", "n": "i32"}
+    interp = np.zeros_like(x)
+    K.fma3[(8,)](x, y, z, interp, x.size, BLOCK=128)
+    assert interp.dtype == x.dtype and interp.view(np.uint16).tolist() == want.view(np.uint16).tolist()
+    u = 2.0 ** -(10 if t == "fp16" else 7)
+    assert float(interp[0]) == u * u                           # (one rounding: a separate product gives 0)
+    ck = mytriton.compile(K.fma3, sig, {"BLOCK": 128}, target="sm_80")
+    assert "__hfma(" in ck.asm["cu"] and " __hfma(" not in ck.asm["cu"].split("__global__")[0]
+    assert f"fma.rn.{'f16' if t == 'fp16' else 'bf16'}" in ck.asm["ptx"]
+    if cuda_emulator.available():
+        got = np.zeros_like(x)
+        cuda_emulator.run(ck.asm["cu"], [x, y, z, got, x.size], (8,))
+        assert got.view(np.uint16).tolist() == want.view(np.uint16).tolist()
+    mixed = {**sig, "z_ptr": "*fp32", "out_ptr": "*fp32"}          # (fp16, fp16, fp32): promoted, fmaf
+    assert "__nv_fmaf(" in mytriton.compile(K.fma3, mixed, {"BLOCK": 128}).asm["cu"]
+
+
 def test_nvrtc_compiles_every_function_for_sm_80_and_sm_90a():
     """Every libdevice symbol the backend declares links (one kernel per function and arity)."""
     sig1 = {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "n": "i32"}

@@ -67,3 +67,18 @@ def test_umulhi_and_mulhi_give_tritons_bits(signed):
     TR.umulhi[(8,)](x, z, ty, 1000, SIGNED=signed, BLOCK=128)
     torch.cuda.synchronize()
     same_bits(y, ty, "mulhi")
+
+
+@pytest.mark.skipif(TR is None, reason="needs Triton")
+@pytest.mark.parametrize("t", ["fp16", "bf16"])
+def test_fma_on_halves_gives_tritons_bits(t):
+    """tl.fma of three fp16 or bf16 blocks: one rounding in the halves' type on both sides."""
+    from tests.test_libdevice import half_fma_inputs
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[t]
+    x, y, z = (torch.from_numpy(a.view(np.int16)).cuda().view(dtype) for a in half_fma_inputs(t))
+    out, tout = torch.empty_like(x), torch.empty_like(x)
+    K.fma3[(8,)](x, y, z, out, x.numel(), BLOCK=128)
+    TR.fma3[(8,)](x, y, z, tout, x.numel(), BLOCK=128)
+    torch.cuda.synchronize()
+    assert out.view(torch.int16).tolist() == tout.view(torch.int16).tolist()
+    assert out[0].item() == 2.0 ** -(20 if t == "fp16" else 14)

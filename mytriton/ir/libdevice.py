@@ -62,6 +62,17 @@ def _wide(fn):
     return run
 
 
+def _fma(x, y, z):
+    """x * y + z in float64 (the product of halves or fp32s exact), rounded once to the arguments'
+    type (bf16 directly, not through fp32: the cast op's rounding)."""
+    from .ops import convert
+    from .types import SCALARS
+    dtype = np.asarray(x).dtype
+    wide = np.asarray(x, np.float64) * np.asarray(y, np.float64) + np.asarray(z, np.float64)
+    name = next(n for n, t in SCALARS.items() if t.is_float and t.info.numpy == dtype.name)
+    return convert(wide, SCALARS["fp64"], SCALARS[name])
+
+
 def _round_half_away(x):
     t = np.trunc(x)
     return np.where(np.abs(x - t) >= 0.5, t + np.copysign(1.0, x), t)
@@ -84,8 +95,10 @@ _float("atan2", _wide(np.arctan2), arity=2)
 _float("hypot", _wide(np.hypot), arity=2)
 _float("fmod", _wide(np.fmod), arity=2)
 _float("copysign", np.copysign, arity=2)
-_float("fma", _wide(lambda x, y, z: x * y + z), arity=3,
-       doc="x * y + z rounded once (the interpreter: through float64, exact for fp32)")
+# (Triton's tl.fma is LLVM's fma of any float type: on halves, CUDA's __hfma, one fma.rn.f16/.bf16)
+_add("fma", {("fp32",) * 3: ("__nv_fmaf", "fp32"), ("fp64",) * 3: ("__nv_fma", "fp64"),
+             ("fp16",) * 3: ("__hfma", "fp16"), ("bf16",) * 3: ("__hfma", "bf16")},
+     lambda x, y, z: _fma(x, y, z), "x * y + z rounded once (the interpreter: through float64)")
 _add("pow", {("fp32", "fp32"): ("__nv_powf", "fp32"), ("fp64", "fp64"): ("__nv_pow", "fp64"),
              ("fp32", "i32"): ("__nv_powif", "fp32"), ("fp64", "i32"): ("__nv_powi", "fp64")}, _wide(np.power))
 _add("isnan", {("fp32",): ("__nv_isnanf", "i1"), ("fp64",): ("__nv_isnand", "i1")}, np.isnan)
@@ -123,8 +136,15 @@ C_TYPES = {"fp32": "float", "fp64": "double", "i32": "int", "u32": "unsigned int
            "u64": "unsigned long long", "i1": "int"}
 
 
-def declaration(symbol: str, signature: tuple, result: str) -> str:
-    """The C declaration of a libdevice symbol (libdevice's predicates return int)."""
+# functions of CUDA's fp16/bf16 headers (included where a kernel has halves): declared there
+HEADER_FUNCTIONS = frozenset({"__hfma"})
+
+
+def declaration(symbol: str, signature: tuple, result: str) -> str | None:
+    """The C declaration of a libdevice symbol (libdevice's predicates return int); None for a
+    function of CUDA's half-precision headers."""
+    if symbol in HEADER_FUNCTIONS:
+        return None
     if symbol in ("__nv_umulhi", "__nv_umul64hi"):      # (libdevice takes them unsigned)
         signature, result = tuple(t.replace("i", "u") for t in signature), result.replace("i", "u")
     c_args = ", ".join(C_TYPES[t] for t in signature)

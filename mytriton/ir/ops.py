@@ -525,8 +525,20 @@ _unary("floor", _float_only("floor"), np.floor, lambda o, ct: f"floor({o[0]})",
        _mlir_math("floor"))
 _unary("ceil", _float_only("ceil"), np.ceil, lambda o, ct: f"ceil({o[0]})",
        _mlir_math("ceil"))
-_unary("abs", _same_compute, np.abs,
-       lambda o, ct: f"fabs({o[0]})" if ct.is_float else f"abs({o[0]})" if ct.is_signed else o[0], _mlir_abs)
+def _abs_compute(types, attrs):
+    """Any number; on fp8 too, as Triton's: the sign bit cleared (±inf stays an infinity, a NaN a
+    NaN), no arithmetic."""
+    s = types[0].scalar
+    return s if isinstance(s, ScalarType) and s.is_fp8 else _numeric(types[0], "this op")
+
+
+def _c_abs(o, ct):
+    if ct.is_fp8:
+        return f"{ct.c_name}{{(unsigned char)({o[0]}.x & 0x7f)}}"
+    return f"fabs({o[0]})" if ct.is_float else f"abs({o[0]})" if ct.is_signed else o[0]
+
+
+_unary("abs", _abs_compute, np.abs, _c_abs, _mlir_abs)
 
 
 ROUNDINGS = ("rtne", "rtz")

@@ -22,6 +22,11 @@ static inline __half __uint2half_rn(unsigned i) { return mt_from_h((_Float16)i);
 static inline __half __ll2half_rn(long long i) { return mt_from_h((_Float16)i); }
 static inline __half __ull2half_rn(unsigned long long i) { return mt_from_h((_Float16)i); }
 static inline __half __ushort_as_half(unsigned short x) { return __half{x}; }
+// fma.rn.f16: the product of halves is exact in double, and the sum rounds there first (as the
+// interpreter computes it)
+static inline __half __hfma(__half a, __half b, __half c) {
+  return __double2half(std::fma((double)__half2float(a), (double)__half2float(b), (double)__half2float(c)));
+}
 static inline unsigned short __half_as_ushort(__half h) { return h.x; }
 
 static inline float __bfloat162float(__nv_bfloat16 b) {
@@ -46,4 +51,8 @@ static inline __nv_bfloat16 __double2bfloat16(double d) {     // one rounding: t
   return __float2bfloat16_rn(f);
 }
 static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short x) { return __nv_bfloat16{x}; }
+static inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c) {
+  return __double2bfloat16(std::fma((double)__bfloat162float(a), (double)__bfloat162float(b),
+                                    (double)__bfloat162float(c)));
+}
 static inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.x; }

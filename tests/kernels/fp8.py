@@ -38,3 +38,10 @@ def fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc,
              mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def fp8_abs(x_ptr, z_ptr, SIZE: tl.constexpr):
+    """tl.abs on fp8 values (Triton's test_abs_fp8): the sign bit cleared."""
+    offs = tl.arange(0, SIZE)
+    tl.store(z_ptr + offs, tl.abs(tl.load(x_ptr + offs)))

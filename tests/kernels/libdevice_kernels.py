@@ -129,3 +129,14 @@ def umulhi(x_ptr, z_ptr, y_ptr, n, SIGNED: tl.constexpr, BLOCK: tl.constexpr):
     else:
         y = tl.math.umulhi(x, z)
     tl.store(y_ptr + offs, y, mask=mask)
+
+
+@triton.jit
+def fma3(x_ptr, y_ptr, z_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """tl.fma of three loaded blocks, in the pointers' own element type (halves included)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    z = tl.load(z_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.fma(x, y, z), mask=mask)

@@ -694,7 +694,9 @@ class CudaEmitter:
         fn = LIBDEVICE[op.name.split(".", 1)[1]]
         sig = libdevice_signature(fn, [v.type for v in op.operands])
         symbol, result = fn.signatures[sig]
-        self.externs.setdefault(symbol, libdevice_declaration(symbol, sig, result))
+        declaration = libdevice_declaration(symbol, sig, result)
+        if declaration is not None:
+            self.externs.setdefault(symbol, declaration)
         self.elementwise(op, lambda v: f"{symbol}({', '.join(v)})", None)
 
     def op_cast(self, op: Op):
