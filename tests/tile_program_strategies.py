@@ -1,7 +1,9 @@
-"""Hypothesis strategies for random rank-2 tile programs (tests/test_cuda_emulated.py and
-benchmarks-free fuzz campaigns): kernels over a BM x BN tile, its transpose, a row and a column,
-combined by elementwise ops, broadcasts, reductions along either axis, transposes, scans, selects
-and a run-time loop carrying one of them, with masked tails on both axes. The code generator picks
+"""Hypothesis strategies for random rank-2 tile programs (tests/test_cuda_emulated.py; longer
+campaigns run the same property with more examples): kernels over a BM x BN tile, its transpose, a
+row and a column, combined by elementwise ops, broadcasts, reductions along either axis, argmax /
+argmin, transposes, reshapes, scans, sorts, gathers, joins, flips, ``tl.dot``, conversions, selects
+and a run-time loop carrying one of them, with masked tails on both axes, over fp32, fp16 or bf16
+input. The code generator picks
 a different layout for almost every shape, warp count and mix of ops (and converts between them:
 reductions, broadcasts and transposes each cross layouts), so the emulated CUDA of such programs
 against the CPU interpreter checks the layout pass and the index math of every conversion.
@@ -11,14 +13,16 @@ program's result is stored where the shape says (T and U to the same (M, N) outp
 rows or columns of their own)."""
 from __future__ import annotations
 
-import importlib.util
+import atexit
 import itertools
-import sys
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hypothesis import strategies as st
+
+from tests.kernel_files import kernel_from_source
 
 KINDS = ("T", "U", "R", "C")
 LEAVES = {"T": ["x"], "U": ["xu"], "R": ["y"], "C": ["c"]}
@@ -216,11 +220,7 @@ def load(p: TileProgram) -> TileProgram:
     global _DIR
     if _DIR is None:
         _DIR = Path(tempfile.mkdtemp(prefix="mytriton-tile-programs-"))
+        atexit.register(shutil.rmtree, _DIR, ignore_errors=True)
     p.path = _DIR / f"tile_{next(_COUNTER)}.py"
-    p.path.write_text(p.source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"mytriton_tile_program_{p.path.stem}", p.path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    p.fn = module.tile_program
+    p.fn = kernel_from_source(p.path, p.source, "tile_program")
     return p

@@ -98,7 +98,7 @@ _float("copysign", np.copysign, arity=2)
 # (Triton's tl.fma is LLVM's fma of any float type: on halves, CUDA's __hfma, one fma.rn.f16/.bf16)
 _add("fma", {("fp32",) * 3: ("__nv_fmaf", "fp32"), ("fp64",) * 3: ("__nv_fma", "fp64"),
              ("fp16",) * 3: ("__hfma", "fp16"), ("bf16",) * 3: ("__hfma", "bf16")},
-     lambda x, y, z: _fma(x, y, z), "x * y + z rounded once (the interpreter: through float64)")
+     _fma, "x * y + z rounded once (the interpreter: through float64)")
 _add("pow", {("fp32", "fp32"): ("__nv_powf", "fp32"), ("fp64", "fp64"): ("__nv_pow", "fp64"),
              ("fp32", "i32"): ("__nv_powif", "fp32"), ("fp64", "i32"): ("__nv_powi", "fp64")}, _wide(np.power))
 _add("isnan", {("fp32",): ("__nv_isnanf", "i1"), ("fp64",): ("__nv_isnand", "i1")}, np.isnan)

@@ -525,6 +525,8 @@ _unary("floor", _float_only("floor"), np.floor, lambda o, ct: f"floor({o[0]})",
        _mlir_math("floor"))
 _unary("ceil", _float_only("ceil"), np.ceil, lambda o, ct: f"ceil({o[0]})",
        _mlir_math("ceil"))
+
+
 def _abs_compute(types, attrs):
     """Any number; on fp8 too, as Triton's: the sign bit cleared (±inf stays an infinity, a NaN a
     NaN), no arithmetic."""

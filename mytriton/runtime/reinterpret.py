@@ -1,6 +1,6 @@
 """``mytriton.reinterpret(tensor, dtype)``: a tensor's memory passed to a kernel as another element
-type, as Triton's ``triton.reinterpret`` — chiefly fp8 data held in uint8/int8
-tensors (a PyTorch without float8 dtypes, or bits made by hand). The launch reads the wrapper's
+type, as Triton's ``triton.reinterpret`` — chiefly fp8 data held in uint8/int8 tensors (a PyTorch
+without float8 dtypes, or bits made by hand). The launch reads the wrapper's
 address, device and ``dtype`` (a ``tl`` dtype): the kernel is specialized for ``*dtype``. A numpy
 array (the CPU interpreter's argument) is viewed as the dtype's numpy type instead."""
 from __future__ import annotations
@@ -19,8 +19,13 @@ class TensorWrapper:
         return self.base.data_ptr()
 
     def get_device(self) -> int:
+        """The base's device ordinal (a tensor's ``get_device()``, a ``DeviceArray``'s ``device``),
+        else -1: the current context's."""
         get = getattr(self.base, "get_device", None)
-        return get() if callable(get) else -1
+        if callable(get):
+            return get()
+        device = getattr(self.base, "device", None)
+        return device if type(device) is int else -1
 
     @property
     def is_cuda(self) -> bool:
