@@ -3,10 +3,10 @@ campaigns run the same property with more examples): kernels over a BM x BN tile
 row and a column, combined by elementwise ops, broadcasts, reductions along either axis, argmax /
 argmin, transposes, reshapes, scans, sorts, gathers, joins, flips, ``tl.dot``, conversions, selects
 and a run-time loop carrying one of them, with masked tails on both axes, over fp32, fp16 or bf16
-input. The code generator picks
-a different layout for almost every shape, warp count and mix of ops (and converts between them:
-reductions, broadcasts and transposes each cross layouts), so the emulated CUDA of such programs
-against the CPU interpreter checks the layout pass and the index math of every conversion.
+input. The code generator picks a different layout for almost every shape, warp count and mix of
+ops (and converts between them: reductions, broadcasts and transposes each cross layouts), so the
+emulated CUDA of such programs against the CPU interpreter checks the layout pass and the index
+math of every conversion.
 
 Values have one of four shapes (kinds): T = (BM, BN), U = (BN, BM), R = (BN,) and C = (BM,). The
 program's result is stored where the shape says (T and U to the same (M, N) output, R and C to
@@ -37,7 +37,7 @@ def exact_values(draw, kind: str, depth: int):
     """A value of ``kind`` made of the inputs by operations that round nothing (selects, max/min,
     negation, data movement): what the operand of a discontinuous operation (a comparison, an
     argmax, a conversion to an integer or a half) must be, so that the interpreter's and the
-    GPU's different summation orders cannot flip its result."""
+    generated code's different summation orders cannot flip its result."""
     if depth == 0 or draw(st.integers(0, 2)) == 0:
         return draw(st.sampled_from(LEAVES[kind]))
     sub = exact_values(kind, depth - 1)
@@ -175,8 +175,9 @@ class TileProgram:
 
 
 @st.composite
-def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",)) -> TileProgram:
-    bm, bn = draw(st.sampled_from([1, 2, 4, 8, 16, 32, 64])), draw(st.sampled_from([1, 2, 4, 8, 16, 32, 64]))
+def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",), sizes=(1, 2, 4, 8, 16, 32, 64),
+                  warps=(1, 2, 4, 8)) -> TileProgram:
+    bm, bn = draw(st.sampled_from(sizes)), draw(st.sampled_from(sizes))
     kind = draw(st.sampled_from(KINDS))
     body = draw(values(kind, max_depth, (bm, bn)))
     looped = draw(st.booleans())
@@ -207,7 +208,7 @@ def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",)) -> TileProgram:
               + "".join(f"    {line}\n" for line in lines))
     m = draw(st.integers(1, 3 * bm))
     n = draw(st.integers(1, bn))
-    return TileProgram(source, kind, bm, bn, draw(st.sampled_from([1, 2, 4, 8])), m, n,
+    return TileProgram(source, kind, bm, bn, draw(st.sampled_from(warps)), m, n,
                        draw(st.integers(1, 3)) if looped else 0, draw(st.sampled_from(dtypes)))
 
 
