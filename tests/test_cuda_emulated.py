@@ -292,14 +292,15 @@ def tile_program_agrees(p) -> None:
     stride = p.bn + 4                          # (room for the column read at N and the loop's shifts)
     rng = np.random.default_rng(p.m * 131 + p.n)
     from tests.test_half import NP
-    x = rng.standard_normal((max(p.m + 1, p.bn) * stride + p.bn + 8)).astype(NP.get(p.dtype, np.float32))
+    size = max(p.m + 1, p.bn) * stride + p.bn + 8
+    x = (rng.integers(-50, 50, size) if p.dtype.startswith("i") else rng.standard_normal(size)).astype(NP[p.dtype])
     out = np.full(max(p.m * p.n, p.programs * p.bn, p.m), 12345.0, np.float32)
     args = [x, out, p.m, p.n, stride, np.float32(0.75), p.loop]
     interp, cuda = run_both(p.fn, p.signature, p.constexprs, args, (p.programs,), p.num_warps)
     want, got = interp[1].astype(np.float64), cuda[1].astype(np.float64)
     finite = np.isfinite(want)
     scale = max(1.0, float(np.abs(want[finite]).max())) if finite.any() else 1.0
-    tol = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 2e-2}[p.dtype]
+    tol = {"fp16": 2e-3, "bf16": 2e-2}.get(p.dtype, 1e-5)
     bad = ~np.isclose(got, want, rtol=10 * tol, atol=tol * scale, equal_nan=True)
     assert not bad.any(), (f"BM={p.bm} BN={p.bn} num_warps={p.num_warps} M={p.m} N={p.n} L={p.loop}: output "
                            f"differs at {np.flatnonzero(bad)[:6]}: interpreter {want[bad][:4]} vs CUDA "
@@ -319,8 +320,9 @@ def test_random_tile_programs_agree_with_the_interpreter(p):
 
 @settings(max_examples=8, deadline=None, derandomize=True, database=None, print_blob=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(p=tile_programs(dtypes=("fp16", "bf16")))
-def test_random_half_precision_tile_programs_agree_with_the_interpreter(p):
-    """The same programs over fp16 and bf16 input (8 halves a 16-byte access, arithmetic in the
-    halves' own precision where Triton keeps it, fp32 where it promotes)."""
+@given(p=tile_programs(dtypes=("fp16", "bf16", "i8", "i32")))
+def test_random_half_and_integer_tile_programs_agree_with_the_interpreter(p):
+    """The same programs over fp16, bf16, int8 and int32 input (8 halves or 16 bytes a 16-byte
+    access; arithmetic in the input's own type where Triton keeps it — halves rounded, integers
+    wrapping — and in the promoted type where it promotes)."""
     tile_program_agrees(load_tile_program(p))

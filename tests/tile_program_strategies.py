@@ -3,10 +3,11 @@ campaigns run the same property with more examples): kernels over a BM x BN tile
 row and a column, combined by elementwise ops, broadcasts, reductions along either axis, argmax /
 argmin, transposes, reshapes, scans, sorts, gathers, joins, flips, ``tl.dot``, conversions, selects
 and a run-time loop carrying one of them, with masked tails on both axes, over fp32, fp16 or bf16
-input. The code generator picks a different layout for almost every shape, warp count and mix of
-ops (and converts between them: reductions, broadcasts and transposes each cross layouts), so the
-emulated CUDA of such programs against the CPU interpreter checks the layout pass and the index
-math of every conversion.
+input, or i8, i16, i32 (integer arithmetic wraps, sums widen as Triton's). The code generator
+picks a different layout for almost every shape, warp count and mix of ops (and converts between
+them: reductions, broadcasts and transposes each cross layouts), so the emulated CUDA of such
+programs against the CPU interpreter checks the layout pass and the index math of every
+conversion.
 
 Values have one of four shapes (kinds): T = (BM, BN), U = (BN, BM), R = (BN,) and C = (BM,). The
 program's result is stored where the shape says (T and U to the same (M, N) output, R and C to
@@ -57,17 +58,18 @@ def exact_values(draw, kind: str, depth: int):
 
 
 @st.composite
-def values(draw, kind: str, depth: int, shape: tuple[int, int]):
-    """Source text of an fp32 value of ``kind`` in a program of tile ``shape`` (BM, BN)."""
+def values(draw, kind: str, depth: int, shape: tuple[int, int], integer: bool = False):
+    """Source text of a value of ``kind`` in a program of tile ``shape`` (BM, BN) whose input is
+    integers where ``integer`` (no ``tl.fma``, which takes floats only)."""
     if depth == 0 or draw(st.integers(0, 4)) == 0:
         return draw(st.sampled_from(LEAVES[kind]))
     bm, bn = shape
-    sub = values(kind, depth - 1, shape)
+    sub = values(kind, depth - 1, shape, integer)
     exact = exact_values(kind, 2)
 
     def of(k):
-        return values(k, depth - 1, shape)
-    choices = ["binary", "binary", "unary", "where", "scale", "convert", "fma"]
+        return values(k, depth - 1, shape, integer)
+    choices = ["binary", "binary", "unary", "where", "scale", "convert"] + ([] if integer else ["fma"])
     if kind in "TU":
         choices += ["broadcast", "broadcast", "trans", "scan", "reshape", "broadcast_to", "flip", "sort", "gather",
                     "join"]
@@ -156,7 +158,7 @@ class TileProgram:
     m: int                    # rows (a masked tail unless a multiple of BM)
     n: int                    # columns, at most BN (a masked tail unless BN)
     loop: int                 # the run-time loop's trip count (0: none in the program)
-    dtype: str = "fp32"       # the input's (the result is stored as fp32)
+    dtype: str = "fp32"       # the input's: fp32 fp16 bf16 i8 i16 i32 (the result is stored as fp32)
     path: Path = field(default=None)
     fn: object = field(default=None)
 
@@ -179,7 +181,8 @@ def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",), sizes=(1, 2, 4, 8,
                   warps=(1, 2, 4, 8)) -> TileProgram:
     bm, bn = draw(st.sampled_from(sizes)), draw(st.sampled_from(sizes))
     kind = draw(st.sampled_from(KINDS))
-    body = draw(values(kind, max_depth, (bm, bn)))
+    dtype = draw(st.sampled_from(dtypes))
+    body = draw(values(kind, max_depth, (bm, bn), dtype.startswith("i")))
     looped = draw(st.booleans())
     lines = [
         "pid = tl.program_id(0)",
@@ -209,7 +212,7 @@ def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",), sizes=(1, 2, 4, 8,
     m = draw(st.integers(1, 3 * bm))
     n = draw(st.integers(1, bn))
     return TileProgram(source, kind, bm, bn, draw(st.sampled_from(warps)), m, n,
-                       draw(st.integers(1, 3)) if looped else 0, draw(st.sampled_from(dtypes)))
+                       draw(st.integers(1, 3)) if looped else 0, dtype)
 
 
 _DIR = None
