@@ -323,3 +323,15 @@ def test_the_loop_variable_may_be_reassigned_in_the_body():
     want[0:18:2] += 1
     want[[1, 3, 5]] += 10
     np.testing.assert_array_equal(x, want)
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_a_name_both_branches_bind_to_one_earlier_value_is_defined_after_the_if(n):
+    """(Regression: both branches' bindings were the same object, which read as "assigned in
+    neither", and the name was undefined after the `if`.)"""
+    x = RNG.standard_normal(64).astype(np.float32)
+    out = np.zeros_like(x)
+    k.same_value_both_branches[(1,)](x, out, n, BLOCK=64)
+    np.testing.assert_array_equal(out, x + x + 1)
+    cu = mytriton.compile(k.same_value_both_branches, {"x_ptr": F, "out_ptr": F, "n": "i32"}, {"BLOCK": 64}).asm["cu"]
+    assert "__global__" in cu

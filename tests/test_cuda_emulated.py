@@ -294,8 +294,9 @@ def tile_program_agrees(p) -> None:
     from tests.test_half import NP
     size = max(p.m + 1, p.bn) * stride + p.bn + 8
     x = (rng.integers(-50, 50, size) if p.dtype.startswith("i") else rng.standard_normal(size)).astype(NP[p.dtype])
-    out = np.full(max(p.m * p.n, p.programs * p.bn, p.m), 12345.0, np.float32)
-    args = [x, out, p.m, p.n, stride, np.float32(0.75), p.loop]
+    main = max(p.m * p.n, p.programs * p.bn, p.m)
+    out = np.concatenate([np.full(main, 12345.0, np.float32), np.full(p.bn, -np.inf, np.float32)])
+    args = [x, out, p.m, p.n, stride, np.float32(0.75), p.loop, main]
     interp, cuda = run_both(p.fn, p.signature, p.constexprs, args, (p.programs,), p.num_warps)
     want, got = interp[1].astype(np.float64), cuda[1].astype(np.float64)
     finite = np.isfinite(want)

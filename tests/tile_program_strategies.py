@@ -158,6 +158,8 @@ class TileProgram:
     m: int                    # rows (a masked tail unless a multiple of BM)
     n: int                    # columns, at most BN (a masked tail unless BN)
     loop: int                 # the run-time loop's trip count (0: none in the program)
+    # (the program may also exit early in program 1, branch on its data, and take the maxima of
+    # its columns into out[A:A + N] by atomics)
     dtype: str = "fp32"       # the input's: fp32 fp16 bf16 i8 i16 i32 (the result is stored as fp32)
     path: Path = field(default=None)
     fn: object = field(default=None)
@@ -165,7 +167,7 @@ class TileProgram:
     @property
     def signature(self) -> dict:
         return {"x_ptr": f"*{self.dtype}", "out": "*fp32", "M": "i32", "N": "i32", "stride": "i32", "s": "fp32",
-                "L": "i32"}
+                "L": "i32", "A": "i32"}
 
     @property
     def constexprs(self) -> dict:
@@ -184,8 +186,10 @@ def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",), sizes=(1, 2, 4, 8,
     dtype = draw(st.sampled_from(dtypes))
     body = draw(values(kind, max_depth, (bm, bn), dtype.startswith("i")))
     looped = draw(st.booleans())
+    control = draw(st.sampled_from(["none", "none", "if", "return", "while"]))
     lines = [
         "pid = tl.program_id(0)",
+        *(["if pid == 1:", "    return"] if control == "return" else []),      # (an early exit)
         "rm = pid * BM + tl.arange(0, BM)",
         "rn = tl.arange(0, BN)",
         "mask = (rm[:, None] < M) & (rn[None, :] < N)",
@@ -198,16 +202,26 @@ def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",), sizes=(1, 2, 4, 8,
     ]
     if looped:
         # the loop reads the tile shifted by its index (the buffer is padded for it) and carries
-        # one value of the result's kind
-        lines += [f"r = tl.zeros({ZEROS[kind]}, tl.float32)",
-                  "for i in range(L):",
-                  "    x = tl.load(x_ptr + rm[:, None] * stride + rn[None, :] + i, mask=mask, other=0.0)",
-                  f"    r = r * 0.5 + {body}"]
+        # one value of the result's kind; a for, or a while on a run-time condition
+        step = ["    x = tl.load(x_ptr + rm[:, None] * stride + rn[None, :] + i, mask=mask, other=0.0)",
+                f"    r = r * 0.5 + {body}"]
+        lines.append(f"r = tl.zeros({ZEROS[kind]}, tl.float32)")
+        lines += ["for i in range(L):", *step] if control != "while" else \
+            ["i = 0", "while i < L:", *step, "    i += 1"]
+    elif control == "if":
+        # a run-time branch on a scalar of the data (exact: the tile's largest element), the
+        # result merged from both arms
+        other = draw(values(kind, max_depth - 1, (bm, bn), dtype.startswith("i")))
+        lines += ["if tl.max(x) > 0.25:", f"    r = ({body}).to(tl.float32)", "else:",
+                  f"    r = ({other}).to(tl.float32)"]
     else:
         lines.append(f"r = {body}")
     lines.append(STORES[kind])
+    if draw(st.booleans()):
+        # every program's column maxima into one row (order-independent: exact), by atomics
+        lines.append("tl.atomic_max(out + A + rn, tl.max(x, axis=0).to(tl.float32), mask=rn < N)")
     source = ("import mytriton as triton\nimport mytriton.language as tl\n\n\n@triton.jit\n"
-              "def tile_program(x_ptr, out, M, N, stride, s, L, BM: tl.constexpr, BN: tl.constexpr):\n"
+              "def tile_program(x_ptr, out, M, N, stride, s, L, A, BM: tl.constexpr, BN: tl.constexpr):\n"
               + "".join(f"    {line}\n" for line in lines))
     m = draw(st.integers(1, 3 * bm))
     n = draw(st.integers(1, bn))

@@ -572,7 +572,10 @@ class CodeGenerator(ast.NodeVisitor):
         for name in dict.fromkeys([*then_env, *else_env]):
             t, e = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
             if t is e:
-                continue                                   # not assigned in either branch
+                # not assigned in either branch, or both bind it to one value from before the `if`
+                # (`r = x` in both, or `r = x.to(x.dtype)`): defined after it either way
+                self.env[name] = t
+                continue
             if t is _MISSING or e is _MISSING or isinstance(t, _OneBranch) or isinstance(e, _OneBranch):
                 self.env[name] = _OneBranch(name, self.src.loc(node).line)
             elif isinstance(t, (tuple, Composite)) or isinstance(e, (tuple, Composite)):

@@ -295,3 +295,21 @@ def reassigned_loop_variables(x_ptr, n, BLOCK: tl.constexpr):
     for j in range(3):
         j = 2 * j + 1
         tl.store(x_ptr + j, tl.load(x_ptr + j) + 10)
+
+
+@triton.jit
+def same_value_both_branches(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """A name new in a run-time `if` that both branches bind to one value from before it (`r = x`,
+    and `q = x.to(x.dtype)`, a conversion that is no op), and a Python number both bind: defined
+    after the `if`."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if n > 3:
+        r = x
+        q = x.to(tl.float32)
+        one = 1
+    else:
+        r = x
+        q = x.to(tl.float32)
+        one = 1
+    tl.store(out_ptr + offs, r + q + one)
