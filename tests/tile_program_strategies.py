@@ -218,6 +218,13 @@ def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",), sizes=(1, 2, 4, 8,
         lines.append(f"r = {body}")
     lines.append(STORES[kind])
     if draw(st.booleans()):
+        # the result read back from memory, in the layout a load of that shape takes, and stored
+        # over itself: a read after the store and a write after that read, across threads
+        store = STORES[kind]
+        address, mask = store[len("tl.store("):].split(", r, mask=")
+        lines += [f"t = tl.load({address}, mask={mask[:-1]}, other=0.0)",
+                  f"tl.store({address}, t * 2.0 + 1.0, mask={mask[:-1]})"]
+    if draw(st.booleans()):
         # every program's column maxima into one row (order-independent: exact), by atomics
         lines.append("tl.atomic_max(out + A + rn, tl.max(x, axis=0).to(tl.float32), mask=rn < N)")
     source = ("import mytriton as triton\nimport mytriton.language as tl\n\n\n@triton.jit\n"
