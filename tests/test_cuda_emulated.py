@@ -289,9 +289,9 @@ def tile_program_agrees(p) -> None:
     """``p`` (a loaded TileProgram) on the interpreter and as emulated CUDA, on the same random
     input: the outputs agree within a tolerance scaled by the result's magnitude (sums, scans and
     exp round differently; every other op is correctly rounded in both)."""
+    from tests.test_half import NP
     stride = p.bn + 4                          # (room for the column read at N and the loop's shifts)
     rng = np.random.default_rng(p.m * 131 + p.n)
-    from tests.test_half import NP
     size = max(p.m + 1, p.bn) * stride + p.bn + 8
     x = (rng.integers(-50, 50, size) if p.dtype.startswith("i") else rng.standard_normal(size)).astype(NP[p.dtype])
     main = max(p.m * p.n, p.programs * p.bn, p.m)
@@ -303,7 +303,7 @@ def tile_program_agrees(p) -> None:
     scale = max(1.0, float(np.abs(want[finite]).max())) if finite.any() else 1.0
     tol = {"fp16": 2e-3, "bf16": 2e-2}.get(p.dtype, 1e-5)
     bad = ~np.isclose(got, want, rtol=10 * tol, atol=tol * scale, equal_nan=True)
-    assert not bad.any(), (f"BM={p.bm} BN={p.bn} num_warps={p.num_warps} M={p.m} N={p.n} L={p.loop}: output "
+    assert not bad.any(), (f"{p.dtype} BM={p.bm} BN={p.bn} num_warps={p.num_warps} M={p.m} N={p.n} L={p.loop}: output "
                            f"differs at {np.flatnonzero(bad)[:6]}: interpreter {want[bad][:4]} vs CUDA "
                            f"{got[bad][:4]}\n{p.source}")
 
@@ -314,8 +314,9 @@ def tile_program_agrees(p) -> None:
 def test_random_tile_programs_agree_with_the_interpreter(p):
     """Random programs over a tile, its transpose, a row and a column (tests/tile_program_strategies.py):
     the layouts the code generator picks for them and every conversion between those layouts
-    (reductions, broadcasts, transposes, scans, a loop-carried value) compute what the interpreter
-    does, with masked tails on both axes."""
+    (reductions, broadcasts, transposes, scans, sorts, gathers, dots, a loop-carried value, a
+    branch on the data, an early exit, atomics, a result read back from memory) compute what the
+    interpreter does, with masked tails on both axes."""
     tile_program_agrees(load_tile_program(p))
 
 
