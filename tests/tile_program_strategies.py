@@ -2,7 +2,8 @@
 campaigns run the same property with more examples): kernels over a BM x BN tile, its transpose, a
 row and a column, combined by elementwise ops, broadcasts, reductions along either axis, argmax /
 argmin, transposes, reshapes, scans, sorts, gathers, joins, flips, ``tl.dot``, conversions, selects
-and a run-time loop carrying one of them, with masked tails on both axes, over fp32, fp16 or bf16
+and a run-time loop carrying one of them, some of it in a helper function (inlined or a device
+function of its own), with masked tails on both axes, over fp32, fp16 or bf16
 input, or i8, i16, i32 (integer arithmetic wraps, sums widen as Triton's). The code generator
 picks a different layout for almost every shape, warp count and mix of ops (and converts between
 them: reductions, broadcasts and transposes each cross layouts), so the emulated CUDA of such
@@ -185,6 +186,15 @@ def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",), sizes=(1, 2, 4, 8,
     kind = draw(st.sampled_from(KINDS))
     dtype = draw(st.sampled_from(dtypes))
     body = draw(values(kind, max_depth, (bm, bn), dtype.startswith("i")))
+    # the value computed by a function of its own, inlined or a device function of its own (whose
+    # arguments and result keep the layouts they have at the call)
+    helper = draw(st.sampled_from([None, None, "False", "True"]))
+    helper_source = ""
+    if helper is not None:
+        helper_source = (f"@triton.jit(noinline={helper})\n"
+                         "def helper(x, xu, y, c, w, s, rm, rn, BM: tl.constexpr, BN: tl.constexpr):\n"
+                         f"    return {body}\n\n\n")
+        body = "helper(x, xu, y, c, w, s, rm, rn, BM, BN)"
     looped = draw(st.booleans())
     control = draw(st.sampled_from(["none", "none", "if", "return", "while"]))
     lines = [
@@ -227,7 +237,7 @@ def tile_programs(draw, max_depth: int = 4, dtypes=("fp32",), sizes=(1, 2, 4, 8,
     if draw(st.booleans()):
         # every program's column maxima into one row (order-independent: exact), by atomics
         lines.append("tl.atomic_max(out + A + rn, tl.max(x, axis=0).to(tl.float32), mask=rn < N)")
-    source = ("import mytriton as triton\nimport mytriton.language as tl\n\n\n@triton.jit\n"
+    source = ("import mytriton as triton\nimport mytriton.language as tl\n\n\n" + helper_source + "@triton.jit\n"
               "def tile_program(x_ptr, out, M, N, stride, s, L, A, BM: tl.constexpr, BN: tl.constexpr):\n"
               + "".join(f"    {line}\n" for line in lines))
     m = draw(st.integers(1, 3 * bm))
