@@ -115,19 +115,29 @@ def compile_triton(config: sweep.Config, target: str, folder: Path):
     return triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": config.num_warps})
 
 
-def hottest_loop(sass: str) -> tuple[int, int]:
-    """(instructions, FFMAs) of the loop in a SASS listing with the most FFMAs (a backward branch's
-    span; ptxas's unrolled main loop of a K loop), or (0, 0) without one: per FFMA, what an
-    iteration costs besides the math."""
+def _ffmas(body: list[str]) -> int:
+    return sum(1 for t in body if re.match(r"(?:@!?U?P\w+\s+)?FFMA\b", t))
+
+
+def hottest_loop_body(sass: str) -> list[str]:
+    """The instructions of the loop in a SASS listing with the most FFMAs (a backward branch's
+    span; ptxas's unrolled main loop of a K loop), the longest of equals; [] without a loop."""
     ins = [(int(m.group(1), 16), m.group(2)) for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", sass)]
-    best = (0, 0)
+    best: list[str] = []
     for addr, text in ins:
         m = re.search(r"\bBRA\b.*?0x([0-9a-f]+)", text)
         if m and int(m.group(1), 16) < addr:
             body = [t for a, t in ins if int(m.group(1), 16) <= a <= addr]
-            ffma = sum(1 for t in body if re.match(r"(?:@!?U?P\w+\s+)?FFMA\b", t))
-            best = max(best, (ffma, len(body)))
-    return best[1], best[0]
+            if (_ffmas(body), len(body)) > (_ffmas(best), len(best)):
+                best = body
+    return best
+
+
+def hottest_loop(sass: str) -> tuple[int, int]:
+    """(instructions, FFMAs) of ``hottest_loop_body``, or (0, 0) without a loop: per FFMA, what an
+    iteration costs besides the math."""
+    body = hottest_loop_body(sass)
+    return len(body), _ffmas(body)
 
 
 def summary(res: dict, ops: Counter, sass: str) -> str:

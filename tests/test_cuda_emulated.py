@@ -120,6 +120,19 @@ def test_manifest_kernels():
                         {"BM": 16, "BN": 32}, [a, b, np.zeros((20, 33), np.float32), 20, 33, 9], (2, 2), 4, tol=1e-4)
 
 
+@pytest.mark.parametrize("bm,bn,warps", [(16, 32, 8), (128, 64, 1)])
+def test_rolled_outer_product_loops(bm, bn, warps):
+    """The loops passes/layout._rolled_pays leaves for ptxas to unroll (their bound read through
+    mt_rolled_bound): a row one element a lane, and a staged column of 256 products a thread."""
+    m, n, k = bm + 11, bn + 3, 7
+    a, b = randn(m, k), randn(k, n)
+    sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    assert "< mt_rolled_bound(p_K)" in mytriton.compile(mm.matmul_kernel, signature=sig, constexprs={"BM": bm, "BN": bn},
+                                                       num_warps=warps).asm["cu"]
+    same_as_interpreter(mm.matmul_kernel, sig, {"BM": bm, "BN": bn}, [a, b, np.zeros((m, n), np.float32), m, n, k],
+                        (2, 2), warps, tol=1e-4)
+
+
 # --- fp16 / bf16 (tests/cuda_emulator/cuda_fp16.h: the conversions round as CUDA's) ----------------
 
 def _bits(a):

@@ -198,3 +198,82 @@ def test_a_value_of_256_words_a_thread_states_one_block_an_sm():
         == "__launch_bounds__(64, 1)"
     assert _bounds(mytriton.compile(scale, signature=sig, constexprs={"BM": 128, "BN": 64}, num_warps=2)) \
         == "__launch_bounds__(64)"
+
+
+def _matmul(bm, bn, warps, aligned):
+    """The sweep's seed matmul compiled as benchmarks/sweep.py compiles it."""
+    from pathlib import Path
+    from tests.kernel_files import load_kernel_from
+    file, function, params = _STREAMING["matmul"]
+    fn = load_kernel_from(Path(__file__).resolve().parents[1] / "manifests" / "kernels" / file, function)
+    p, i = ("*fp32:16", "i32:16") if aligned else ("*fp32", "i32")
+    return mytriton.compile(fn, signature={n: {"p": p, "i": i}[kind] for n, kind in params.items()},
+                            constexprs={"BM": bm, "BN": bn}, num_warps=warps)
+
+
+@pytest.mark.parametrize("bm,bn,warps,aligned,rolled", [
+    (16, 32, 8, False, True),      # 2 products a thread, the row one element a lane
+    (16, 64, 8, False, True),      # 4
+    (16, 32, 8, True, False),      # the row's runs proven: NVVM unrolls
+    (32, 32, 4, False, False),     # 8 products a thread
+    (128, 64, 1, True, True),      # staged column, 256 products a thread
+    (128, 128, 2, False, True),    # staged, 256
+    (64, 64, 1, True, False),      # staged, 128
+    (128, 128, 4, True, False),    # staged, 128
+    (16, 128, 2, True, False),     # the streaming unroll's #pragma unroll 4 (32 a thread)
+])
+def test_outer_product_loops_left_rolled_for_ptxas(bm, bn, warps, aligned, rolled):
+    """passes/layout._rolled_pays: the loop of the tiles it names carries ``rolled`` and its test
+    reads the bound through ``mt_rolled_bound`` (NVVM cannot count its trips, ptxas unrolls it);
+    every other loop is NVVM's to unroll."""
+    ck = _matmul(bm, bn, warps, aligned)
+    loop = next(line for line in ck.asm["ssa_layout"].splitlines() if " = for " in line)
+    assert ("rolled=True" in loop) == rolled, loop
+    assert ("< mt_rolled_bound(p_K); " in ck.asm["cu"]) == rolled
+    assert ck.asm["cu"].count("mt_rolled_bound(") == (2 if rolled else 1)    # (and its definition)
+
+
+def test_a_loop_unroll_factor_of_the_kernel_wins_over_the_rolled_loop():
+    import mytriton.language as tl
+
+    @mytriton.jit
+    def mm2(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr):
+        offs_m = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+        offs_n = tl.program_id(1) * BN + tl.arange(0, BN)[None, :]
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in tl.range(0, K, loop_unroll_factor=2):
+            acc += tl.load(a + offs_m * K + k, mask=offs_m < M, other=0.0) * \
+                tl.load(b + k * N + offs_n, mask=offs_n < N, other=0.0)
+        tl.store(c + offs_m * N + offs_n, acc, mask=(offs_m < M) & (offs_n < N))
+    sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    ck = mytriton.compile(mm2, signature=sig, constexprs={"BM": 16, "BN": 32}, num_warps=8)
+    assert _unrolled_loops(ck.asm["cu"]) == ["#pragma unroll 2"]
+    assert "< mt_rolled_bound(" not in ck.asm["cu"]
+
+
+def _loop_order(cubin: bytes) -> str:
+    """The hottest loop's loads (L) and FFMAs (F) in SASS order, e.g. ``LLLFLF``."""
+    sass_compare = _sass_compare()
+    body = sass_compare.hottest_loop_body(sass_compare.inspect(cubin, sass_compare.cuobjdump())[2])
+    return "".join("L" if re.search(r"\bLDG\b", t) else "F" for t in body if re.search(r"\b(LDG|FFMA)\b", t))
+
+
+def _sass_compare():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import sass_compare
+    return sass_compare
+
+
+@pytest.mark.skipif(_sass_compare().cuobjdump() is None, reason="no cuobjdump (pip install nvidia-cuda-cuobjdump)")
+def test_a_rolled_loop_issues_its_unrolled_loads_before_its_ffmas(monkeypatch):
+    """What the rolled loop is for, in the SASS (NVRTC 13.0's ptxas, no GPU): ptxas unrolls the
+    16x32 tile's loop on 8 warps four times and issues its 12 loads before its 8 FFMAs; unrolled
+    by NVVM (the rule switched off) the loads sit between the FFMAs."""
+    from mytriton.passes import layout
+    rolled = _loop_order(_matmul(16, 32, 8, False).asm["cubin"])
+    assert rolled == "L" * 12 + "F" * 8, rolled
+    monkeypatch.setattr(layout, "_rolled_pays", lambda *args: False)
+    unrolled = _loop_order(_matmul(16, 32, 8, False).asm["cubin"])
+    assert unrolled.count("F") == 8 and not unrolled.startswith("L" * 12), unrolled

@@ -155,6 +155,30 @@ def _half_warp_row_pays(default: BlockedLayout, shape: tuple[int, int], num_warp
             and share <= HALF_WARP_ROW_SHARE)
 
 
+def _rolled_pays(shape: tuple[int, int], num_warps: int, width: int, staged: bool) -> bool:
+    """Whether the run-time loop that accumulates the outer-product tile ``shape`` is left rolled
+    for ptxas to unroll (the loop's ``rolled`` attribute; the CUDA backend hides its bound from
+    NVVM, see ``mt_rolled_bound``) rather than unrolled by NVVM. Unrolled by NVVM, each iteration's
+    loads stay between the previous iteration's FMAs in ptxas's schedule; unrolled by ptxas, all
+    loads of its four iterations go first, as in Triton's SASS. Measured on an H100
+    (``benchmarks/sweep.py``, every loop of the sweep both ways in one run, ratio to Triton): it
+    pays for the tiles that hold their row one element a lane (``_half_warp_row_pays``: at most
+    ``LANE_ROW_SHARE`` products a thread, the row of no proven width): 16x32 on 8 warps 0.77 ->
+    1.28, 16x16 on 4 warps 0.82 -> 1.02, 32x16 on 8 warps 0.84 -> 1.00, 16x64 on 8 warps 0.95 ->
+    1.18, the other six -0.02 to +0.07; the same shares with their row's runs proven gained nothing
+    and lost up to 0.22 (16x64 on 8 warps 1.36 -> 1.15). It pays for staged tiles (their column
+    through shared memory) of ``OUTER_PRODUCT_HEAVY_SHARE`` products a thread or more: 128x64 on
+    one warp 0.87 -> 1.12, 64x128 on one warp 0.89 -> 0.92, 128x128 on 2 warps 0.94 -> 0.96 and
+    on one 1.69 -> 1.80 (all aligned; without the promise 64x128 on one warp lost 1.08 -> 1.03 and
+    128x128 on 2 warps 1.28 -> 1.23), not from 128 (64x64 on one warp 1.00 -> 0.95). Everything
+    else lost: NVVM's unrolling had the row sums 1.5 to 3 times as fast as Triton's (1.0 rolled),
+    128x16 on 8 warps went 1.12 -> 0.86 and 128x128 on 4 warps 1.00 -> 0.93."""
+    share = shape[0] * shape[1] // (32 * num_warps)
+    if staged:
+        return share >= OUTER_PRODUCT_HEAVY_SHARE
+    return share <= LANE_ROW_SHARE and width == 1
+
+
 def wgmma_kind(op: Op) -> str | None:
     """wgmma's operand type for the dot ``op`` — fp16/bf16 into fp32 ("f16", "bf16"), fp32 as tf32
     into fp32 ("tf32"), int8 into int32 ("s8") — or None where wgmma does not compute it (tf32x3,
@@ -323,6 +347,10 @@ class LayoutAssignment:
             if shape not in self.outer and _half_warp_row_pays(
                 default_layout(shape, self.fn.num_warps, self.access_bytes.get(shape, 4), self.widths.get(shape)), shape,
                 self.fn.num_warps, width)}
+        # outer-product tiles whose loop is left for ptxas to unroll (_rolled_pays)
+        self.rolled = {shape for shape, width in outer_tiles.items()
+                       if (shape in self.outer or shape in self.half_warp_rows)
+                       and _rolled_pays(shape, self.fn.num_warps, width, shape in self.outer)}
 
     def default(self, ty: BlockType) -> BlockedLayout:
         """The layout of a value no consumer constrains: the default layout of the largest tile it
@@ -468,6 +496,14 @@ class LayoutAssignment:
                     self.inserts.append((region, def_op, new))
                 made[want] = new.result
             consumer.operands[index] = made[want]
+
+    def mark_rolled_loops(self):
+        """``rolled`` on each run-time ``for`` that carries a tile of ``self.rolled`` and has no
+        unroll hint of its own (the CUDA backend then leaves it to ptxas to unroll)."""
+        for op in walk(self.fn.body):
+            if op.name == "for" and op.attrs.get("loop_unroll_factor") is None and any(
+                    isinstance(r.type, BlockType) and r.type.shape in self.rolled for r in op.results):
+                op.attrs["rolled"] = True
 
     def cheap(self, op: Op, depth: int = 3) -> bool:
         """An elementwise op (or an ``expand_dims``) computed again in another layout rather than
@@ -655,6 +691,7 @@ def assign_layouts(fn: Function, target: str = "sm_90") -> Function:
     la.region(fn.body)
     assert not la.requests, "layout requests left for values defined nowhere"
     la.apply_inserts()
+    la.mark_rolled_loops()
     if sink_conversions(fn):
         dce(fn)                                   # (the operands a sunk chain no longer reads)
     check_register_budget(fn)

@@ -81,6 +81,18 @@ __device__ __forceinline__ void mt_load_pred(mt_vec<unsigned, N>& w, const void*
   if (pred) memcpy(&w, p, sizeof(w)); else memset(&w, 0, sizeof(w));
 #endif
 }
+// A run-time loop's bound, read anew by each test (an empty volatile asm): NVVM then cannot count
+// the loop's trips and leaves it rolled, and ptxas, which sees a plain counted loop, unrolls it
+// and issues the loads of its unrolled iterations ahead of their arithmetic, as it does Triton's
+// loops. (Unrolled by NVVM, each iteration's loads stayed between the previous one's FMAs.) The
+// index stays an induction variable: NVVM still strength-reduces the addresses.
+template <class T>
+__device__ __forceinline__ T mt_rolled_bound(T b) {
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(T) == 8) asm volatile("" : "+l"(b)); else asm volatile("" : "+r"(b));
+#endif
+  return b;
+}
 // tl.load(..., volatile=True): the element's bytes read through a volatile pointer (ld.volatile:
 // never kept in a register, hoisted or merged by the compiler).
 template <int S> struct mt_uint_of_size;

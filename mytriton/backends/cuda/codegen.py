@@ -1330,12 +1330,15 @@ class CudaEmitter:
             self.names[arg] = self.names[res]
         self.init_vars(op.results, inits)
         i = self.ref(index)
+        unroll = op.attrs.get("loop_unroll_factor", STREAMING_UNROLL if op is self.unrolled else None)
+        bound = self.ref(stop)
+        if op.attrs.get("rolled") and unroll is None and not any(a in self.rings for a in args):
+            bound = f"mt_rolled_bound({bound})"      # (ptxas unrolls it: passes/layout._rolled_pays)
         if isinstance(step, Const):
-            test = f"{i} < {self.ref(stop)}" if step.value > 0 else f"{i} > {self.ref(stop)}"
+            test = f"{i} < {bound}" if step.value > 0 else f"{i} > {bound}"
         else:          # a run-time step: counts up or down by its sign; zero runs no iteration
             s_ = self.ref(step)
-            test = f"({s_} > 0) ? ({i} < {self.ref(stop)}) : ({s_} < 0 && {i} > {self.ref(stop)})"
-        unroll = op.attrs.get("loop_unroll_factor", STREAMING_UNROLL if op is self.unrolled else None)
+            test = f"({s_} > 0) ? ({i} < {bound}) : ({s_} < 0 && {i} > {bound})"
         if unroll is not None:
             self.emit(f"#pragma unroll {max(1, int(unroll))}")
         mine = list({id(self.rings[a]): self.rings[a] for a in args if a in self.rings}.values())
