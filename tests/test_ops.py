@@ -156,14 +156,19 @@ def test_the_only_streaming_loop_is_unrolled_four_times(kernel, constexprs, warp
     """A kernel's only run-time loop that loads, in a kernel given the registers it wants, whose
     threads hold 8 to 64 elements, carries ``#pragma unroll 4`` (backends/cuda/codegen
     ._unroll_streaming); other loops are left to ptxas."""
+    assert _unrolled_loops(_sweep_kernel(kernel, constexprs, warps, aligned).asm["cu"]) == want
+
+
+def _sweep_kernel(kernel, constexprs, warps, aligned):
+    """A kernel of ``_STREAMING`` compiled as benchmarks/sweep.py compiles it (``aligned``: every
+    pointer and integer parameter promised 16-divisible)."""
     from pathlib import Path
     from tests.kernel_files import load_kernel_from
     file, function, params = _STREAMING[kernel]
     fn = load_kernel_from(Path(__file__).resolve().parents[1] / "manifests" / "kernels" / file, function)
     p, i = ("*fp32:16", "i32:16") if aligned else ("*fp32", "i32")
     signature = {name: {"p": p, "i": i}.get(kind, kind) for name, kind in params.items()}
-    ck = mytriton.compile(fn, signature=signature, constexprs=constexprs, num_warps=warps)
-    assert _unrolled_loops(ck.asm["cu"]) == want
+    return mytriton.compile(fn, signature=signature, constexprs=constexprs, num_warps=warps)
 
 
 def test_a_loop_unroll_factor_of_the_kernel_wins_over_the_streaming_unroll():
@@ -201,14 +206,7 @@ def test_a_value_of_256_words_a_thread_states_one_block_an_sm():
 
 
 def _matmul(bm, bn, warps, aligned):
-    """The sweep's seed matmul compiled as benchmarks/sweep.py compiles it."""
-    from pathlib import Path
-    from tests.kernel_files import load_kernel_from
-    file, function, params = _STREAMING["matmul"]
-    fn = load_kernel_from(Path(__file__).resolve().parents[1] / "manifests" / "kernels" / file, function)
-    p, i = ("*fp32:16", "i32:16") if aligned else ("*fp32", "i32")
-    return mytriton.compile(fn, signature={n: {"p": p, "i": i}[kind] for n, kind in params.items()},
-                            constexprs={"BM": bm, "BN": bn}, num_warps=warps)
+    return _sweep_kernel("matmul", {"BM": bm, "BN": bn}, warps, aligned)
 
 
 @pytest.mark.parametrize("bm,bn,warps,aligned,rolled", [
