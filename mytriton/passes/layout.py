@@ -348,9 +348,9 @@ class LayoutAssignment:
                 default_layout(shape, self.fn.num_warps, self.access_bytes.get(shape, 4), self.widths.get(shape)), shape,
                 self.fn.num_warps, width)}
         # outer-product tiles whose loop is left for ptxas to unroll (_rolled_pays)
+        # (a tile _rolled_pays names outside self.outer is one of self.half_warp_rows: lane rows)
         self.rolled = {shape for shape, width in outer_tiles.items()
-                       if (shape in self.outer or shape in self.half_warp_rows)
-                       and _rolled_pays(shape, self.fn.num_warps, width, shape in self.outer)}
+                       if _rolled_pays(shape, self.fn.num_warps, width, shape in self.outer)}
 
     def default(self, ty: BlockType) -> BlockedLayout:
         """The layout of a value no consumer constrains: the default layout of the largest tile it
