@@ -19,7 +19,7 @@ timing; a mismatch or a failed mytriton compile is reported loudly and makes the
 Times: median of CUDA-event times with the L2 flushed before each call (the method of
 triton.testing.do_bench). ratio = Triton time / mytriton time: above 1, mytriton is faster.
 
-    python3 benchmarks/sweep.py [--quick] [--out sweep.json] [--only add,softmax] [-j N]
+    python3 benchmarks/sweep.py [--quick] [--out sweep.json] [--only add,softmax] [--match REGEX] [-j N]
 
 Without torch, Triton or a GPU it says what is missing and exits 0 (after ``--help`` works).
 """
@@ -30,6 +30,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import sys
 import tempfile
 import time
@@ -180,8 +181,11 @@ def _next_pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def all_configs(quick: bool, only=()) -> list[Config]:
-    return [c for k in KERNELS.values() if not only or k.name in only for c in k.configs(quick)]
+def all_configs(quick: bool, only=(), match: str = "") -> list[Config]:
+    """The configurations of the kernels ``only`` (all where empty) whose "kernel label" (as
+    "matmul BM=16 BN=32 w8 :16") matches the regular expression ``match`` (re.search)."""
+    return [c for k in KERNELS.values() if not only or k.name in only for c in k.configs(quick)
+            if re.search(match, f"{c.kernel} {c.label()}")]
 
 
 # --- specialization: what each side is promised ----------------------------------------------------
@@ -445,6 +449,9 @@ def main(argv=None) -> int:
                     help="where to write the JSON results (default: $OUT/sweep.json or ./sweep.json)")
     ap.add_argument("--quick", action="store_true", help="a few configurations and small sizes (smoke test)")
     ap.add_argument("--only", default="", help=f"comma-separated kernels of: {', '.join(KERNELS)}")
+    ap.add_argument("--match", default="", metavar="REGEX",
+                    help="only the configurations whose 'kernel label' matches (re.search), e.g. "
+                         "'matmul BM=16 BN=(16|32) w[48] :16'")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="compile processes")
     ap.add_argument("--worst", type=int, default=15, help="how many of the worst ratios to list")
     args = ap.parse_args(argv)
@@ -452,6 +459,9 @@ def main(argv=None) -> int:
     unknown = [x for x in only if x not in KERNELS]
     if unknown:
         ap.error(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(KERNELS)}")
+    configs = all_configs(args.quick, only, args.match)
+    if not configs:
+        ap.error(f"no configuration matches --match {args.match!r}")
     missing = missing_requirements()
     if missing:
         print(f"sweep: skipped ({missing}); it needs torch, triton and a CUDA GPU")
@@ -461,7 +471,6 @@ def main(argv=None) -> int:
     import triton
     t0 = time.monotonic()
     torch.backends.cuda.matmul.allow_tf32 = False
-    configs = all_configs(args.quick, only)
     problems = {c: KERNELS[c.kernel].problem(c) for c in configs}
     target = "sm_%d%d" % torch.cuda.get_device_capability()
     folder = Path(tempfile.mkdtemp(prefix="mytriton-sweep-"))

@@ -48,6 +48,14 @@ def test_unknown_kernel_is_a_usage_error():
     assert result.returncode == 2 and "unknown kernel(s) nope" in result.stderr
 
 
+def test_match_selects_configurations_by_label():
+    picked = sweep.all_configs(False, ("matmul",), r"BM=16 BN=16 w4 ")
+    assert [c.label() for c in picked] == ["BM=16 BN=16 w4 :16", "BM=16 BN=16 w4 no :16"]
+    assert {c.kernel for c in sweep.all_configs(False, (), r"^row_sum .* w1 no :16$")} == {"row_sum"}
+    result = run_script("--only", "add", "--match", "BM=")
+    assert result.returncode == 2 and "no configuration matches --match 'BM='" in result.stderr
+
+
 def test_the_full_sweep_covers_the_brief():
     configs = sweep.all_configs(quick=False)
     assert len(configs) == len(set(configs)) == 526
