@@ -120,13 +120,15 @@ def test_manifest_kernels():
                         {"BM": 16, "BN": 32}, [a, b, np.zeros((20, 33), np.float32), 20, 33, 9], (2, 2), 4, tol=1e-4)
 
 
-@pytest.mark.parametrize("bm,bn,warps", [(16, 32, 8), (128, 64, 1)])
-def test_rolled_outer_product_loops(bm, bn, warps):
+@pytest.mark.parametrize("bm,bn,warps,aligned", [(16, 32, 8, False), (16, 16, 4, True), (128, 64, 1, False)])
+def test_rolled_outer_product_loops(bm, bn, warps, aligned):
     """The loops passes/layout._rolled_pays leaves for ptxas to unroll (their bound read through
-    mt_rolled_bound): a row one element a lane, and a staged column of 256 products a thread."""
-    m, n, k = bm + 11, bn + 3, 7
+    mt_rolled_bound): a row one element a lane (unproven, or in runs proven 16-byte aligned), and a
+    staged column of 256 products a thread."""
+    m, n, k = bm + 11, (2 * bn if aligned else bn + 3), 7
     a, b = randn(m, k), randn(k, n)
-    sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    p = "*fp32:16" if aligned else "*fp32"
+    sig = {"a": p, "b": p, "c": p, "M": "i32", "N": "i32:16" if aligned else "i32", "K": "i32"}
     assert "< mt_rolled_bound(p_K)" in mytriton.compile(mm.matmul_kernel, signature=sig, constexprs={"BM": bm, "BN": bn},
                                                        num_warps=warps).asm["cu"]
     same_as_interpreter(mm.matmul_kernel, sig, {"BM": bm, "BN": bn}, [a, b, np.zeros((m, n), np.float32), m, n, k],

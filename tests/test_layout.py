@@ -254,15 +254,15 @@ def test_outer_product_tile_stages_its_column(bm, bn, warps, aligned, want):
     assert len(staged) == 1 and staged[0].operands[0] is column.result and staged[0].result.layout == acc
 
 
-@pytest.mark.parametrize("bm,bn,warps", [(16, 64, 8), (128, 128, 8), (128, 32, 1), (32, 32, 2), (16, 16, 4),
-                                         (32, 16, 8), (128, 16, 1), (64, 16, 2)])
+@pytest.mark.parametrize("bm,bn,warps", [(16, 64, 8), (32, 32, 8), (128, 128, 8), (128, 32, 1), (32, 32, 2),
+                                         (128, 16, 1), (64, 16, 2)])
 def test_small_outer_product_shares_keep_the_default_layout(bm, bn, warps):
     """Where a thread's share is small (under 128 elements; under 256 where the outer-product layout
     would lose the row's 16-byte runs: 128x32 on one warp) and the row's runs are proven (aligned
-    here; unproven rows of 4 products or fewer take a lane each), the tile keeps the default layout and
-    loads its column directly: nothing is staged (passes/layout._outer_product_pays). Rows of 16
-    held in runs of 2 (16x16 on 4 warps) or with 16 products a thread or more (128x16 on one warp)
-    keep it too (passes/layout._half_warp_row_pays)."""
+    here; shares of 4 products or fewer take a lane each in tiles up to 512 elements), the tile keeps
+    the default layout and loads its column directly: nothing is staged
+    (passes/layout._outer_product_pays). Rows of 16 with 16 products a thread or more (128x16 on one
+    warp) keep it too (passes/layout._half_warp_row_pays)."""
     acc, column, convs = _matmul_layouts(bm, bn, warps, True)
     assert acc == default_layout((bm, bn), warps, 4)
     assert column.result.layout == acc and not any(op.attrs.get("staged") for op in convs)
@@ -311,13 +311,19 @@ def test_outer_product_rows_of_16_take_half_warp_rows(bm, bn, warps, aligned, wa
     (16, 64, 8, False, ((1, 1), (1, 32), (8, 1))),
     (16, 32, 4, False, ((1, 1), (1, 32), (4, 1))),
     (32, 32, 8, False, ((1, 1), (1, 32), (8, 1))),
-    (16, 64, 8, True, None),                # runs of 4 proven: the default (16-byte row loads)
+    # runs of 2 to 4 proven, tiles of at most 512 elements: the same
+    (16, 16, 4, True, ((1, 1), (2, 16), (4, 1))),
+    (32, 16, 8, True, ((1, 1), (2, 16), (8, 1))),
+    (16, 32, 4, True, ((1, 1), (1, 32), (4, 1))),
+    (16, 32, 8, True, ((1, 1), (1, 32), (8, 1))),
+    (16, 64, 8, True, None),                # runs of 4 proven, 1024 elements: the default (16-byte row loads)
     (32, 32, 8, True, None),
 ])
-def test_small_outer_product_shares_of_unproven_rows_take_a_lane_each(bm, bn, warps, aligned, want):
-    """An outer-product tile of at most 4 products a thread whose row has no proven width holds one
-    element a lane along the row (``ir/layout.half_warp_row_layout``; passes/layout._half_warp_row_pays);
-    with the row's 16-byte runs proven it keeps the default. Nothing is staged either way."""
+def test_small_outer_product_shares_take_a_lane_each(bm, bn, warps, aligned, want):
+    """An outer-product tile of at most 4 products a thread whose row has no proven width, or of at
+    most 512 elements, holds one element a lane along the row (``ir/layout.half_warp_row_layout``;
+    passes/layout._lane_row_pays); larger tiles with the row's 16-byte runs proven keep the default.
+    Nothing is staged either way."""
     acc, column, convs = _matmul_layouts(bm, bn, warps, aligned)
     if want is None:
         assert acc == default_layout((bm, bn), warps, 4)

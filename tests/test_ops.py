@@ -212,7 +212,8 @@ def _matmul(bm, bn, warps, aligned):
 @pytest.mark.parametrize("bm,bn,warps,aligned,rolled", [
     (16, 32, 8, False, True),      # 2 products a thread, the row one element a lane
     (16, 64, 8, False, True),      # 4
-    (16, 32, 8, True, False),      # the row's runs proven: NVVM unrolls
+    (16, 32, 8, True, True),       # the row's runs proven, 512 elements: lane rows too
+    (32, 32, 8, True, False),      # the row's runs proven, 1024 elements: NVVM unrolls
     (32, 32, 4, False, False),     # 8 products a thread
     (128, 64, 1, True, True),      # staged column, 256 products a thread
     (128, 128, 2, False, True),    # staged, 256

@@ -43,8 +43,10 @@ OUTER_PRODUCT_ONE_WARP_SHARE = 64
 # the largest share of an outer-product tile with a row of 16 that reads its row a half-warp at once
 # (see _half_warp_row_pays)
 HALF_WARP_ROW_SHARE = 8
-# the largest share of any outer-product tile that reads its row one element a lane (as Triton's)
+# the largest share of an outer-product tile that reads its row one element a lane (as Triton's),
+# and the largest such tile whose row is proven to run in vectors (see _lane_row_pays)
 LANE_ROW_SHARE = 4
+LANE_ROW_VECTOR_TILE = 512
 # the share of a tile a thread holds from which its accesses outside loops, too, are vectors only
 # where proven (_proven_access_widths): 128 elements to check at run time, in runs of 4, cost one
 # thread's loads 0.94 of Triton's speed (the row softmax of 3000 columns on one warp, an add of
@@ -142,15 +144,12 @@ def _half_warp_row_pays(default: BlockedLayout, shape: tuple[int, int], num_warp
     -> 0.99, 64x16 on 4 warps 0.94 -> 1.09). Larger shares lost (16 to 64 products: 128x16 on one
     warp 1.12 -> 0.90, 64x16 on 2 warps 1.90 -> 1.55: the products then hide the loads and a
     thread loads 8 to 32 column elements an iteration instead of 2 to 8); so did wider rows with
-    one element a thread (32x32 on 2 warps 2.2 -> 1.1) and rows of 16 held in runs of 2 (16x16 on 4
-    warps 0.86 -> 0.61). A row of no proven width (``width`` 1: its loads are scalars either way)
-    takes it from any length where a thread holds at most ``LANE_ROW_SHARE`` products, as Triton's
-    layout there does (16x64 on 8 warps 0.85 -> 0.98, 16x32 on 4 warps 1.13 -> 1.30, 32x32 on 8
-    warps 0.98 -> 1.02; the same tiles with runs of 4 proven lost: 16x64 on 8 warps 1.39 -> 0.76,
-    16x32 on 8 warps 1.26 -> 0.61)."""
-    share = shape[0] * shape[1] // (32 * num_warps)
-    if share <= LANE_ROW_SHARE and width == 1:
+    one element a thread (32x32 on 2 warps 2.2 -> 1.1) and, with the loop unrolled by NVVM, rows of
+    16 held in runs of 2 (16x16 on 4 warps 0.86 -> 0.61; with it rolled, 0.86 -> 1.02). Smaller
+    shares of any row take it where ``_lane_row_pays``."""
+    if _lane_row_pays(shape, num_warps, width):
         return True
+    share = shape[0] * shape[1] // (32 * num_warps)
     return (shape[1] == 16 and default.size_per_thread[1] == 4 and default.threads_per_warp[1] == 4
             and share <= HALF_WARP_ROW_SHARE)
 
@@ -162,21 +161,36 @@ def _rolled_pays(shape: tuple[int, int], num_warps: int, width: int, staged: boo
     loads stay between the previous iteration's FMAs in ptxas's schedule; unrolled by ptxas, all
     loads of its four iterations go first, as in Triton's SASS. Measured on an H100
     (``benchmarks/sweep.py``, every loop of the sweep both ways in one run, ratio to Triton): it
-    pays for the tiles that hold their row one element a lane (``_half_warp_row_pays``: at most
-    ``LANE_ROW_SHARE`` products a thread, the row of no proven width): 16x32 on 8 warps 0.77 ->
-    1.28, 16x16 on 4 warps 0.82 -> 1.02, 32x16 on 8 warps 0.84 -> 1.00, 16x64 on 8 warps 0.95 ->
-    1.18, the other six -0.02 to +0.07; the same shares with their row's runs proven gained nothing
-    and lost up to 0.22 (16x64 on 8 warps 1.36 -> 1.15). It pays for staged tiles (their column
-    through shared memory) of ``OUTER_PRODUCT_HEAVY_SHARE`` products a thread or more: 128x64 on
+    pays for the tiles that hold their row one element a lane (``_lane_row_pays``; in their
+    default layout, rolled loops gained nothing and lost up to 0.22: 16x64 on 8 warps :16 1.36 ->
+    1.15). It pays for staged tiles (their column through shared memory) of ``OUTER_PRODUCT_HEAVY_SHARE`` products a thread or more: 128x64 on
     one warp 0.87 -> 1.12, 64x128 on one warp 0.89 -> 0.92, 128x128 on 2 warps 0.94 -> 0.96 and
     on one 1.69 -> 1.80 (all aligned; without the promise 64x128 on one warp lost 1.08 -> 1.03 and
     128x128 on 2 warps 1.28 -> 1.23), not from 128 (64x64 on one warp 1.00 -> 0.95). Everything
     else lost: NVVM's unrolling had the row sums 1.5 to 3 times as fast as Triton's (1.0 rolled),
     128x16 on 8 warps went 1.12 -> 0.86 and 128x128 on 4 warps 1.00 -> 0.93."""
-    share = shape[0] * shape[1] // (32 * num_warps)
     if staged:
-        return share >= OUTER_PRODUCT_HEAVY_SHARE
-    return share <= LANE_ROW_SHARE and width == 1
+        return shape[0] * shape[1] // (32 * num_warps) >= OUTER_PRODUCT_HEAVY_SHARE
+    return _lane_row_pays(shape, num_warps, width)
+
+
+def _lane_row_pays(shape: tuple[int, int], num_warps: int, width: int) -> bool:
+    """Whether an outer-product tile that keeps its column in registers holds its row one element
+    a lane (``half_warp_row_layout``, as Triton's layout there) with its loop left rolled for ptxas
+    (``_rolled_pays``): where a thread holds at most ``LANE_ROW_SHARE`` products, and the row has
+    no proven width (its loads are scalars either way) or the tile is at most
+    ``LANE_ROW_VECTOR_TILE`` elements. Measured on an H100 (``benchmarks/sweep.py``, the seed
+    matmul, ratio to Triton, both ways in one run, A B B A). Rows of no proven width: 16x32 on 8
+    warps 0.77 -> 1.28, 16x16 on 4 warps 0.82 -> 1.02, 32x16 on 8 warps 0.84 -> 1.00, 16x64 on 8
+    warps 0.95 -> 1.18 (under NVVM's unrolling, lane rows alone had 16x64 on 8 warps 0.85 -> 0.98,
+    16x32 on 4 warps 1.13 -> 1.30). Rows proven to run in 16-byte vectors (``:16``): 16x16 on 4
+    warps 0.86 -> 1.02, 16x32 on 4 warps 1.11 -> 1.33, 32x16 on 8 warps 0.87 -> 1.00, 16x32 on 8
+    warps 1.25 -> 1.30; the tiles of 1024 elements lost (16x64 on 8 warps 1.37 -> 1.20, 32x32 on 8
+    warps 1.05 -> 1.00: their default holds the row in one 16-byte run a thread and loads half
+    or a quarter of the column lane rows do; lane rows without the rolled loop had lost more, 16x64
+    on 8 warps 1.39 -> 0.76)."""
+    share = shape[0] * shape[1] // (32 * num_warps)
+    return share <= LANE_ROW_SHARE and (width == 1 or shape[0] * shape[1] <= LANE_ROW_VECTOR_TILE)
 
 
 def wgmma_kind(op: Op) -> str | None:
