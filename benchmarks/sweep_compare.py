@@ -17,6 +17,9 @@ import sys
 from pathlib import Path
 
 
+ONLY_LISTED = 10      # configurations named of those only one side has
+
+
 def config_key(row: dict) -> tuple:
     cx = "/".join(f"{k}={v}" for k, v in sorted(row["constexprs"].items()))
     return row["kernel"], cx, row["num_warps"], row["aligned"], tuple(row["size"])
@@ -87,7 +90,9 @@ def main(argv=None) -> int:
     only = [(name, sorted(x.keys() - y.keys())) for name, x, y in (("A", a, b), ("B", b, a))]
     for name, keys in only:
         if keys:
-            print(f"\nonly in {name} (failed or not run in the other): " + "; ".join(label(k) for k in keys))
+            more = f"; and {len(keys) - ONLY_LISTED} more" if len(keys) > ONLY_LISTED else ""
+            print(f"\nonly in {name} (failed or not run in the other): "
+                  + "; ".join(label(k) for k in keys[:ONLY_LISTED]) + more)
     return 0
 
 

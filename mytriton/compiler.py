@@ -22,7 +22,7 @@ from .ir.printer import print_function
 from .ir.ssa import Function, Param
 from .ir.types import TMAP, parse_type
 from .ir.verifier import verify
-from .passes.layout import assign_layouts, verify_layouts
+from .passes.layout import assign_layouts, ptxas_options, verify_layouts
 from .passes.lower import lower
 from .passes.pipeline import optimize
 from .passes.typeinfer import check_tree
@@ -33,18 +33,20 @@ class _Asm(dict):
     one compile. ``settle``: (kernel symbol, threads, shared bytes) of a kernel whose launch bounds
     are chosen from ptxas's register report (``backends/cuda/occupancy.py``): the first read of its
     ``cu``, ``ptx`` or ``cubin`` settles them, so that the source read is the one the PTX and cubin
-    come from."""
+    come from. ``ptxas``: the options every compile of the source passes to ptxas."""
 
-    def __init__(self, source_name: str, target: str, settle: tuple[str, int, int] | None = None, **stages):
+    def __init__(self, source_name: str, target: str, settle: tuple[str, int, int] | None = None,
+                 ptxas: tuple[str, ...] = (), **stages):
         super().__init__(**stages)
-        self._source_name, self._target, self._settle = source_name, target, settle
+        self._source_name, self._target, self._settle, self._ptxas = source_name, target, settle, ptxas
 
     def __getitem__(self, key):
         if self._settle is not None and key in ("cu", "ptx", "cubin"):
             from .backends.cuda.occupancy import settle
             (symbol, threads, shared), self._settle = self._settle, None
             try:
-                cu, program = settle(dict.__getitem__(self, "cu"), self._source_name, self._target, symbol, threads, shared)
+                cu, program = settle(dict.__getitem__(self, "cu"), self._source_name, self._target, symbol, threads, shared,
+                                     self._ptxas)
             except Exception:
                 if key == "cu":       # (what was generated, for whoever reads why it failed)
                     return dict.__getitem__(self, "cu")
@@ -62,7 +64,7 @@ class _Asm(dict):
             return self[key]
         if key not in ("ptx", "cubin"):
             raise KeyError(key)
-        program = nvrtc.compile_program(self["cu"], self._source_name, self._target)
+        program = nvrtc.compile_program(self["cu"], self._source_name, self._target, ptxas_options=self._ptxas)
         self["ptx"], self["cubin"] = program.ptx, program.cubin
         return self[key]
 
@@ -229,23 +231,25 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, 
     symbol = kernel_symbol(fn.__name__)       # the extern "C" / gpu.func name the loaders look up
     if backend == "mlir":
         from .backends.mlir import emit_mlir
-        stages["mlir"], shared, tensor_maps, settle = emit_mlir(func), 0, {}, None
+        stages["mlir"], shared, tensor_maps, settle, ptxas = emit_mlir(func), 0, {}, None, ()
     else:
         emitter = CudaEmitter(func, target)
         stages["cu"], shared = emitter.generate()
         tensor_maps = emitter.tensor_maps
         settle = (symbol, emitter.num_threads, shared) if emitter.occupancy_tunable else None
+        ptxas = ptxas_options(func)
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
     # NVRTC's messages name the source: the kernel's own name where it is plain ASCII
     source_name = fn.__name__ if fn.__name__.isascii() else symbol
-    asm = _Asm(f"/mytriton/{source_name}.cu", target, settle, **stages)
+    asm = _Asm(f"/mytriton/{source_name}.cu", target, settle, ptxas, **stages)
     metadata = {
         "name": symbol,
         "num_warps": num_warps,
         "num_stages": num_stages,
         "shared": shared,
         "target": target,
+        "ptxas_options": list(ptxas),      # (passes/layout.ptxas_options)
         "backend": backend,
         "signature": {p.name: _type_string(p) for p in func.params},
         # tensor maps the host encodes with another box than the descriptor's block, swizzled (TMA

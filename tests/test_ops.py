@@ -276,3 +276,32 @@ def test_a_rolled_loop_issues_its_unrolled_loads_before_its_ffmas(monkeypatch):
     monkeypatch.setattr(layout, "_rolled_pays", lambda *args: False)
     unrolled = _loop_order(_matmul(16, 32, 8, False).asm["cubin"])
     assert unrolled.count("F") == 8 and not unrolled.startswith("L" * 12), unrolled
+
+
+@pytest.mark.parametrize("bm,bn,warps,aligned,options", [
+    (64, 64, 1, False, ["--register-usage-level=0"]),     # a staged column, NVVM unrolls the loop
+    (128, 128, 4, False, ["--register-usage-level=0"]),
+    (128, 64, 1, True, []),                               # staged, but the loop is rolled
+    (16, 32, 8, False, []),                               # lane rows
+    (32, 32, 4, True, []),                                # the default layout
+])
+def test_loops_of_staged_columns_tell_ptxas_their_register_usage_level(bm, bn, warps, aligned, options):
+    """passes/layout.ptxas_options: kernels whose loop NVVM unrolls with a staged column get
+    ``--register-usage-level=0``; it is in the metadata and in the compile itself (the cubin is
+    the one NVRTC makes with it, not the one without)."""
+    from mytriton.backends.cuda import nvrtc
+    ck = _matmul(bm, bn, warps, aligned)
+    assert ck.metadata["ptxas_options"] == options
+    assert ("_staged" in ck.asm["cu"]) == (bm * bn // (32 * warps) >= 128)
+    source_name = f"/mytriton/{ck.function.name}.cu"          # (as mytriton.compile names it)
+    with_options = nvrtc.compile_program(ck.asm["cu"], source_name, "sm_90", ptxas_options=tuple(options)).cubin
+    assert ck.asm["cubin"] == with_options
+    if options:
+        assert nvrtc.compile_program(ck.asm["cu"], source_name, "sm_90").cubin != with_options
+
+
+def test_a_ptxas_option_reaches_ptxas():
+    from mytriton.backends.cuda import nvrtc
+    src = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }'
+    with pytest.raises(nvrtc.NVRTCError, match="ptxas fatal   : Unknown option '-no-such-option'"):
+        nvrtc.compile_program(src, "k.cu", "sm_90", ptxas_options=("--no-such-option",))

@@ -51,6 +51,15 @@ def test_failed_configurations_are_listed_as_missing(tmp_path):
     assert "only in A (failed or not run in the other): softmax    BLOCK=512        w2 no :16" in out.stdout
 
 
+def test_a_long_list_of_missing_configurations_is_cut(tmp_path):
+    a = write(tmp_path / "a.json", [row("add", {"BLOCK": 16 * 2 ** i}, 4, True, 1.0) for i in range(12)])
+    b = write(tmp_path / "b.json", [])
+    out = run("--a", a, "--b", b)
+    assert out.returncode == 0, out.stderr
+    only = next(line for line in out.stdout.splitlines() if line.startswith("only in A"))
+    assert only.count("add ") == 10 and only.endswith("; and 2 more"), only
+
+
 def test_a_file_that_is_not_a_sweep_is_named(tmp_path):
     bad = tmp_path / "notes.json"
     bad.write_text("[1, 2]")

@@ -282,7 +282,7 @@ def _include_options() -> tuple[bytes, ...]:
     return (f"--include-path={found}".encode(),) if found else ()
 
 
-def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
+def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool, ptxas_options=()):
     nvrtc = _nvrtc()
     (prog,) = _check(nvrtc.nvrtcCreateProgram(source.encode(), source_name.encode(), 0, [], []),
                      "program creation", source_name=source_name)
@@ -292,6 +292,8 @@ def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool):
             opts += _include_options()
         if lineinfo:
             opts.append(b"--generate-line-info")
+        for option in ptxas_options:
+            opts += [b"-Xptxas", option.encode()]
         res = _compile_bounded(nvrtc, prog, opts, source_name, arch_option)
         (size,) = _check(nvrtc.nvrtcGetProgramLogSize(prog), "log size", source_name=source_name)
         buf = bytearray(size)         # mutable: NVRTC writes into it (never into a shared bytes object)
@@ -324,10 +326,12 @@ def _fetch(nvrtc, prog, kind: str, source_name: str) -> bytes:
     return bytes(buf)
 
 
-def compile_program(source: str, source_name: str, target: str, lineinfo: bool = True) -> Program:
-    """Compile ``source`` for the real architecture ``target`` (sm_XX[a|f]): its cubin and PTX."""
+def compile_program(source: str, source_name: str, target: str, lineinfo: bool = True,
+                    ptxas_options: tuple[str, ...] = ()) -> Program:
+    """Compile ``source`` for the real architecture ``target`` (sm_XX[a|f]): its cubin and PTX;
+    ``ptxas_options`` go to ptxas as they are (``--register-usage-level=0``)."""
     num, suffix = check_target(target)
-    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture=sm_{num}{suffix}", lineinfo)
+    nvrtc, prog, _ = _compile(source, source_name, f"--gpu-architecture=sm_{num}{suffix}", lineinfo, ptxas_options)
     try:
         return Program(_fetch(nvrtc, prog, "PTX", source_name).rstrip(b"\x00").decode(),
                        _fetch(nvrtc, prog, "cubin", source_name))

@@ -79,13 +79,15 @@ def with_min_blocks(cu: str, blocks: int) -> str:
     return out
 
 
-def settle(cu: str, source_name: str, target: str, symbol: str, threads: int, shared: int) -> tuple[str, nvrtc.Program]:
+def settle(cu: str, source_name: str, target: str, symbol: str, threads: int, shared: int,
+           ptxas_options: tuple[str, ...] = ()) -> tuple[str, nvrtc.Program]:
     """The CUDA source and its compile (cubin and PTX), stating more blocks an SM where the
     registers ptxas chose hold the occupancy back and a second compile reaches that many without a
     larger stack frame (``cu`` itself otherwise); ``symbol`` is the kernel's name in the cubin. Only
     the first compile may fail: a cubin that cannot be read (another NVRTC's layout) or a second
-    compile that fails leaves the kernel as generated — an optimization never fails a build."""
-    program = nvrtc.compile_program(cu, source_name, target)
+    compile that fails leaves the kernel as generated — an optimization never fails a build.
+    ``ptxas_options`` go to both compiles (``nvrtc.compile_program``)."""
+    program = nvrtc.compile_program(cu, source_name, target, ptxas_options=ptxas_options)
     lim = limits(target)
     if lim is None:
         return cu, program
@@ -95,7 +97,7 @@ def settle(cu: str, source_name: str, target: str, symbol: str, threads: int, sh
         if want is None:
             return cu, program
         src = with_min_blocks(cu, want)
-        out = nvrtc.compile_program(src, source_name, target)
+        out = nvrtc.compile_program(src, source_name, target, ptxas_options=ptxas_options)
         got = resources(out.cubin, symbol)
     except (ValueError, NVRTCError):
         return cu, program
