@@ -163,10 +163,11 @@ def _rolled_pays(shape: tuple[int, int], num_warps: int, width: int, staged: boo
     (``benchmarks/sweep.py``, every loop of the sweep both ways in one run, ratio to Triton): it
     pays for the tiles that hold their row one element a lane (``_lane_row_pays``; in their
     default layout, rolled loops gained nothing and lost up to 0.22: 16x64 on 8 warps :16 1.36 ->
-    1.15). It pays for staged tiles (their column through shared memory) of ``OUTER_PRODUCT_HEAVY_SHARE`` products a thread or more: 128x64 on
-    one warp 0.87 -> 1.12, 64x128 on one warp 0.89 -> 0.92, 128x128 on 2 warps 0.94 -> 0.96 and
-    on one 1.69 -> 1.80 (all aligned; without the promise 64x128 on one warp lost 1.08 -> 1.03 and
-    128x128 on 2 warps 1.28 -> 1.23), not from 128 (64x64 on one warp 1.00 -> 0.95). Everything
+    1.15). It pays for staged tiles (their column through shared memory) of
+    ``OUTER_PRODUCT_HEAVY_SHARE`` products a thread or more: 128x64 on one warp 0.87 -> 1.12,
+    64x128 on one warp 0.89 -> 0.92, 128x128 on 2 warps 0.94 -> 0.96 and on one 1.69 -> 1.80 (all
+    aligned; without the promise 64x128 on one warp lost 1.08 -> 1.03 and 128x128 on 2 warps 1.28
+    -> 1.23), not from 128 (64x64 on one warp 1.00 -> 0.95). Everything
     else lost: NVVM's unrolling had the row sums 1.5 to 3 times as fast as Triton's (1.0 rolled),
     128x16 on 8 warps went 1.12 -> 0.86 and 128x128 on 4 warps 1.00 -> 0.93."""
     if staged:
@@ -186,9 +187,9 @@ def _lane_row_pays(shape: tuple[int, int], num_warps: int, width: int) -> bool:
     16x32 on 4 warps 1.13 -> 1.30). Rows proven to run in 16-byte vectors (``:16``): 16x16 on 4
     warps 0.86 -> 1.02, 16x32 on 4 warps 1.11 -> 1.33, 32x16 on 8 warps 0.87 -> 1.00, 16x32 on 8
     warps 1.25 -> 1.30; the tiles of 1024 elements lost (16x64 on 8 warps 1.37 -> 1.20, 32x32 on 8
-    warps 1.05 -> 1.00: their default holds the row in one 16-byte run a thread and loads half
-    or a quarter of the column lane rows do; lane rows without the rolled loop had lost more, 16x64
-    on 8 warps 1.39 -> 0.76)."""
+    warps 1.05 -> 1.00: their default loads a thread's row as one 16-byte run and one element of
+    the column an iteration, lane rows 2 + 2 or 1 + 4 scalars; lane rows without the rolled loop
+    had lost more, 16x64 on 8 warps 1.39 -> 0.76)."""
     share = shape[0] * shape[1] // (32 * num_warps)
     return share <= LANE_ROW_SHARE and (width == 1 or shape[0] * shape[1] <= LANE_ROW_VECTOR_TILE)
 
@@ -200,14 +201,14 @@ STAGED_LOOP_PTXAS_OPTIONS = ("--register-usage-level=0",)
 def ptxas_options(fn: Function) -> tuple[str, ...]:
     """The options the kernel's ptxas compile takes (layouts assigned): ``STAGED_LOOP_PTXAS_OPTIONS``
     where a loop that is not ``rolled`` stages an outer product's column through shared memory
-    (``staged_column``), none otherwise. ptxas's default register-usage level keeps those loops'
-    products close to their operands; level 0 lets it spread them over more registers. Measured on
-    an H100 (``benchmarks/sweep.py``, the seed matmul, ratio to Triton, both ways in one run, A B B
-    A): 64x64 on one warp 0.93 -> 1.00, 128x128 on 4 warps 0.95 -> 0.97, 32x128 on one warp 0.950
-    -> 0.955 (no :16), the other eight such configurations within 0.5 %. Not for rolled loops (ptxas
+    (``staged_column``), none otherwise. What level 0 changes in ptxas's schedule was not examined
+    (64x64 on one warp takes 175 registers instead of 177). Measured on an H100
+    (``benchmarks/sweep.py``, the seed matmul, ratio to Triton, both ways in one run, A B B A):
+    64x64 on one warp 0.93 -> 1.00, 128x128 on 4 warps 0.95 -> 0.97, 32x128 on one warp 0.950 ->
+    0.955 (no :16), the other eight such configurations within 0.5 %. Not for rolled loops (ptxas
     unrolls those itself: 128x64 on one warp lost 1.07 -> 1.03, 128x128 on 2 warps 0.96 -> 0.95),
     nor for the rest (on every kernel, levels 0 and 10 each cost up to 25 % somewhere: 32x32 on 8
-    warps 0.97 -> 0.76 at level 0, a row sum of 64 on one warp 2.3 -> 0.6 at level 10)."""
+    warps 0.97 -> 0.76 at level 0, a row sum of 64 a block on one warp 2.3 -> 0.6 at level 10)."""
     for loop in walk(fn.body):
         if OPS[loop.name].loop and not loop.attrs.get("rolled") and any(
                 op.name == "convert_layout" and op.attrs.get("staged") for r in loop.regions for op in walk(r)):

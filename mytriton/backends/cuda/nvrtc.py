@@ -282,7 +282,7 @@ def _include_options() -> tuple[bytes, ...]:
     return (f"--include-path={found}".encode(),) if found else ()
 
 
-def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool, ptxas_options=()):
+def _compile(source: str, source_name: str, arch_option: str, lineinfo: bool, ptxas_options: tuple[str, ...] = ()):
     nvrtc = _nvrtc()
     (prog,) = _check(nvrtc.nvrtcCreateProgram(source.encode(), source_name.encode(), 0, [], []),
                      "program creation", source_name=source_name)
