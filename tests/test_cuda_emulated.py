@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import mytriton
 import mytriton.language as tl
@@ -120,7 +122,8 @@ def test_manifest_kernels():
                         {"BM": 16, "BN": 32}, [a, b, np.zeros((20, 33), np.float32), 20, 33, 9], (2, 2), 4, tol=1e-4)
 
 
-@pytest.mark.parametrize("bm,bn,warps,aligned", [(16, 32, 8, False), (16, 16, 4, True), (128, 64, 1, False)])
+@pytest.mark.parametrize("bm,bn,warps,aligned", [(16, 32, 8, False), (16, 16, 4, True), (16, 32, 4, True),
+                                                   (32, 16, 8, True), (128, 64, 1, False)])
 def test_rolled_outer_product_loops(bm, bn, warps, aligned):
     """The loops passes/layout._rolled_pays leaves for ptxas to unroll (their bound read through
     mt_rolled_bound): a row one element a lane (unproven, or in runs proven 16-byte aligned), and a
@@ -133,6 +136,26 @@ def test_rolled_outer_product_loops(bm, bn, warps, aligned):
                                                        num_warps=warps).asm["cu"]
     same_as_interpreter(mm.matmul_kernel, sig, {"BM": bm, "BN": bn}, [a, b, np.zeros((m, n), np.float32), m, n, k],
                         (2, 2), warps, tol=1e-4)
+
+
+@settings(max_examples=16, deadline=None, derandomize=True, database=None, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(bm=st.sampled_from([16, 32, 64, 128]), bn=st.sampled_from([16, 32, 64, 128]),
+       warps=st.sampled_from([1, 2, 4, 8]), aligned=st.booleans(), pointers=st.booleans(), data=st.data())
+def test_outer_product_loops_agree_with_the_interpreter(bm, bn, warps, aligned, pointers, data):
+    """The seed matmul (indices or loop-carried pointers) over random tiles, warps and sizes, with
+    and without the 16-byte promise: whatever layout passes/layout gives its outer products
+    (default, half-warp or lane rows, a staged column) and whether its loop is rolled, the
+    emulated CUDA computes what the interpreter does, masked tails included."""
+    m = data.draw(st.integers(1, 2 * bm), label="M")
+    n = 16 * data.draw(st.integers(1, max(1, 2 * bn // 16)), label="N/16") if aligned else \
+        data.draw(st.integers(1, 2 * bn), label="N")
+    k = 16 * data.draw(st.integers(1, 2), label="K/16") if aligned else data.draw(st.integers(1, 20), label="K")
+    p, i = ("*fp32:16", "i32:16") if aligned else ("*fp32", "i32")
+    sig = {"a": p, "b": p, "c": p, "M": "i32", "N": i, "K": i}
+    a, b = randn(m, k), randn(k, n)
+    same_as_interpreter(mm.matmul_ptr_kernel if pointers else mm.matmul_kernel, sig, {"BM": bm, "BN": bn},
+                        [a, b, np.full((m, n), 7.0, np.float32), m, n, k], (-(-m // bm), -(-n // bn)), warps, tol=1e-4)
 
 
 # --- fp16 / bf16 (tests/cuda_emulator/cuda_fp16.h: the conversions round as CUDA's) ----------------
@@ -263,8 +286,6 @@ def test_histogram_ticket_and_spin_lock():
 
 
 # --- property: hostile generated kernels, emulated CUDA against the interpreter ---------------------
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from tests.user_text_strategies import kernels, load  # noqa: E402
 
