@@ -7,9 +7,10 @@ Compiles one configuration of a kernel of ``benchmarks/sweep.py`` (its source, i
 alignment promises, as the sweep times it) through mytriton (NVRTC) and, where Triton is
 installed, through Triton for the same target (Triton compiles offline, given the target), then
 prints each side's registers, stack frame, SASS instruction count and its hottest loop's
-instructions per FFMAs (the loop with the most FFMAs: a K loop as ptxas unrolled it), and a histogram of the
-instructions that tell most (global and shared memory, local-memory spills, barriers, branches,
-FMAs), and writes the CUDA, PTX and SASS of both under ``--out``. ``--all`` prints one line a
+instructions per FFMAs (the loop with the most FFMAs: a K loop as ptxas unrolled it), a histogram
+of the instructions that tell most (global and shared memory, local-memory spills, barriers,
+branches, FMAs) and that loop's memory accesses and math in issue order (``loop_order``), and
+writes the CUDA, PTX and SASS of both under ``--out``. ``--all`` prints one line a
 configuration instead: where ptxas spills or caps registers is the first thing to look at when
 the sweep finds a slow one.
 
@@ -140,6 +141,26 @@ def hottest_loop(sass: str) -> tuple[int, int]:
     return len(body), _ffmas(body)
 
 
+# the instructions whose order in the hottest loop is shown (loop_order)
+ORDERED = ("LDG", "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "LDL", "STL", "BAR", "SHFL", "FFMA", "FADD", "HGMMA",
+           "HMMA")
+
+
+def loop_order(body: list[str]) -> str:
+    """The memory accesses, barriers and float math of a loop body in issue order, run-length
+    encoded (``LDG98 FADD1 LDG10 ...``): whether ptxas issues an iteration's loads before the
+    math that waits for them."""
+    runs: list[list] = []
+    for text in body:
+        m = re.match(r"\s*(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", text)
+        if m and m.group(1) in ORDERED:
+            if runs and runs[-1][0] == m.group(1):
+                runs[-1][1] += 1
+            else:
+                runs.append([m.group(1), 1])
+    return " ".join(f"{op}{n}" for op, n in runs)
+
+
 def summary(res: dict, ops: Counter, sass: str) -> str:
     n, ffma = hottest_loop(sass)
     return (f"REG {res.get('REG', 0):3d}  STACK {res.get('STACK', 0):5d}  SASS {sum(ops.values()):5d}"
@@ -197,6 +218,9 @@ def main(argv=None) -> int:
         for op in SHOWN:
             if mops[op] or (with_triton and tops[op]):
                 print(f"{op:8s} {mops[op]:9d}" + (f" {tops[op]:9d}" if with_triton else ""))
+        print("\nhottest loop, in order:\n  mytriton " + loop_order(hottest_loop_body(msass)))
+        if with_triton:
+            print("  triton   " + loop_order(hottest_loop_body(tsass)))
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "mytriton.cu").write_text(mt.asm["cu"])

@@ -251,10 +251,10 @@ def test_a_loop_unroll_factor_of_the_kernel_wins_over_the_rolled_loop():
 
 
 def _loop_order(cubin: bytes) -> str:
-    """The hottest loop's loads (L) and FFMAs (F) in SASS order, e.g. ``LLLFLF``."""
+    """The hottest loop's memory ops and math in SASS order (sass_compare.loop_order), e.g. ``LDG12 FFMA8``."""
     sass_compare = _sass_compare()
-    body = sass_compare.hottest_loop_body(sass_compare.inspect(cubin, sass_compare.cuobjdump())[2])
-    return "".join("L" if re.search(r"\bLDG\b", t) else "F" for t in body if re.search(r"\b(LDG|FFMA)\b", t))
+    sass = sass_compare.inspect(cubin, sass_compare.cuobjdump())[2]
+    return sass_compare.loop_order(sass_compare.hottest_loop_body(sass))
 
 
 def _sass_compare():
@@ -272,10 +272,10 @@ def test_a_rolled_loop_issues_its_unrolled_loads_before_its_ffmas(monkeypatch):
     by NVVM (the rule switched off) the loads sit between the FFMAs."""
     from mytriton.passes import layout
     rolled = _loop_order(_matmul(16, 32, 8, False).asm["cubin"])
-    assert rolled == "L" * 12 + "F" * 8, rolled
+    assert rolled == "LDG12 FFMA8", rolled
     monkeypatch.setattr(layout, "_rolled_pays", lambda *args: False)
     unrolled = _loop_order(_matmul(16, 32, 8, False).asm["cubin"])
-    assert unrolled.count("F") == 8 and not unrolled.startswith("L" * 12), unrolled
+    assert "FFMA" in unrolled and not unrolled.startswith("LDG12 "), unrolled
 
 
 @pytest.mark.parametrize("bm,bn,warps,aligned,options", [

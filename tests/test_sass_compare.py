@@ -47,6 +47,14 @@ def test_hottest_loop_is_the_backward_branch_span_with_the_most_ffmas():
     assert sass_compare.hottest_loop("/*0000*/ EXIT ;") == (0, 0)
 
 
+def test_loop_order_runs_the_memory_ops_and_math_in_issue_order():
+    body = ["@!P5 LDG.E R1, desc[UR6][R2.64+0x80]", "LDG.E R3, desc[UR6][R2.64]", "IADD3 R0, R0, 0x1, RZ",
+            "FADD R4, R4, R1", "@P0 LDG.E.128 R8, desc[UR6][R6.64]", "FFMA R4, R8, R9, R4", "FFMA R5, R8, R9, R5",
+            "STS [R3], R0", "BAR.SYNC.DEFER_BLOCKING 0x0", "BRA 0x100"]
+    assert sass_compare.loop_order(body) == "LDG2 FADD1 LDG1 FFMA2 STS1 BAR1"
+    assert sass_compare.loop_order([]) == ""
+
+
 def run(*args):
     return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sass_compare.py"), *args], capture_output=True,
                           text=True, timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
