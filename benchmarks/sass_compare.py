@@ -64,13 +64,20 @@ def resources(text: str) -> dict[str, int]:
     return {k: int(v) for k, v in re.findall(r"(\w+):(\d+)", line)}
 
 
+def _opcode(text: str) -> str | None:
+    """An instruction's opcode (its first dot-separated part, a predicate dropped), or None."""
+    m = re.match(r"\s*(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", text)
+    return m.group(1) if m else None
+
+
 def opcodes(sass: str) -> Counter:
-    """How often each opcode (its first dot-separated part, a predicate dropped) occurs in a SASS listing."""
+    """How often each opcode (``_opcode``) occurs in a SASS listing."""
     counts = Counter()
     for line in sass.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", line)
-        if m:
-            counts[m.group(1)] += 1
+        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*)", line)
+        op = _opcode(m.group(1)) if m else None
+        if op:
+            counts[op] += 1
     return counts
 
 
@@ -117,7 +124,7 @@ def compile_triton(config: sweep.Config, target: str, folder: Path):
 
 
 def _ffmas(body: list[str]) -> int:
-    return sum(1 for t in body if re.match(r"(?:@!?U?P\w+\s+)?FFMA\b", t))
+    return sum(1 for t in body if _opcode(t) == "FFMA")
 
 
 def hottest_loop_body(sass: str) -> list[str]:
@@ -141,9 +148,9 @@ def hottest_loop(sass: str) -> tuple[int, int]:
     return len(body), _ffmas(body)
 
 
-# the instructions whose order in the hottest loop is shown (loop_order)
-ORDERED = ("LDG", "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "LDL", "STL", "BAR", "SHFL", "FFMA", "FADD", "HGMMA",
-           "HMMA")
+# the instructions whose order in the hottest loop is shown (loop_order): those counted, branches
+# aside, and the adds of reductions
+ORDERED = tuple(op for op in SHOWN if op != "BRA") + ("FADD",)
 
 
 def loop_order(body: list[str]) -> str:
@@ -151,13 +158,12 @@ def loop_order(body: list[str]) -> str:
     encoded (``LDG98 FADD1 LDG10 ...``): whether ptxas issues an iteration's loads before the
     math that waits for them."""
     runs: list[list] = []
-    for text in body:
-        m = re.match(r"\s*(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9]*)", text)
-        if m and m.group(1) in ORDERED:
-            if runs and runs[-1][0] == m.group(1):
+    for op in map(_opcode, body):
+        if op in ORDERED:
+            if runs and runs[-1][0] == op:
                 runs[-1][1] += 1
             else:
-                runs.append([m.group(1), 1])
+                runs.append([op, 1])
     return " ".join(f"{op}{n}" for op, n in runs)
 
 

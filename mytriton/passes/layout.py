@@ -108,6 +108,11 @@ def _outer_product_tiles(fn: Function, shapes: list[tuple[int, ...]],
             if m > 1 and n > 1 and (m, 1) in loaded and (1, n) in loaded and (m, n) not in dots}
 
 
+def _share(shape: tuple[int, int], num_warps: int) -> int:
+    """The elements of a 2-D tile each thread holds (its products, for an outer-product tile)."""
+    return shape[0] * shape[1] // (32 * num_warps)
+
+
 def _outer_product_pays(layout: BlockedLayout, shape: tuple[int, int], num_warps: int, width: int) -> bool:
     """Whether an outer-product tile takes ``outer_product_layout`` (its column staged through
     shared memory, a barrier an iteration) rather than the default (16-byte runs along N, each
@@ -123,7 +128,7 @@ def _outer_product_pays(layout: BlockedLayout, shape: tuple[int, int], num_warps
     staged layout one element a lane) and a lane holds two columns or more (32x64 0.77 -> 1.02,
     16x128 2.03 -> 2.19; with a column a lane, 64x32 lost 1.58 -> 1.04 and 128x16 1.78 -> 1.34;
     with a proven width of 4, 32x64 lost 1.15 -> 1.06)."""
-    share = shape[0] * shape[1] // (32 * num_warps)
+    share = _share(shape, num_warps)
     if layout.size_per_thread[0] < STAGED_COLUMN_REGS:
         return False
     if num_warps == 1 and width == 1 and shape[1] >= 64 and share >= OUTER_PRODUCT_ONE_WARP_SHARE:
@@ -149,7 +154,7 @@ def _half_warp_row_pays(default: BlockedLayout, shape: tuple[int, int], num_warp
     shares of any row take it where ``_lane_row_pays``."""
     if _lane_row_pays(shape, num_warps, width):
         return True
-    share = shape[0] * shape[1] // (32 * num_warps)
+    share = _share(shape, num_warps)
     return (shape[1] == 16 and default.size_per_thread[1] == 4 and default.threads_per_warp[1] == 4
             and share <= HALF_WARP_ROW_SHARE)
 
@@ -167,11 +172,11 @@ def _rolled_pays(shape: tuple[int, int], num_warps: int, width: int, staged: boo
     ``OUTER_PRODUCT_HEAVY_SHARE`` products a thread or more: 128x64 on one warp 0.87 -> 1.12,
     64x128 on one warp 0.89 -> 0.92, 128x128 on 2 warps 0.94 -> 0.96 and on one 1.69 -> 1.80 (all
     aligned; without the promise 64x128 on one warp lost 1.08 -> 1.03 and 128x128 on 2 warps 1.28
-    -> 1.23), not from 128 (64x64 on one warp 1.00 -> 0.95). Everything
-    else lost: NVVM's unrolling had the row sums 1.5 to 3 times as fast as Triton's (1.0 rolled),
-    128x16 on 8 warps went 1.12 -> 0.86 and 128x128 on 4 warps 1.00 -> 0.93."""
+    -> 1.23), not from 128 (64x64 on one warp 1.00 -> 0.95). Everything else lost: NVVM's
+    unrolling had the row sums 1.5 to 3 times as fast as Triton's (1.0 rolled), 128x16 on 8 warps
+    went 1.12 -> 0.86 and 128x128 on 4 warps 1.00 -> 0.93."""
     if staged:
-        return shape[0] * shape[1] // (32 * num_warps) >= OUTER_PRODUCT_HEAVY_SHARE
+        return _share(shape, num_warps) >= OUTER_PRODUCT_HEAVY_SHARE
     return _lane_row_pays(shape, num_warps, width)
 
 
@@ -190,7 +195,7 @@ def _lane_row_pays(shape: tuple[int, int], num_warps: int, width: int) -> bool:
     warps 1.05 -> 1.00: their default loads a thread's row as one 16-byte run and one element of
     the column an iteration, lane rows 2 + 2 or 1 + 4 scalars; lane rows without the rolled loop
     had lost more, 16x64 on 8 warps 1.39 -> 0.76)."""
-    share = shape[0] * shape[1] // (32 * num_warps)
+    share = _share(shape, num_warps)
     return share <= LANE_ROW_SHARE and (width == 1 or shape[0] * shape[1] <= LANE_ROW_VECTOR_TILE)
 
 
