@@ -306,3 +306,27 @@ def test_a_ptxas_option_reaches_ptxas():
     src = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }'
     with pytest.raises(nvrtc.NVRTCError, match=r"ptxas fatal\s*: Unknown option '-+no-such-option'"):
         nvrtc.compile_program(src, "k.cu", "sm_90", ptxas_options=("--no-such-option",))
+
+
+def test_the_ptxas_option_follows_the_staged_columns_own_loop():
+    """A staged column belongs to its innermost loop: a rolled one inside an outer loop NVVM
+    unrolls takes no option (the outer loop stages nothing of its own)."""
+    import mytriton.language as tl
+
+    @mytriton.jit
+    def batched(a, b, c, M, N, K, B, BM: tl.constexpr, BN: tl.constexpr):
+        offs_m = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+        offs_n = tl.arange(0, BN)[None, :]
+        for z in range(B):
+            acc = tl.zeros((BM, BN), tl.float32)
+            for k in range(K):
+                acc += tl.load(a + z * M * K + offs_m * K + k, mask=offs_m < M, other=0.0) * \
+                    tl.load(b + z * K * N + k * N + offs_n, mask=offs_n < N, other=0.0)
+            tl.store(c + z * M * N + offs_m * N + offs_n, acc, mask=(offs_m < M) & (offs_n < N))
+    sig = {"a": "*fp32:16", "b": "*fp32:16", "c": "*fp32:16", "M": "i32", "N": "i32", "K": "i32", "B": "i32"}
+    rolled = mytriton.compile(batched, signature=sig, constexprs={"BM": 128, "BN": 64}, num_warps=1)
+    assert "_staged" in rolled.asm["cu"] and "mt_rolled_bound(p_K)" in rolled.asm["cu"]
+    assert rolled.metadata["ptxas_options"] == []
+    unrolled = mytriton.compile(batched, signature=sig, constexprs={"BM": 64, "BN": 64}, num_warps=1)
+    assert "_staged" in unrolled.asm["cu"] and "mt_rolled_bound(p_K)" not in unrolled.asm["cu"]
+    assert unrolled.metadata["ptxas_options"] == ["--register-usage-level=0"]

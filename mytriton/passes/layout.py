@@ -214,11 +214,19 @@ def ptxas_options(fn: Function) -> tuple[str, ...]:
     unrolls those itself: 128x64 on one warp lost 1.07 -> 1.03, 128x128 on 2 warps 0.96 -> 0.95),
     nor for the rest (on every kernel, levels 0 and 10 each cost up to 25 % somewhere: 32x32 on 8
     warps 0.97 -> 0.76 at level 0, a row sum of 64 a block on one warp 2.3 -> 0.6 at level 10)."""
-    for loop in walk(fn.body):
-        if OPS[loop.name].loop and not loop.attrs.get("rolled") and any(
-                op.name == "convert_layout" and op.attrs.get("staged") for r in loop.regions for op in walk(r)):
-            return STAGED_LOOP_PTXAS_OPTIONS
-    return ()
+    return STAGED_LOOP_PTXAS_OPTIONS if _stages_in_unrolled_loop(fn.body, None) else ()
+
+
+def _stages_in_unrolled_loop(region: Region, loop: Op | None) -> bool:
+    """Whether ``region`` (inside ``loop``, its innermost loop) or a region in it holds a staged
+    column whose innermost loop is not ``rolled``."""
+    for op in region.ops:
+        if op.name == "convert_layout" and op.attrs.get("staged") and loop is not None and not loop.attrs.get("rolled"):
+            return True
+        inner = op if OPS[op.name].loop else loop
+        if any(_stages_in_unrolled_loop(r, inner) for r in op.regions):
+            return True
+    return False
 
 
 def wgmma_kind(op: Op) -> str | None:
