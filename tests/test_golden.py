@@ -93,7 +93,8 @@ def test_cuda_loop_shape():
 def test_cuda_staged_column():
     """FileCheck-style: an outer-product tile of 128 elements a thread or more (passes/layout.py,
     _outer_product_pays) takes each iteration's column through one of two buffers in turn, one
-    barrier an iteration, read back 16 bytes at a time."""
+    barrier an iteration, read back 16 bytes at a time. On one warp the barrier comes before the
+    column's stores, which ``__syncwarp()`` orders for the reads."""
     cu = mytriton.compile(basic.matmul_kernel, signature=MATMUL, constexprs={"BM": 64, "BN": 64},
                           num_warps=1).asm["cu"]
     expected = [
@@ -106,6 +107,8 @@ def test_cuda_staged_column():
         "for (int r = 0; r < 2; ++r) v26[r] = (v17[r] ? *v25[r] : 0.0f);",
         "float* buf = reinterpret_cast<float*>(mt_smem + v18_staged * 256);",
         "__syncthreads();",
+        "for (int r = 0; r < 2; ++r) buf[((r << 5) + tid)] = v22[r];",
+        "__syncwarp();",
         "for (int r = 0; r < 64; r += 4) { const mt_vec<float, 4> t = *reinterpret_cast<const mt_vec<float, 4>*>"
         "(buf + r);",
         "float v29[128];",
@@ -117,3 +120,22 @@ def test_cuda_staged_column():
         "for (int r = 0; r < 128; ++r) if (v34[r]) *v33[r] = v30[r];",
     ]
     assert_in_order(cu, expected)
+
+
+def test_cuda_staged_column_on_several_warps():
+    """FileCheck-style: on several warps the block meets between the column's stores and its reads
+    (another warp reads what a thread stored); no ``__syncwarp()``."""
+    cu = mytriton.compile(basic.matmul_kernel, signature=MATMUL, constexprs={"BM": 128, "BN": 128},
+                          num_warps=4).asm["cu"]
+    expected = [
+        "for (int v18 = 0; v18 < p_K; v18 += 1) {",
+        "float* buf = reinterpret_cast<float*>(mt_smem + v18_staged * 512);",
+        "{ const int r = 0; buf[tid] = v22[r]; }",
+        "__syncthreads();",
+        "for (int r = 0; r < 128; r += 4) { const mt_vec<float, 4> t = *reinterpret_cast<const mt_vec<float, 4>*>"
+        "(buf + r);",
+        "v18_staged ^= 1;",
+    ]
+    assert_in_order(cu, expected)
+    loop = cu[cu.index("for (int v18 = 0;"):cu.index("v18_staged ^= 1;")]
+    assert loop.count("__syncthreads();") == 1 and "__syncwarp" not in cu

@@ -1,9 +1,10 @@
 // A CPU stand-in for the CUDA runtime features mytriton's generated kernels use, so that a kernel's
 // C++ can run under g++ with each CUDA thread a std::thread (tests/cuda_emulator/__init__.py):
-// threadIdx/blockIdx/gridDim, __syncthreads(_or) as a std::barrier of the block, __shfl_xor_sync and __shfl_sync
-// through an exchange array and two barriers, the dynamic shared memory buffer, and the few
-// intrinsics the code calls (halves: cuda_fp16.h beside this file). The atomics' inline PTX is
-// rewritten to mt_atom calls by tests/cuda_emulator/__init__.py; they run under one lock.
+// threadIdx/blockIdx/gridDim, __syncthreads(_or) and __syncwarp as a std::barrier of the block,
+// __shfl_xor_sync and __shfl_sync through an exchange array and two barriers, the dynamic shared
+// memory buffer, and the few intrinsics the code calls (halves: cuda_fp16.h beside this file). The
+// atomics' inline PTX is rewritten to mt_atom calls by tests/cuda_emulator/__init__.py; they run
+// under one lock.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -38,6 +39,8 @@ static mt_dim3 gridDim, blockDim;
 alignas(16) static unsigned char mt_smem[1 << 18];
 static std::barrier<>* mt_bar;
 static inline void __syncthreads() { mt_bar->arrive_and_wait(); }
+// (the generated code calls __syncwarp only in blocks of one warp, where it is the block's barrier)
+static inline void __syncwarp(unsigned = 0xffffffffu) { mt_bar->arrive_and_wait(); }
 static std::atomic<int> mt_or_acc{0};
 static inline int __syncthreads_or(int p) {
   if (p) mt_or_acc = 1;
