@@ -364,3 +364,17 @@ def test_random_half_and_integer_tile_programs_agree_with_the_interpreter(p):
     access; arithmetic in the input's own type where Triton keeps it — halves rounded, integers
     wrapping — and in the promoted type where it promotes)."""
     tile_program_agrees(load_tile_program(p))
+
+
+@pytest.mark.parametrize("aligned", [False, True])
+def test_loads_copied_by_cp_async(aligned):
+    """A loop's load of 128 elements a thread (codegen._copied_loads: the row sum BLOCK=4096 on
+    one warp) goes through shared memory by cp.async — 16-byte copies where the row is proven
+    aligned, else one element each — masked-off elements zero-filled: it sums what the
+    interpreter sums, over two full blocks and a tail."""
+    n = 2 * 4096 + (48 if aligned else 37)
+    x = randn(3, n)
+    sig = {"x": "*fp32:16" if aligned else "*fp32", "out": "*fp32", "n_cols": "i32:16" if aligned else "i32"}
+    cu = mytriton.compile(rd.row_sum_kernel, signature=sig, constexprs={"BLOCK": 4096}, num_warps=1).asm["cu"]
+    assert f"mt_cp_async<{16 if aligned else 4}>(slots" in cu
+    same_as_interpreter(rd.row_sum_kernel, sig, {"BLOCK": 4096}, [x, np.zeros(3, np.float32), n], (3,), 1, tol=1e-3)

@@ -193,6 +193,18 @@ def test_row_sum_100_launches():
         assert_same(host(out), want, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("rows,cols", [(5, 10007), (3, 2 * 4096 + 48), (2, 4096), (4, 100)])
+def test_row_sum_copied_by_cp_async(rows, cols):
+    """BLOCK=4096 on one warp: the loop's load goes through shared memory by cp.async
+    (backends/cuda/codegen._copied_loads), one element at a time where the row length is not a
+    multiple of 16, else 16 bytes; masked-off elements read as zeros."""
+    x = rand((rows, cols), 15)
+    out = torch.full((rows,), 7.0, device="cuda")
+    h = rd.row_sum_kernel[(rows,)](dev(x), out, cols, BLOCK=4096, num_warps=1)
+    assert_same(host(out), x.astype(np.float64).sum(1), rtol=1e-4, atol=1e-3)
+    assert f"mt_cp_async<{4 if cols % 16 else 16}>(slots" in h.asm["cu"]
+
+
 @pytest.mark.parametrize("rows,cols,BM,BN,warps", [(100, 70, 32, 64, 4), (5, 3, 4, 8, 4), (1000, 129, 16, 128, 8)])
 def test_col_max_100_launches(rows, cols, BM, BN, warps):
     x = rand((rows, cols), 14)

@@ -330,3 +330,49 @@ def test_the_ptxas_option_follows_the_staged_columns_own_loop():
     unrolled = mytriton.compile(batched, signature=sig, constexprs={"BM": 64, "BN": 64}, num_warps=1)
     assert "_staged" in unrolled.asm["cu"] and "mt_rolled_bound(p_K)" not in unrolled.asm["cu"]
     assert unrolled.metadata["ptxas_options"] == ["--register-usage-level=0"]
+
+
+def _row_sums():
+    import mytriton.language as tl
+
+    @mytriton.jit
+    def plain(x, out, n, BLOCK: tl.constexpr, OTHER: tl.constexpr, CACHE: tl.constexpr):
+        acc = tl.zeros((BLOCK,), tl.float32)
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            acc += tl.load(x + offs, mask=offs < n, other=OTHER, cache_modifier=CACHE)
+        tl.store(out, tl.sum(acc, axis=0))
+
+    @mytriton.jit
+    def two_loads(x, out, n, BLOCK: tl.constexpr, OTHER: tl.constexpr, CACHE: tl.constexpr):
+        acc = tl.zeros((BLOCK,), tl.float32)
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            acc += tl.load(x + offs, mask=offs < n, other=OTHER) * tl.load(x + n + offs, mask=offs < n, other=OTHER)
+        tl.store(out, tl.sum(acc, axis=0))
+
+    @mytriton.jit
+    def no_loop(x, out, n, BLOCK: tl.constexpr, OTHER: tl.constexpr, CACHE: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out, tl.sum(tl.load(x + offs, mask=offs < n, other=OTHER), axis=0))
+    return {f.__name__: f for f in (plain, two_loads, no_loop)}
+
+
+@pytest.mark.parametrize("kernel,block,warps,target,copied", [
+    ("plain", 4096, 1, "sm_90", True),        # 128 elements a thread, in a loop
+    ("plain", 4096, 1, "sm_80", True),        # (cp.async from sm_80 on)
+    ("plain", 2048, 1, "sm_90", False),       # 64 a thread: the loads fit beside the accumulators
+    ("plain", 4096, 2, "sm_90", False),
+    ("plain", 8192, 2, "sm_90", False),       # 128 a thread, but two buffers of 32 KiB
+    ("two_loads", 4096, 1, "sm_90", False),   # four buffers of 16 KiB
+    ("plain", 4096, 1, "sm_75", False),       # no cp.async before sm_80
+    ("no_loop", 4096, 1, "sm_90", False),     # nothing to accumulate beside the loaded values
+])
+@pytest.mark.parametrize("other,cache", [(0.0, ""), (1.0, ""), (0.0, ".cg")])
+def test_which_loads_cp_async_copies(kernel, block, warps, target, copied, other, cache):
+    """codegen._copied_loads: a loop's load of 32-bit elements, 128 or more a thread, zero where
+    masked off (cp.async zero-fills), without a cache hint (the load's own), on sm_80 and later,
+    where the copies' buffers take at most 32 KiB."""
+    ck = mytriton.compile(_row_sums()[kernel], signature={"x": "*fp32", "out": "*fp32", "n": "i32"},
+                          constexprs={"BLOCK": block, "OTHER": other, "CACHE": cache}, target=target, num_warps=warps)
+    assert ("mt_cp_async<4>(slots" in ck.asm["cu"]) == (copied and other == 0.0 and not cache)
