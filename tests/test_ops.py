@@ -352,10 +352,20 @@ def _row_sums():
         tl.store(out, tl.sum(acc, axis=0))
 
     @mytriton.jit
+    def storing(x, out, n, BLOCK: tl.constexpr, OTHER: tl.constexpr, CACHE: tl.constexpr):
+        acc = tl.zeros((BLOCK,), tl.float32)
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            v = tl.load(x + offs, mask=offs < n, other=OTHER)
+            tl.store(x + offs, v * 2, mask=offs < n)
+            acc += v
+        tl.store(out, tl.sum(acc, axis=0))
+
+    @mytriton.jit
     def no_loop(x, out, n, BLOCK: tl.constexpr, OTHER: tl.constexpr, CACHE: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         tl.store(out, tl.sum(tl.load(x + offs, mask=offs < n, other=OTHER), axis=0))
-    return {f.__name__: f for f in (plain, two_loads, no_loop)}
+    return {f.__name__: f for f in (plain, two_loads, storing, no_loop)}
 
 
 @pytest.mark.parametrize("kernel,block,warps,target,copied", [
@@ -367,12 +377,13 @@ def _row_sums():
     ("two_loads", 4096, 1, "sm_90", False),   # four buffers of 16 KiB
     ("plain", 4096, 1, "sm_75", False),       # no cp.async before sm_80
     ("no_loop", 4096, 1, "sm_90", False),     # nothing to accumulate beside the loaded values
+    ("storing", 4096, 1, "sm_90", False),     # a copy is not ordered after the thread's own stores
 ])
 @pytest.mark.parametrize("other,cache", [(0.0, ""), (1.0, ""), (0.0, ".cg")])
 def test_which_loads_cp_async_copies(kernel, block, warps, target, copied, other, cache):
     """codegen._copied_loads: a loop's load of 32-bit elements, 128 or more a thread, zero where
-    masked off (cp.async zero-fills), without a cache hint (the load's own), on sm_80 and later,
-    where the copies' buffers take at most 32 KiB."""
+    masked off (cp.async zero-fills), without a cache hint (the load's own), in a loop that writes
+    no memory, on sm_80 and later, where the copies' buffers take at most 32 KiB."""
     ck = mytriton.compile(_row_sums()[kernel], signature={"x": "*fp32", "out": "*fp32", "n": "i32"},
                           constexprs={"BLOCK": block, "OTHER": other, "CACHE": cache}, target=target, num_warps=warps)
     assert ("mt_cp_async<4>(slots" in ck.asm["cu"]) == (copied and other == 0.0 and not cache)

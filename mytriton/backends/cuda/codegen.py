@@ -164,16 +164,20 @@ def _copied_loads(fn: Function, target: str) -> list[Op]:
     """The loads a loop's iterations copy into shared memory by ``cp.async`` (sm_80 and later),
     each thread to slots of its own, and read back from there: in a ``for`` body, of 32-bit
     elements, ``COPIED_LOAD_SHARE`` or more a thread, without a cache hint and where a masked-off
-    element is 0. A copy in flight holds no register: with the loop's accumulators beside them,
-    loaded values of that many elements do not fit in the registers, and ptxas issues part of the
-    loads only after the first additions, which wait for the first loads (the row sum BLOCK=4096
-    on one warp: 98 of 128 loads before the first addition). Measured on an H100 (A B B A): that
-    row sum 0.93 -> 1.03 of Triton without ``:16``, 1.46 -> 1.66 with it. None where the buffers
-    (two a load) would take more than ``COPIED_LOAD_BYTES`` in all, which costs blocks an SM: the
-    layer norm's five such loads in three loops (160 KiB) ran 3 to 7 times slower."""
+    element is 0, in a loop that writes no memory (which a copy, not ordered after the thread's
+    own stores, might read). A copy in flight holds no register: with the loop's accumulators
+    beside them, loaded values of that many elements do not fit in the registers, and ptxas
+    issues part of the loads only after the first additions, which wait for the first loads (the
+    row sum BLOCK=4096 on one warp: 98 of 128 loads before the first addition). Measured on an
+    H100 (A B B A): that row sum 0.93 -> 1.03 of Triton without ``:16``, 1.46 -> 1.66 with it.
+    None where the buffers (two a load) would take more than ``COPIED_LOAD_BYTES`` in all, which
+    costs blocks an SM: the layer norm's five such loads in three loops (160 KiB) ran 3 to 7
+    times slower."""
     if check_target(target)[0] < 80:
         return []
-    loads = [op for loop in walk(fn.body) if loop.name == "for" for op in loop.regions[0].ops
+    loops = [loop for loop in walk(fn.body)
+             if loop.name == "for" and not any(OPS[op.name].writes_memory for op in walk(loop.regions[0]))]
+    loads = [op for loop in loops for op in loop.regions[0].ops
              if op.name == "load" and isinstance(op.result.type, BlockType) and op.result.type.scalar.bits == 32
              and num_regs(op.result.layout, op.result.type.shape) >= COPIED_LOAD_SHARE
              and not op.attrs.get("volatile") and cache_hint(op.attrs) is None
