@@ -331,8 +331,10 @@ class CudaEmitter:
         self.tensor_maps: dict[str, dict] = {}
         self.swizzled_stores: dict = {}              # (tma.swizzled_stores)
         self.rings, ring_bytes = plan_rings(self)
-        # then the two buffers of each staged column (passes/layout.staged_column): its loop's
-        # iterations write them in turn, so one barrier an iteration keeps readers and writers apart
+        # then the two buffers of each staged column (passes/layout.staged_column) and of each load
+        # copied by cp.async (_copied_loads): its loop's iterations write them in turn, so one
+        # barrier an iteration (none for the copies: a thread reads only its own slots) keeps
+        # readers and writers apart
         self.staged: dict[Op, tuple[int, int]] = {}  # (offset, bytes of one of its two buffers)
         self.staged_turn: dict[Op, str] = {}         # (the variable of the loop's turn)
         ring_bytes = -(-ring_bytes // 16) * 16
@@ -341,7 +343,7 @@ class CudaEmitter:
                 size = -(-op.result.type.numel * _smem_bytes(op.result.type.scalar) // 16) * 16
                 self.staged[op] = (ring_bytes, size)
                 ring_bytes += 2 * size
-        for op in _copied_loads(fn, target):          # (and so do the loads copied by cp.async)
+        for op in _copied_loads(fn, target):
             size = _copy_bytes(op, fn.num_warps)
             self.staged[op] = (ring_bytes, size)
             ring_bytes += 2 * size
