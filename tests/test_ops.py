@@ -387,3 +387,23 @@ def test_which_loads_cp_async_copies(kernel, block, warps, target, copied, other
     ck = mytriton.compile(_row_sums()[kernel], signature={"x": "*fp32", "out": "*fp32", "n": "i32"},
                           constexprs={"BLOCK": block, "OTHER": other, "CACHE": cache}, target=target, num_warps=warps)
     assert ("mt_cp_async<4>(slots" in ck.asm["cu"]) == (copied and other == 0.0 and not cache)
+
+
+def test_a_loop_with_a_dot_keeps_its_loads_out_of_cp_async_copies():
+    """A dot's operand loaded in the loop, 128 elements a thread (64x64 fp32 on one warp), with
+    no software pipeline (num_stages=1): not copied (codegen._copied_loads leaves dot loops to
+    backends/cuda/dot.py)."""
+    import mytriton.language as tl
+
+    @mytriton.jit
+    def k_loop(q, k, o, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+        rm, rd = tl.arange(0, BM), tl.arange(0, D)
+        qt = tl.load(q + rm[:, None] * D + rd[None, :])
+        acc = tl.zeros((BM, BN), tl.float32)
+        for n in range(0, N, BN):
+            rn = n + tl.arange(0, BN)
+            acc += tl.dot(qt, tl.load(k + rd[:, None] * N + rn[None, :], mask=rn[None, :] < N, other=0.0))
+        tl.store(o + rm[:, None] * BN + tl.arange(0, BN)[None, :], acc)
+    sig = {"q": "*fp32:16", "k": "*fp32:16", "o": "*fp32:16", "N": "i32"}
+    ck = mytriton.compile(k_loop, signature=sig, constexprs={"BM": 64, "BN": 64, "D": 64}, num_warps=1, num_stages=1)
+    assert "mma.sync" in ck.asm["ptx"] and "(slots" not in ck.asm["cu"]

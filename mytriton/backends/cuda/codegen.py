@@ -172,11 +172,12 @@ def _copied_loads(fn: Function, target: str) -> list[Op]:
     H100 (A B B A): that row sum 0.93 -> 1.03 of Triton without ``:16``, 1.46 -> 1.66 with it.
     None where the buffers (two a load) would take more than ``COPIED_LOAD_BYTES`` in all, which
     costs blocks an SM: the layer norm's five such loads in three loops (160 KiB) ran 3 to 7
-    times slower."""
+    times slower. Loops with a ``tl.dot`` keep their own pipeline (the rings of
+    backends/cuda/dot.py); copies were not measured there."""
     if check_target(target)[0] < 80:
         return []
-    loops = [loop for loop in walk(fn.body)
-             if loop.name == "for" and not any(OPS[op.name].writes_memory for op in walk(loop.regions[0]))]
+    loops = [loop for loop in walk(fn.body) if loop.name == "for"
+             and not any(OPS[op.name].writes_memory or op.name == "dot" for op in walk(loop.regions[0]))]
     loads = [op for loop in loops for op in loop.regions[0].ops
              if op.name == "load" and isinstance(op.result.type, BlockType) and op.result.type.scalar.bits == 32
              and num_regs(op.result.layout, op.result.type.shape) >= COPIED_LOAD_SHARE
