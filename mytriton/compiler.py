@@ -22,7 +22,7 @@ from .ir.printer import print_function
 from .ir.ssa import Function, Param
 from .ir.types import TMAP, parse_type
 from .ir.verifier import verify
-from .passes.layout import assign_layouts, ptxas_options, verify_layouts
+from .passes.layout import assign_layouts, verify_layouts
 from .passes.lower import lower
 from .passes.pipeline import optimize
 from .passes.typeinfer import check_tree
@@ -237,7 +237,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, 
         stages["cu"], shared = emitter.generate()
         tensor_maps = emitter.tensor_maps
         settle = (symbol, emitter.num_threads, shared) if emitter.occupancy_tunable else None
-        ptxas = ptxas_options(func)
+        ptxas = emitter.ptxas_options
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
     # NVRTC's messages name the source: the kernel's own name where it is plain ASCII
@@ -249,7 +249,7 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, 
         "num_stages": num_stages,
         "shared": shared,
         "target": target,
-        "ptxas_options": list(ptxas),      # (passes/layout.ptxas_options)
+        "ptxas_options": list(ptxas),      # (backends/cuda/codegen.ptxas_options)
         "backend": backend,
         "signature": {p.name: _type_string(p) for p in func.params},
         # tensor maps the host encodes with another box than the descriptor's block, swizzled (TMA

@@ -286,7 +286,7 @@ def test_a_rolled_loop_issues_its_unrolled_loads_before_its_ffmas(monkeypatch):
     (32, 32, 4, True, []),                                # the default layout
 ])
 def test_loops_of_staged_columns_tell_ptxas_their_register_usage_level(bm, bn, warps, aligned, options):
-    """passes/layout.ptxas_options: kernels whose loop NVVM unrolls with a staged column get
+    """backends/cuda/codegen.ptxas_options: kernels whose loop NVVM unrolls with a staged column get
     ``--register-usage-level=0``; it is in the metadata and in the compile itself (the cubin is
     the one NVRTC makes with it, not the one without)."""
     from mytriton.backends.cuda import nvrtc

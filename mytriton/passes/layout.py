@@ -199,36 +199,6 @@ def _lane_row_pays(shape: tuple[int, int], num_warps: int, width: int) -> bool:
     return share <= LANE_ROW_SHARE and (width == 1 or shape[0] * shape[1] <= LANE_ROW_VECTOR_TILE)
 
 
-# what ptxas is told for kernels with a staged column in a loop NVVM unrolls (see ptxas_options)
-STAGED_LOOP_PTXAS_OPTIONS = ("--register-usage-level=0",)
-
-
-def ptxas_options(fn: Function) -> tuple[str, ...]:
-    """The options the kernel's ptxas compile takes (layouts assigned): ``STAGED_LOOP_PTXAS_OPTIONS``
-    where a loop that is not ``rolled`` stages an outer product's column through shared memory
-    (``staged_column``), none otherwise. What level 0 changes in ptxas's schedule was not examined
-    (64x64 on one warp takes 175 registers instead of 177). Measured on an H100
-    (``benchmarks/sweep.py``, the seed matmul, ratio to Triton, both ways in one run, A B B A):
-    64x64 on one warp 0.93 -> 1.00, 128x128 on 4 warps 0.95 -> 0.97, 32x128 on one warp 0.950 ->
-    0.955 (no :16), the other eight such configurations within 0.5 %. Not for rolled loops (ptxas
-    unrolls those itself: 128x64 on one warp lost 1.07 -> 1.03, 128x128 on 2 warps 0.96 -> 0.95),
-    nor for the rest (on every kernel, levels 0 and 10 each cost up to 25 % somewhere: 32x32 on 8
-    warps 0.97 -> 0.76 at level 0, a row sum of 64 a block on one warp 2.3 -> 0.6 at level 10)."""
-    return STAGED_LOOP_PTXAS_OPTIONS if _stages_in_unrolled_loop(fn.body, None) else ()
-
-
-def _stages_in_unrolled_loop(region: Region, loop: Op | None) -> bool:
-    """Whether ``region`` (inside ``loop``, its innermost loop) or a region in it holds a staged
-    column whose innermost loop is not ``rolled``."""
-    for op in region.ops:
-        if op.name == "convert_layout" and op.attrs.get("staged") and loop is not None and not loop.attrs.get("rolled"):
-            return True
-        inner = op if OPS[op.name].loop else loop
-        if any(_stages_in_unrolled_loop(r, inner) for r in op.regions):
-            return True
-    return False
-
-
 def wgmma_kind(op: Op) -> str | None:
     """wgmma's operand type for the dot ``op`` — fp16/bf16 into fp32 ("f16", "bf16"), fp32 as tf32
     into fp32 ("tf32"), int8 into int32 ("s8") — or None where wgmma does not compute it (tf32x3,

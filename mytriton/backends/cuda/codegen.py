@@ -191,6 +191,36 @@ def _copy_bytes(op: Op, num_warps: int) -> int:
     return num_regs(op.result.layout, op.result.type.shape) * num_warps * 32 * 4
 
 
+# what ptxas is told for kernels with a staged column in a loop NVVM unrolls (see ptxas_options)
+STAGED_LOOP_PTXAS_OPTIONS = ("--register-usage-level=0",)
+
+
+def ptxas_options(fn: Function) -> tuple[str, ...]:
+    """The options the kernel's ptxas compile takes (layouts assigned): ``STAGED_LOOP_PTXAS_OPTIONS``
+    where a loop that is not ``rolled`` stages an outer product's column through shared memory
+    (``passes/layout.staged_column``), none otherwise. What level 0 changes in ptxas's schedule
+    was not examined (64x64 on one warp takes 175 registers instead of 177). Measured on an H100
+    (``benchmarks/sweep.py``, the seed matmul, ratio to Triton, both ways in one run, A B B A):
+    64x64 on one warp 0.93 -> 1.00, 128x128 on 4 warps 0.95 -> 0.97, 32x128 on one warp 0.950 ->
+    0.955 (no :16), the other eight such configurations within 0.5 %. Not for rolled loops (ptxas
+    unrolls those itself: 128x64 on one warp lost 1.07 -> 1.03, 128x128 on 2 warps 0.96 -> 0.95),
+    nor for the rest (on every kernel, levels 0 and 10 each cost up to 25 % somewhere: 32x32 on 8
+    warps 0.97 -> 0.76 at level 0, a row sum of 64 a block on one warp 2.3 -> 0.6 at level 10)."""
+    return STAGED_LOOP_PTXAS_OPTIONS if _stages_in_unrolled_loop(fn.body, None) else ()
+
+
+def _stages_in_unrolled_loop(region: Region, loop: Op | None) -> bool:
+    """Whether ``region`` (inside ``loop``, its innermost loop) or a region in it holds a staged
+    column whose innermost loop is not ``rolled``."""
+    for op in region.ops:
+        if op.name == "convert_layout" and op.attrs.get("staged") and loop is not None and not loop.attrs.get("rolled"):
+            return True
+        inner = op if OPS[op.name].loop else loop
+        if any(_stages_in_unrolled_loop(r, inner) for r in op.regions):
+            return True
+    return False
+
+
 def _smem_bytes(t) -> int:
     """The bytes an element of scalar type ``t`` takes in shared memory (a pointer: 8)."""
     return 8 if isinstance(t, PointerType) else max(1, t.bits // 8)
@@ -362,6 +392,8 @@ class CudaEmitter:
         # a kernel without a run-time loop, device functions or tensor-core tiles takes the launch
         # bounds that buy occupancy, from the registers ptxas gave it (occupancy.settle, which the
         # compiler runs before the PTX and cubin are made)
+        # what ptxas is told besides (compiler.py passes them to every compile of the source)
+        self.ptxas_options = ptxas_options(fn)
         self.occupancy_tunable = (not fn.device_functions and not any(OPS[op.name].loop for op in walk(fn.body))
                                   and not any(isinstance(v.layout, MmaLayout) for _, v in shares))
 
