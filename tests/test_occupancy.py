@@ -16,6 +16,7 @@ from tests.kernels import basic
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manifests" / "kernels"))
 import gemm  # noqa: E402
+import reductions  # noqa: E402
 import softmax  # noqa: E402
 
 H100 = LIMITS[(9, 0)]
@@ -116,6 +117,28 @@ def test_loops_and_tensor_core_kernels_keep_their_launch_bounds():
                                                     "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "ACTIVATION": ""},
                           num_warps=4, target="sm_90a")
     assert ck.asm._settle is None
+
+
+@pytest.mark.parametrize("block,warps,want", [
+    (1024, 8, "__launch_bounds__(256, 4)"),  # 8 warps streaming a tile of 4 elements a thread: 64 registers
+    (256, 8, "__launch_bounds__(256, 4)"),   # one element a thread
+    (128, 8, "__launch_bounds__(256)"),      # fewer elements than threads
+    (1024, 4, "__launch_bounds__(128, 1)"),  # 4 warps: the registers first
+    (1024, 16, "__launch_bounds__(512)"),    # 16 warps: not measured, left alone
+])
+def test_streaming_loops_of_8_warps_state_4_blocks_an_sm(block, warps, want):
+    """codegen._streaming_blocks: a run-time loop that loads a tile of at least one element a
+    thread, in blocks of 8 warps, states 4 blocks an SM; ptxas then gives the row sum of 4 elements
+    a thread more than the 32 registers a full SM leaves, and the cubin still runs 4 blocks."""
+    ck = mytriton.compile(reductions.row_sum_kernel, {"x": "*fp32:16", "out": "*fp32:16", "n_cols": "i32"},
+                          {"BLOCK": block}, num_warps=warps, target="sm_90")
+    assert bounds(ck.asm["cu"]) == want
+    if want.endswith(", 4)"):
+        assert ".minnctapersm 4" in ck.asm["ptx"]
+        got = resources(ck.asm["cubin"], ck.metadata["name"])
+        assert got.registers <= 64 and got.stack == 0
+        assert got.registers > 32 or block < 1024      # (4 loads a thread: more than a full SM leaves)
+        assert blocks_per_sm(H100, 32 * warps, got.registers, ck.metadata["shared"]) >= 4
 
 
 def test_a_failing_compile_still_shows_the_generated_source(monkeypatch):

@@ -109,13 +109,14 @@ def _bounds(ck) -> str:
     return cu[cu.index("__launch_bounds__("):].split(")")[0] + ")"
 
 
-@pytest.mark.parametrize("block,warps,one", [
-    (512, 2, True),     # a loop that loads, 8 elements a thread on 2 warps: the registers come first
-    (512, 4, True),     # 4 a thread on 4 warps
-    (256, 4, False),    # 2 a thread: occupancy
-    (2048, 8, False),   # 8 warps: their barriers want the occupancy
+@pytest.mark.parametrize("block,warps,blocks", [
+    (512, 2, ", 1"),    # a loop that loads, 8 elements a thread on 2 warps: the registers come first
+    (512, 4, ", 1"),    # 4 a thread on 4 warps
+    (256, 4, ""),       # 2 a thread: occupancy
+    (2048, 8, ", 4"),   # 8 warps: their barriers want occupancy, half an SM (codegen._streaming_blocks)
+    (4096, 8, ""),      # 16 a thread on 8 warps: left to ptxas
 ])
-def test_a_streaming_loop_on_few_warps_states_one_block_an_sm(block, warps, one):
+def test_a_streaming_loop_on_few_warps_states_one_block_an_sm(block, warps, blocks):
     """``__launch_bounds__(threads, 1)`` where a run-time loop loads and each thread of a small block
     holds 4 or more elements: told only the block size, ptxas caps the registers at what 32 blocks
     an SM leave (layer norm BLOCK=512 on 2 warps: 32 registers, 0.88 x Triton; stated, 48 and 1.06)."""
@@ -124,7 +125,7 @@ def test_a_streaming_loop_on_few_warps_states_one_block_an_sm(block, warps, one)
         "x_ptr": "*fp32", "y_ptr": "*fp32", "w_ptr": "*fp32", "b_ptr": "*fp32", "mean_ptr": "*fp32",
         "rstd_ptr": "*fp32", "row_stride": "i32", "n_cols": "i32", "eps": "fp32"},
         constexprs={"BLOCK": block}, num_warps=warps)
-    assert _bounds(ck) == f"__launch_bounds__({32 * warps}{', 1' if one else ''})"
+    assert _bounds(ck) == f"__launch_bounds__({32 * warps}{blocks})"
 
 
 def _unrolled_loops(cu: str) -> list[str]:

@@ -91,6 +91,9 @@ class _CIndex:
 REGISTER_HEAVY_WORDS = 256
 STREAMING_ELEMENTS_PER_THREAD = 4
 STREAMING_MAX_WARPS = 4
+STREAMING_WIDE_WARPS = 8            # (_streaming_blocks)
+STREAMING_WIDE_THREADS = 1024
+STREAMING_WIDE_SHARE = 8
 # the shares (elements a thread holds) of a kernel's only loop that is unrolled 4 times (_unroll_streaming)
 STREAMING_UNROLL_SHARES = (8, 64)
 STREAMING_UNROLL = 4
@@ -129,6 +132,33 @@ def _registers_first(fn: Function, shares: list[tuple[int, Value]]) -> bool:
         return False
     return any(OPS[op.name].loop and any(OPS[inner.name].reads_memory for r in op.regions for inner in walk(r))
                for op in walk(fn.body))
+
+
+def _streaming_blocks(fn: Function, registers_first: bool) -> int | None:
+    """The thread blocks an SM that a kernel of ``STREAMING_WIDE_WARPS`` warps states
+    (``__launch_bounds__``) where a run-time loop streams memory in tiles of one to
+    ``STREAMING_WIDE_SHARE`` elements a thread: ``STREAMING_WIDE_THREADS`` threads an SM (4
+    blocks), which lets ptxas give a thread up to 64 registers. Told only the block size, ptxas
+    caps such a thread at 32 (the full SM) and issues fewer of an iteration's loads at once; one
+    block an SM (``_registers_first``) costs these blocks' barriers too much occupancy. Measured on
+    an H100 (``benchmarks/sweep.py``, the row sum and the layer norm, ratio to Triton, A B B A):
+    row sum BLOCK=1024 no ``:16`` 0.99 -> 1.14, BLOCK=256 1.30 -> 1.45, layer norm BLOCK=2048 no
+    ``:16`` 0.96 -> 1.04, BLOCK=256 1.04 -> 1.10; the most lost, layer norm BLOCK=1024 ``:16``
+    1.09 -> 1.06. Left out: tiles of fewer elements than threads (layer norm BLOCK=16 1.30 ->
+    1.16) and of 16 a thread (BLOCK=4096: the fp32 layer norm 1.06 -> 1.06, the row sum 1.34 ->
+    1.39, but the fp16 layer norm of ``benchmarks/bench.py``, whose loop runs once, 1.04 -> 0.96:
+    60 registers, 4 blocks an SM where 42 ran 6). 6 blocks (40 registers) lost at the layer
+    norm's BLOCK=4096 (1.06 -> 0.90). None elsewhere, and for kernels with a ``tl.dot``
+    (``backends/cuda/dot.py`` sizes their registers)."""
+    threads = 32 * fn.num_warps
+    if registers_first or fn.num_warps != STREAMING_WIDE_WARPS or any(op.name == "dot" for op in walk(fn.body)):
+        return None                          # (tensor-core kernels size their registers in dot.py)
+    for loop in walk(fn.body):
+        if OPS[loop.name].loop and any(op.name == "load" and isinstance(op.result.type, BlockType)
+                                       and threads <= op.result.type.numel <= STREAMING_WIDE_SHARE * threads
+                                       for r in loop.regions for op in walk(r)):
+            return STREAMING_WIDE_THREADS // threads
+    return None
 
 
 def _unroll_streaming(fn: Function, shares: list[tuple[int, Value]], registers_first: bool) -> Op | None:
@@ -388,6 +418,7 @@ class CudaEmitter:
                   if isinstance(v.type, BlockType) and v.layout is not None]
         self.partial_unroll = any(n > UNROLLED_ELEMENTS_PER_THREAD for n, _ in shares)
         self.registers_first = _registers_first(fn, shares)
+        self.streaming_blocks = _streaming_blocks(fn, self.registers_first)
         self.unrolled = None if self.rings or self.staged else _unroll_streaming(fn, shares, self.registers_first)
         # a kernel without a run-time loop, device functions or tensor-core tiles takes the launch
         # bounds that buy occupancy, from the registers ptxas gave it (occupancy.settle, which the
@@ -1949,10 +1980,10 @@ class CudaEmitter:
     def launch_min_blocks(self) -> int | None:
         """The thread blocks an SM must run at once, as ``__launch_bounds__`` states it (None: not
         stated): two for the wgmma GEMMs that ask (``dot.py``), one where the registers come first
-        (``_registers_first``)."""
+        (``_registers_first``), four for the streaming loops of 8 warps (``_streaming_blocks``)."""
         if self.min_blocks > 1:
             return self.min_blocks
-        return 1 if self.registers_first else None
+        return 1 if self.registers_first else self.streaming_blocks
 
     def generate(self) -> tuple[str, int]:
         body = self.body()
