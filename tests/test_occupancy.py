@@ -124,10 +124,11 @@ def test_loops_and_tensor_core_kernels_keep_their_launch_bounds():
     (256, 8, "__launch_bounds__(256, 4)"),   # one element a thread
     (128, 8, "__launch_bounds__(256)"),      # fewer elements than threads
     (1024, 4, "__launch_bounds__(128, 1)"),  # 4 warps: the registers first
+    (4096, 8, "__launch_bounds__(256)"),     # 16 a thread: left to ptxas
     (1024, 16, "__launch_bounds__(512)"),    # 16 warps: not measured, left alone
 ])
 def test_streaming_loops_of_8_warps_state_4_blocks_an_sm(block, warps, want):
-    """codegen._streaming_blocks: a run-time loop that loads a tile of at least one element a
+    """codegen._streaming_blocks: a run-time loop that loads a tile of one to eight elements a
     thread, in blocks of 8 warps, states 4 blocks an SM; ptxas then gives the row sum of 4 elements
     a thread more than the 32 registers a full SM leaves, and the cubin still runs 4 blocks."""
     ck = mytriton.compile(reductions.row_sum_kernel, {"x": "*fp32:16", "out": "*fp32:16", "n_cols": "i32"},
@@ -139,6 +140,20 @@ def test_streaming_loops_of_8_warps_state_4_blocks_an_sm(block, warps, want):
         assert got.registers <= 64 and got.stack == 0
         assert got.registers > 32 or block < 1024      # (4 loads a thread: more than a full SM leaves)
         assert blocks_per_sm(H100, 32 * warps, got.registers, ck.metadata["shared"]) >= 4
+
+
+@pytest.mark.parametrize("target", ["sm_90", "sm_90a"])      # (mma.sync; wgmma)
+def test_tensor_core_loops_of_8_warps_keep_their_own_launch_bounds(target):
+    """A tl.dot kernel of 8 warps whose K loop loads tiles of 8 elements a thread (64x32) is not
+    a streaming loop (codegen._streaming_blocks): dot.py sizes its registers (4 blocks an SM made
+    ptxas fail on the 128x256x64 wgmma GEMM and on attention: "Insufficient registers (64)")."""
+    sig = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp16:16",
+           **{p: "i32:16" for p in ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")}}
+    ck = mytriton.compile(gemm.matmul_kernel, sig, {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_M": 64,
+                                                    "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "ACTIVATION": ""},
+                          num_warps=8, target=target)
+    assert bounds(ck.asm["cu"]) in ("__launch_bounds__(256)", "__launch_bounds__(256, 1)", "__launch_bounds__(256, 2)")
+    assert ck.asm["cubin"][:4] == b"\x7fELF"
 
 
 def test_a_failing_compile_still_shows_the_generated_source(monkeypatch):

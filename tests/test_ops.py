@@ -116,7 +116,7 @@ def _bounds(ck) -> str:
     (2048, 8, ", 4"),   # 8 warps: their barriers want occupancy, half an SM (codegen._streaming_blocks)
     (4096, 8, ""),      # 16 a thread on 8 warps: left to ptxas
 ])
-def test_a_streaming_loop_on_few_warps_states_one_block_an_sm(block, warps, blocks):
+def test_a_streaming_loop_states_the_blocks_an_sm_its_registers_need(block, warps, blocks):
     """``__launch_bounds__(threads, 1)`` where a run-time loop loads and each thread of a small block
     holds 4 or more elements: told only the block size, ptxas caps the registers at what 32 blocks
     an SM leave (layer norm BLOCK=512 on 2 warps: 32 registers, 0.88 x Triton; stated, 48 and 1.06)."""
