@@ -140,6 +140,8 @@ _STREAMING = {   # kernel: (file under manifests/kernels, function, parameters: 
     "layer_norm": ("rows.py", "layer_norm_fwd_kernel", {
         "x_ptr": "p", "y_ptr": "p", "w_ptr": "p", "b_ptr": "p", "mean_ptr": "p", "rstd_ptr": "p",
         "row_stride": "i", "n_cols": "i", "eps": "fp32"}),
+    "softmax_rows": ("rows.py", "softmax_rows_kernel", {
+        "out_ptr": "p", "in_ptr": "p", "in_row_stride": "i", "out_row_stride": "i", "n_rows": "i", "n_cols": "i"}),
 }
 
 
@@ -152,11 +154,15 @@ _STREAMING = {   # kernel: (file under manifests/kernels, function, parameters: 
     ("matmul", {"BM": 16, "BN": 128}, 2, True, ["#pragma unroll 4"]),  # 32 accumulators a thread
     ("matmul", {"BM": 128, "BN": 128}, 4, True, []),                 # staged column, 128 a thread
     ("layer_norm", {"BLOCK": 1024}, 2, True, []),                    # three loops
+    # a loop that stores (persistent-row softmax): only up to 8 elements a thread
+    ("softmax_rows", {"BLOCK": 1024, "STAGES": 4}, 4, True, ["#pragma unroll 4"]),
+    ("softmax_rows", {"BLOCK": 4096, "STAGES": 4}, 4, True, []),
+    ("softmax_rows", {"BLOCK": 4096, "STAGES": 3}, 4, False, []),
 ])
 def test_the_only_streaming_loop_is_unrolled_four_times(kernel, constexprs, warps, aligned, want):
     """A kernel's only run-time loop that loads, in a kernel given the registers it wants, whose
-    threads hold 8 to 64 elements, carries ``#pragma unroll 4`` (backends/cuda/codegen
-    ._unroll_streaming); other loops are left to ptxas."""
+    threads hold 8 to 64 elements (8 at most in a loop that writes memory), carries ``#pragma
+    unroll 4`` (backends/cuda/codegen._unroll_streaming); other loops are left to ptxas."""
     assert _unrolled_loops(_sweep_kernel(kernel, constexprs, warps, aligned).asm["cu"]) == want
 
 
