@@ -179,8 +179,8 @@ def _unroll_streaming(fn: Function, shares: list[tuple[int, Value]], registers_f
     -> 0.87). Its one loss kept: the matmul's 32x64 tile on one warp, 0.82 -> 0.78. Loops whose
     operands come through shared-memory rings pipeline on their own (``backends/cuda/dot.py``).
     A loop that writes memory (tutorial 02's softmax by persistent programs: a row's loads, two
-    reductions through shared memory and the row's stores an iteration) only where its threads
-    hold at most ``STREAMING_UNROLL_STORING_SHARE`` elements. On an H100 (``manifests/kernels/
+    reductions through shared memory and the row's stores an iteration) is unrolled only where its
+    threads hold at most ``STREAMING_UNROLL_STORING_SHARE`` elements. On an H100 (``manifests/kernels/
     rows.py``, 4 warps, 3 and 4 stages, A B B A): 32 fp16 elements a thread (BLOCK=4096) went
     from 0.94 to 1.00 of Triton at 4096 columns and from 1.03 to 1.11 at 3000 without the unroll
     (2166 SASS instructions and 16 barriers in the loop, against Triton's 544), 32 fp32 ones from
