@@ -262,7 +262,9 @@ def run_02(r: Runner, mt, tr, path):
         r.row("02", "fused softmax 37x100 (interpreter)", bool(np.allclose(y, e / e.sum(1, keepdims=True), 1e-5, 1e-6)))
         return
     torch = _torch()
-    programs = torch.cuda.get_device_properties(0).multi_processor_count * 4
+    # (the tutorial's host code launches an SM's occupancy of programs, from Triton's registers: 32 a
+    # thread at 8 warps leave 8 blocks an SM)
+    programs = torch.cuda.get_device_properties(0).multi_processor_count * 8
     for shape, dtype in (((1823, 781), torch.float32), ((4096, 4096), torch.float32), ((32768, 1024), torch.float16)):
         x = torch.randn(*shape, device="cuda", dtype=dtype)
         ys = {side: torch.empty_like(x) for side in ("mytriton", "triton")}
