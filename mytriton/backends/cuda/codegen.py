@@ -189,14 +189,15 @@ def _unroll_streaming(fn: Function, shares: list[tuple[int, Value]], registers_f
         return None
     loops = [op for op in walk(fn.body) if OPS[op.name].loop]
     lo, hi = STREAMING_UNROLL_SHARES
-    if len(loops) != 1 or not lo <= max(n for n, _ in shares) <= hi:
+    share = max(n for n, _ in shares)
+    if len(loops) != 1 or not lo <= share <= hi:
         return None
     loop = loops[0]
     if loop.name != "for" or loop.attrs.get("loop_unroll_factor") is not None or all(
             isinstance(v, Const) for v in loop.operands[:3]):
         return None
     inner = [o for r in loop.regions for o in walk(r)]
-    if any(OPS[o.name].writes_memory for o in inner) and max(n for n, _ in shares) > STREAMING_UNROLL_STORING_SHARE:
+    if share > STREAMING_UNROLL_STORING_SHARE and any(OPS[o.name].writes_memory for o in inner):
         return None
     return loop if any(OPS[o.name].reads_memory for o in inner) else None
 
