@@ -211,11 +211,12 @@ def test_float_downcasts_round_as_asked(src, dst):
 def test_row_kernels():
     """Persistent rows with a run-time tl.range step, and an fp16 layer norm (manifests/kernels/rows.py)."""
     from tests.test_row_kernels import rows
-    x = randn(7, 100)
-    same_as_interpreter(rows.softmax_rows_kernel,
-                        {"out_ptr": "*fp32:16", "in_ptr": "*fp32:16", "in_row_stride": "i32",
-                         "out_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
-                        {"BLOCK": 128, "STAGES": 2}, [np.zeros_like(x), x, 100, 100, 7, 100], (3,), 4)
+    for n_rows, stages in ((7, 2), (7, 4), (2, 3)):      # (2 rows for 3 programs: one runs none)
+        x = randn(n_rows, 100)
+        same_as_interpreter(rows.softmax_rows_kernel,
+                            {"out_ptr": "*fp32:16", "in_ptr": "*fp32:16", "in_row_stride": "i32",
+                             "out_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
+                            {"BLOCK": 128, "STAGES": stages}, [np.zeros_like(x), x, 100, 100, n_rows, 100], (3,), 4)
     m, n = 3, 300
     rng = np.random.default_rng(9)
     x, w, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, n), n, n))

@@ -166,6 +166,16 @@ def test_the_only_streaming_loop_is_unrolled_four_times(kernel, constexprs, warp
     assert _unrolled_loops(_sweep_kernel(kernel, constexprs, warps, aligned).asm["cu"]) == want
 
 
+def test_a_loop_stepping_by_the_number_of_programs_counts_up():
+    """tl.num_programs is at least 1 (ir/regions.step_sign): tutorial 02's persistent loop tests
+    ``row < n_rows`` alone, and its prefetched load's next-iteration test is one 64-bit compare,
+    not the run-time step's both-signs form."""
+    cu = _sweep_kernel("softmax_rows", {"BLOCK": 1024, "STAGES": 4}, 8, True).asm["cu"]
+    (loop,) = [line.strip() for line in cu.splitlines() if line.strip().startswith("for (int v")]
+    assert re.fullmatch(r"for \(int (v\d+) = v\d+; \1 < p_n_rows; \1 \+= v\d+\) \{", loop), loop
+    assert " > 0)" not in cu[cu.index("__global__"):]        # (no test of the step's sign anywhere)
+
+
 def _sweep_kernel(kernel, constexprs, warps, aligned):
     """A kernel of ``_STREAMING`` compiled as benchmarks/sweep.py compiles it (``aligned``: every
     pointer and integer parameter promised 16-divisible)."""

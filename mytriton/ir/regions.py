@@ -7,7 +7,7 @@ arguments, terminators and results) — instead of knowing any region op by name
 from __future__ import annotations
 
 from .ops import OPS, RegionFlow
-from .ssa import Op, Region, Value
+from .ssa import Const, Op, Region, Value
 
 
 def flow_of(op: Op) -> RegionFlow | None:
@@ -136,3 +136,14 @@ def delete_lane(op: Op, group: list[tuple], pos: int) -> None:
             del op.regions[p[1]].args[len(f.leading(p[1])) + pos]
         else:
             del terminator(op.regions[p[1]]).operands[f.exit_control(p[1]) + pos]
+
+
+def step_sign(step: Value) -> int | None:
+    """The sign of a ``for`` loop's step where it is known: a constant's, or +1 for the number of
+    programs (``tl.num_programs``, at least 1: tutorial 02's persistent programs step by it); None
+    for a run-time step of either sign (or 0 for a zero constant)."""
+    if isinstance(step, Const):
+        return (step.value > 0) - (step.value < 0)
+    if isinstance(step.owner, Op) and step.owner.name == "num_programs":
+        return 1
+    return None

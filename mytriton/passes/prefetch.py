@@ -36,6 +36,7 @@ copy issued ahead gets one more operand instead, whether its iteration runs.
 from __future__ import annotations
 
 from ..ir.ops import OPS, typed_op
+from ..ir.regions import step_sign
 from ..ir.ssa import Const, Function, Op, Region, Value, walk
 from ..ir.types import BlockType, I32, I64
 
@@ -152,8 +153,9 @@ def _runs(index: Value, ahead: int, loop: Op, out: list[Op]) -> Value:
     wide_step = emit("cast", [step], dtype=I64) if not isinstance(step, Const) else _const(step.value, I64)
     nxt = emit("add", [wide, emit("mul", [wide_step, _const(ahead, I64)])])
     wide_stop = emit("cast", [stop], dtype=I64) if not isinstance(stop, Const) else _const(stop.value, I64)
-    if isinstance(step, Const):
-        return emit("cmp_lt" if step.value > 0 else "cmp_gt", [nxt, wide_stop])
+    sign = step_sign(step)
+    if sign:
+        return emit("cmp_lt" if sign > 0 else "cmp_gt", [nxt, wide_stop])
     up = emit("and", [emit("cmp_gt", [step, _const(0)]), emit("cmp_lt", [nxt, wide_stop])])
     down = emit("and", [emit("cmp_lt", [step, _const(0)]), emit("cmp_gt", [nxt, wide_stop])])
     return emit("or", [up, down])

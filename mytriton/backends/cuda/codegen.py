@@ -37,7 +37,7 @@ from ...ir.linear import LANE, REGISTER, WARP, LinearLayout, thread_bit
 from ...ir.ops import (ASM_REGISTERS, OPS, REDUCE_COMBINE, REDUCE_KINDS, asm_registers, cache_hint, constant_value,
                        exact_decimal, float_bits, libdevice_signature, print_format)
 from ...ir.printer import Printer
-from ...ir.regions import control_operands, sources_of
+from ...ir.regions import control_operands, sources_of, step_sign
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
 from ...ir.types import F32, TMAP, BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
@@ -1487,8 +1487,9 @@ class CudaEmitter:
         bound = self.ref(stop)
         if op.attrs.get("rolled") and unroll is None and not any(a in self.rings for a in args):
             bound = f"mt_rolled_bound({bound})"      # (ptxas unrolls it: passes/layout._rolled_pays)
-        if isinstance(step, Const):
-            test = f"{i} < {bound}" if step.value > 0 else f"{i} > {bound}"
+        sign = step_sign(step)
+        if sign:       # (a zero step runs no iteration: the test below)
+            test = f"{i} < {bound}" if sign > 0 else f"{i} > {bound}"
         else:          # a run-time step: counts up or down by its sign; zero runs no iteration
             s_ = self.ref(step)
             test = f"({s_} > 0) ? ({i} < {bound}) : ({s_} < 0 && {i} > {bound})"
