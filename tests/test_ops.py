@@ -249,6 +249,36 @@ def test_outer_product_loops_left_rolled_for_ptxas(bm, bn, warps, aligned, rolle
     assert ck.asm["cu"].count("mt_rolled_bound(") == (2 if rolled else 1)    # (and its definition)
 
 
+@pytest.mark.parametrize("dtype,warps,rolled", [
+    ("fp16", 8, 3),     # the three loops of the layer norm load halves: each left to ptxas
+    ("bf16", 4, 3),
+    ("fp32", 8, 0),     # fp32 loads: NVVM unrolls them
+])
+def test_loops_that_load_halves_in_a_kernel_of_several_loops_are_left_rolled(dtype, warps, rolled):
+    """backends/cuda/codegen._rolled_half_loops: in a kernel of several run-time loops, a loop
+    that loads fp16 or bf16 reads its bound through ``mt_rolled_bound`` (ptxas unrolls it, not
+    NVVM); a kernel's only loop is NVVM's to unroll, whatever it loads."""
+    from tests.test_row_kernels import rows
+    ptr = f"*{dtype}:16"
+    ck = mytriton.compile(rows.layer_norm_fwd_kernel, signature={
+        "x_ptr": ptr, "y_ptr": ptr, "w_ptr": ptr, "b_ptr": ptr, "mean_ptr": "*fp32:16",
+        "rstd_ptr": "*fp32:16", "row_stride": "i32:16", "n_cols": "i32:16", "eps": "fp32"},
+        constexprs={"BLOCK": 1024}, num_warps=warps)
+    assert ck.asm["cu"].count("< mt_rolled_bound(p_n_cols); ") == rolled
+    import mytriton.language as tl
+
+    @mytriton.jit
+    def half_row_sum(x, out, n, BLOCK: tl.constexpr):
+        acc = tl.zeros((BLOCK,), tl.float32)
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            acc += tl.load(x + offs, mask=offs < n, other=0.0).to(tl.float32)
+        tl.store(out, tl.sum(acc, axis=0))
+    one = mytriton.compile(half_row_sum, signature={"x": "*fp16:16", "out": "*fp32", "n": "i32"},
+                           constexprs={"BLOCK": 1024}, num_warps=8)
+    assert "< mt_rolled_bound(" not in one.asm["cu"]
+
+
 def test_a_loop_unroll_factor_of_the_kernel_wins_over_the_rolled_loop():
     import mytriton.language as tl
 

@@ -39,7 +39,7 @@ from ...ir.ops import (ASM_REGISTERS, OPS, REDUCE_COMBINE, REDUCE_KINDS, asm_reg
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of, step_sign
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
-from ...ir.types import F32, TMAP, BlockType, PointerType, ScalarType, shape_of
+from ...ir.types import BF16, F16, F32, TMAP, BlockType, PointerType, ScalarType, shape_of
 from ...passes.axisinfo import analyze
 from ...passes.layout import UNROLLED_ELEMENTS_PER_THREAD
 
@@ -200,6 +200,29 @@ def _unroll_streaming(fn: Function, shares: list[tuple[int, Value]], registers_f
     if share > STREAMING_UNROLL_STORING_SHARE and any(OPS[o.name].writes_memory for o in inner):
         return None
     return loop if any(OPS[o.name].reads_memory for o in inner) else None
+
+
+def _rolled_half_loops(fn: Function) -> set[int]:
+    """The run-time ``for`` loops (ids) left rolled for ptxas to unroll (``mt_rolled_bound``, as
+    the outer-product loops of ``passes/layout._rolled_pays``) in a kernel of several loops: those
+    that load fp16 or bf16. NVVM unrolls such a loop by its own count and leaves a remainder loop
+    of one iteration at a time, which issues one iteration's loads and waits for them; ptxas, given
+    the rolled loop, unrolls it as it does Triton's (4 iterations, then 2, then 1). Measured on an
+    H200 (``manifests/kernels/rows.py``'s layer norm on 4096 x 4096, ratio to Triton, same run):
+    fp16 BLOCK=4096 on 8 warps (``benchmarks/bench.py``'s, its loops run once) 0.964 -> 1.019,
+    BLOCK=2048 on 8 warps 0.805 -> 0.875, BLOCK=256 on 8 warps 1.01 -> 1.14, BLOCK=128 on one
+    warp 0.89 -> 0.95; the most lost, BLOCK=512 on 4 warps 0.93 -> 0.92. On an H100 (A/B, two
+    runs): BLOCK=4096 on 8 warps 1.03 -> 1.06, 2048 on 8 0.85 -> 0.94, 128 on one 0.91 -> 0.99; the
+    most lost, 2048 on 4 warps 1.065 -> 1.02 and 512 on 4 0.95 -> 0.93. Not for fp32 loads,
+    whose loops lost (BLOCK=256 on 2 warps 1.49 -> 1.04: NVVM's unrolling keeps more of their
+    loads in flight), nor for a kernel's only loop (not measured)."""
+    loops = [op for op in walk(fn.body) if OPS[op.name].loop]
+    if len(loops) < 2:
+        return set()
+    return {id(loop) for loop in loops
+            if loop.name == "for" and not all(isinstance(v, Const) for v in loop.operands[:3])
+            and any(op.name == "load" and op.result.type.scalar in (F16, BF16)
+                    for r in loop.regions for op in walk(r))}
 
 
 def _copied_loads(fn: Function, target: str) -> list[Op]:
@@ -432,6 +455,7 @@ class CudaEmitter:
         self.registers_first = _registers_first(fn, shares)
         self.streaming_blocks = _streaming_blocks(fn, self.registers_first)
         self.unrolled = None if self.rings or self.staged else _unroll_streaming(fn, shares, self.registers_first)
+        self.rolled_halves = _rolled_half_loops(fn)
         # a kernel without a run-time loop, device functions or tensor-core tiles takes the launch
         # bounds that buy occupancy, from the registers ptxas gave it (occupancy.settle, which the
         # compiler runs before the PTX and cubin are made)
@@ -1485,7 +1509,8 @@ class CudaEmitter:
         i = self.ref(index)
         unroll = op.attrs.get("loop_unroll_factor", STREAMING_UNROLL if op is self.unrolled else None)
         bound = self.ref(stop)
-        if op.attrs.get("rolled") and unroll is None and not any(a in self.rings for a in args):
+        rolled = op.attrs.get("rolled") or id(op) in self.rolled_halves
+        if rolled and unroll is None and not any(a in self.rings for a in args):
             bound = f"mt_rolled_bound({bound})"      # (ptxas unrolls it: passes/layout._rolled_pays)
         sign = step_sign(step)
         if sign:       # (a zero step runs no iteration: the test below)
