@@ -1511,7 +1511,7 @@ class CudaEmitter:
         bound = self.ref(stop)
         rolled = op.attrs.get("rolled") or id(op) in self.rolled_halves
         if rolled and unroll is None and not any(a in self.rings for a in args):
-            bound = f"mt_rolled_bound({bound})"      # (ptxas unrolls it: passes/layout._rolled_pays)
+            bound = f"mt_rolled_bound({bound})"      # (ptxas unrolls it: layout._rolled_pays, _rolled_half_loops)
         sign = step_sign(step)
         if sign:       # (a zero step runs no iteration: the test below)
             test = f"{i} < {bound}" if sign > 0 else f"{i} > {bound}"
