@@ -265,6 +265,11 @@ def test_loops_that_load_halves_in_a_kernel_of_several_loops_are_left_rolled(dty
         "rstd_ptr": "*fp32:16", "row_stride": "i32:16", "n_cols": "i32:16", "eps": "fp32"},
         constexprs={"BLOCK": 1024}, num_warps=warps)
     assert ck.asm["cu"].count("< mt_rolled_bound(p_n_cols); ") == rolled
+    # their loads of at most 8 elements a thread are predicated (_predicated_half_loads): 1024 on
+    # 8 warps is 4 a thread, on 4 warps 8; fp32 loops keep the masked-off address
+    body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
+    assert body.count("mt_load_pred<") == (5 if rolled else 0)
+    assert body.count("&mt_masked_off") == (0 if rolled else 5)
     import mytriton.language as tl
 
     @mytriton.jit
@@ -277,6 +282,20 @@ def test_loops_that_load_halves_in_a_kernel_of_several_loops_are_left_rolled(dty
     one = mytriton.compile(half_row_sum, signature={"x": "*fp16:16", "out": "*fp32", "n": "i32"},
                            constexprs={"BLOCK": 1024}, num_warps=8)
     assert "< mt_rolled_bound(" not in one.asm["cu"]
+
+
+def test_a_half_load_of_16_elements_a_thread_in_a_rolled_loop_keeps_the_masked_off_address():
+    """At 16 halves a thread (the layer norm BLOCK=4096 on 8 warps) the predicated form lost on
+    the H200 (1.019 -> 0.988 of Triton): its rolled loops read mt_masked_off as other loops do."""
+    from tests.test_row_kernels import rows
+    ptr = "*fp16:16"
+    ck = mytriton.compile(rows.layer_norm_fwd_kernel, signature={
+        "x_ptr": ptr, "y_ptr": ptr, "w_ptr": ptr, "b_ptr": ptr, "mean_ptr": "*fp32:16",
+        "rstd_ptr": "*fp32:16", "row_stride": "i32:16", "n_cols": "i32:16", "eps": "fp32"},
+        constexprs={"BLOCK": 4096}, num_warps=8)
+    body = ck.asm["cu"][ck.asm["cu"].index("__global__"):]
+    assert body.count("< mt_rolled_bound(p_n_cols); ") == 3
+    assert "mt_load_pred<" not in body and body.count("&mt_masked_off") == 5
 
 
 def test_a_loop_unroll_factor_of_the_kernel_wins_over_the_rolled_loop():

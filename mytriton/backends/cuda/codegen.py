@@ -98,6 +98,7 @@ STREAMING_WIDE_SHARE = 8
 STREAMING_UNROLL_SHARES = (8, 64)
 STREAMING_UNROLL = 4
 STREAMING_UNROLL_STORING_SHARE = 8   # (the most for a loop that writes memory)
+PREDICATED_HALF_SHARE = 8            # the most elements a thread of a predicated load (_predicated_half_loads)
 # the share (elements a thread loads) of a loop's load that cp.async copies, and the most shared
 # memory the copies' buffers take in all (_copied_loads)
 COPIED_LOAD_SHARE = 128
@@ -223,6 +224,20 @@ def _rolled_half_loops(fn: Function) -> set[int]:
             if loop.name == "for" and not all(isinstance(v, Const) for v in loop.operands[:3])
             and any(op.name == "load" and op.result.type.scalar in (F16, BF16)
                     for r in loop.regions for op in walk(r))}
+
+
+def _predicated_half_loads(fn: Function, rolled: set[int]) -> set[int]:
+    """The loads (ids) of the loops of ``_rolled_half_loops`` that take the predicated form
+    (``mt_load_pred``) where other loads in loops read ``mt_masked_off`` for a masked-off chunk:
+    those of at most ``PREDICATED_HALF_SHARE`` elements a thread. Measured on an H200 (the layer
+    norm fp16 on 4096 x 4096, rolled loops, ratio to Triton, same run): BLOCK=1024 on 8 warps 0.873
+    -> 0.949, 2048 on 8 0.875 -> 0.939, 512 on 4 0.915 -> 0.980, 128 on one 0.950 -> 0.996; at
+    16 a thread (BLOCK=4096 on 8 warps) it lost, 1.019 -> 0.988. On an H100 (A/B, two runs): 512 on
+    8 warps 0.91 -> 1.03, 1024 on 8 0.92 -> 0.975, 512 on 4 0.93 -> 0.98, the geomean of 11
+    configurations 1.002 -> 1.029; the most lost, 256 on 2 warps 1.057 -> 1.047."""
+    return {id(op) for loop in walk(fn.body) if id(loop) in rolled for r in loop.regions for op in walk(r)
+            if op.name == "load" and isinstance(op.result.type, BlockType) and op.result.layout is not None
+            and num_regs(op.result.layout, op.result.type.shape) <= PREDICATED_HALF_SHARE}
 
 
 def _copied_loads(fn: Function, target: str) -> list[Op]:
@@ -456,6 +471,7 @@ class CudaEmitter:
         self.streaming_blocks = _streaming_blocks(fn, self.registers_first)
         self.unrolled = None if self.rings or self.staged else _unroll_streaming(fn, shares, self.registers_first)
         self.rolled_halves = _rolled_half_loops(fn)
+        self.predicated_in_loops = _predicated_half_loads(fn, self.rolled_halves)
         # a kernel without a run-time loop, device functions or tensor-core tiles takes the launch
         # bounds that buy occupancy, from the registers ptxas gave it (occupancy.settle, which the
         # compiler runs before the PTX and cubin are made)
@@ -1004,7 +1020,7 @@ class CudaEmitter:
             # (A/B over benchmarks/sweep.py's row kernels); softmax BLOCK=2048 on 1 warp, no loop,
             # 1.4x less time.
             words = vec * res.type.scalar.bits // 32
-            if id(op) in self.in_loops:
+            if id(op) in self.in_loops and id(op) not in self.predicated_in_loops:
                 straight = [f"mt_vec<unsigned, {words}> w = *reinterpret_cast<const mt_vec<unsigned, {words}>*>("
                             f"({{mask}}) ? (const void*){self.ref(ptr)}[r] : (const void*)&mt_masked_off);"]
             else:
