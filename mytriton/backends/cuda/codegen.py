@@ -1018,7 +1018,8 @@ class CudaEmitter:
             # address select (two MOVs a chunk) but which ptxas does not move above the code before
             # it: on the H200, the looped row sum BLOCK=4096 on 2 warps took 3.3x as long that way
             # (A/B over benchmarks/sweep.py's row kernels); softmax BLOCK=2048 on 1 warp, no loop,
-            # 1.4x less time.
+            # 1.4x less time. The small loads of the loops of halves left to ptxas are predicated
+            # in loops too (_predicated_half_loads).
             words = vec * res.type.scalar.bits // 32
             if id(op) in self.in_loops and id(op) not in self.predicated_in_loops:
                 straight = [f"mt_vec<unsigned, {words}> w = *reinterpret_cast<const mt_vec<unsigned, {words}>*>("
