@@ -163,6 +163,11 @@ def _streaming_blocks(fn: Function, registers_first: bool) -> int | None:
     return None
 
 
+def _run_time_for(op: Op) -> bool:
+    """Whether ``op`` is a ``for`` loop whose start, stop or step is a run-time value."""
+    return op.name == "for" and not all(isinstance(v, Const) for v in op.operands[:3])
+
+
 def _unroll_streaming(fn: Function, shares: list[tuple[int, Value]], registers_first: bool) -> Op | None:
     """The loop that the kernel asks ptxas to unroll ``STREAMING_UNROLL`` times (``#pragma unroll``),
     where the kernel has no loop hint of its own: its only loop, a run-time one that reads memory,
@@ -194,8 +199,7 @@ def _unroll_streaming(fn: Function, shares: list[tuple[int, Value]], registers_f
     if len(loops) != 1 or not lo <= share <= hi:
         return None
     loop = loops[0]
-    if loop.name != "for" or loop.attrs.get("loop_unroll_factor") is not None or all(
-            isinstance(v, Const) for v in loop.operands[:3]):
+    if not _run_time_for(loop) or loop.attrs.get("loop_unroll_factor") is not None:
         return None
     inner = [o for r in loop.regions for o in walk(r)]
     if share > STREAMING_UNROLL_STORING_SHARE and any(OPS[o.name].writes_memory for o in inner):
@@ -221,9 +225,8 @@ def _rolled_half_loops(fn: Function) -> set[int]:
     if len(loops) < 2:
         return set()
     return {id(loop) for loop in loops
-            if loop.name == "for" and not all(isinstance(v, Const) for v in loop.operands[:3])
-            and any(op.name == "load" and op.result.type.scalar in (F16, BF16)
-                    for r in loop.regions for op in walk(r))}
+            if _run_time_for(loop) and any(op.name == "load" and op.result.type.scalar in (F16, BF16)
+                                           for r in loop.regions for op in walk(r))}
 
 
 def _predicated_half_loads(fn: Function, rolled: set[int]) -> set[int]:
