@@ -229,6 +229,13 @@ def _rolled_half_loops(fn: Function) -> set[int]:
                                            for r in loop.regions for op in walk(r))}
 
 
+def _left_rolled(loop: Op, rolled_halves: set[int]) -> bool:
+    """Whether a loop is left rolled for ptxas to unroll (its bound read through
+    ``mt_rolled_bound``): an outer-product loop that ``passes/layout._rolled_pays`` names
+    (``rolled``), or one of ``_rolled_half_loops``."""
+    return bool(loop.attrs.get("rolled")) or id(loop) in rolled_halves
+
+
 def _predicated_half_loads(fn: Function, rolled: set[int]) -> set[int]:
     """The loads (ids) of the loops of ``_rolled_half_loops`` that take the predicated form
     (``mt_load_pred``) where other loads in loops read ``mt_masked_off`` for a masked-off chunk:
@@ -278,10 +285,10 @@ def _copy_bytes(op: Op, num_warps: int) -> int:
 STAGED_LOOP_PTXAS_OPTIONS = ("--register-usage-level=0",)
 
 
-def ptxas_options(fn: Function) -> tuple[str, ...]:
+def ptxas_options(fn: Function, rolled_halves: set[int]) -> tuple[str, ...]:
     """The options the kernel's ptxas compile takes (layouts assigned): ``STAGED_LOOP_PTXAS_OPTIONS``
-    where a loop that is not ``rolled`` stages an outer product's column through shared memory
-    (``passes/layout.staged_column``), none otherwise. What level 0 changes in ptxas's schedule
+    where a loop that is not left rolled (``_left_rolled``) stages an outer product's column
+    through shared memory (``passes/layout.staged_column``), none otherwise. What level 0 changes in ptxas's schedule
     was not examined (64x64 on one warp takes 175 registers instead of 177). Measured on an H100
     (``benchmarks/sweep.py``, the seed matmul, ratio to Triton, both ways in one run, A B B A):
     64x64 on one warp 0.93 -> 1.00, 128x128 on 4 warps 0.95 -> 0.97, 32x128 on one warp 0.950 ->
@@ -289,17 +296,18 @@ def ptxas_options(fn: Function) -> tuple[str, ...]:
     unrolls those itself: 128x64 on one warp lost 1.07 -> 1.03, 128x128 on 2 warps 0.96 -> 0.95),
     nor for the rest (on every kernel, levels 0 and 10 each cost up to 25 % somewhere: 32x32 on 8
     warps 0.97 -> 0.76 at level 0, a row sum of 64 a block on one warp 2.3 -> 0.6 at level 10)."""
-    return STAGED_LOOP_PTXAS_OPTIONS if _stages_in_unrolled_loop(fn.body, None) else ()
+    return STAGED_LOOP_PTXAS_OPTIONS if _stages_in_unrolled_loop(fn.body, None, rolled_halves) else ()
 
 
-def _stages_in_unrolled_loop(region: Region, loop: Op | None) -> bool:
+def _stages_in_unrolled_loop(region: Region, loop: Op | None, rolled_halves: set[int]) -> bool:
     """Whether ``region`` (inside ``loop``, its innermost loop) or a region in it holds a staged
-    column whose innermost loop is not ``rolled``."""
+    column whose innermost loop is not left rolled."""
     for op in region.ops:
-        if op.name == "convert_layout" and op.attrs.get("staged") and loop is not None and not loop.attrs.get("rolled"):
+        if (op.name == "convert_layout" and op.attrs.get("staged") and loop is not None
+                and not _left_rolled(loop, rolled_halves)):
             return True
         inner = op if OPS[op.name].loop else loop
-        if any(_stages_in_unrolled_loop(r, inner) for r in op.regions):
+        if any(_stages_in_unrolled_loop(r, inner, rolled_halves) for r in op.regions):
             return True
     return False
 
@@ -479,7 +487,7 @@ class CudaEmitter:
         # bounds that buy occupancy, from the registers ptxas gave it (occupancy.settle, which the
         # compiler runs before the PTX and cubin are made)
         # what ptxas is told besides (compiler.py passes them to every compile of the source)
-        self.ptxas_options = ptxas_options(fn)
+        self.ptxas_options = ptxas_options(fn, self.rolled_halves)
         self.occupancy_tunable = (not fn.device_functions and not any(OPS[op.name].loop for op in walk(fn.body))
                                   and not any(isinstance(v.layout, MmaLayout) for _, v in shares))
 
@@ -1529,9 +1537,8 @@ class CudaEmitter:
         i = self.ref(index)
         unroll = op.attrs.get("loop_unroll_factor", STREAMING_UNROLL if op is self.unrolled else None)
         bound = self.ref(stop)
-        rolled = op.attrs.get("rolled") or id(op) in self.rolled_halves
-        if rolled and unroll is None and not any(a in self.rings for a in args):
-            bound = f"mt_rolled_bound({bound})"      # (ptxas unrolls it: layout._rolled_pays, _rolled_half_loops)
+        if _left_rolled(op, self.rolled_halves) and unroll is None and not any(a in self.rings for a in args):
+            bound = f"mt_rolled_bound({bound})"      # (ptxas unrolls it)
         sign = step_sign(step)
         if sign:       # (a zero step runs no iteration: the test below)
             test = f"{i} < {bound}" if sign > 0 else f"{i} > {bound}"
