@@ -153,6 +153,37 @@ def parse_type(s: str) -> ParamType:
     return ParamType(star, dtype, align, one)
 
 
+def constexpr_identity(value):
+    """What tells one constexpr value from another: its kind and, for a number, its exact bits.
+    A launch runs the specialization built for a value of the same identity and no other:
+    ``0.0`` and ``-0.0`` differ (``1/x`` is +inf or -inf), so do ``1``, ``1.0`` and ``True``, and a
+    NaN is the NaN of its own bits (equal to itself, unlike ``==``). numpy's integer and floating
+    scalars are numbers of their value (``np.int64(64)`` is ``64``; ``np.float32(0.1)`` is the
+    double it converts to, not ``0.1``). None for a value that cannot be a constexpr's
+    (unhashable, or of another kind): such a value was never built."""
+    kind = type(value)
+    if kind is bool:
+        return ("bool", value)
+    if kind is int:
+        return ("int", value)
+    if kind is float:
+        return ("float", struct.pack("<d", value))
+    if kind is str:
+        return ("str", value)
+    if kind is type(None):
+        return ("none", None)
+    module = getattr(kind, "__module__", "")
+    if module == "numpy" or module.startswith("numpy.") or module == "ml_dtypes":
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(value, np.bool_):
+            return ("bool", bool(value))
+        if np is not None and isinstance(value, np.integer):
+            return ("int", int(value))
+        if module == "ml_dtypes" or (np is not None and isinstance(value, np.floating)):
+            return ("float", struct.pack("<d", float(value)))
+    return None
+
+
 # --------------------------------------------------------------------------- errors
 
 class CudaError(RuntimeError):
