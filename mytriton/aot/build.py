@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import output, tuning
-from .cache import PendingCompiles, PreviousBuild, SharedCache, Toolchain, compiler_hash, job_key
+from . import kernel_source, output, tuning
+from . import toolchain as toolchains
+from .cache import PendingCompiles, PreviousBuild, SharedCache, job_key
+from .toolchain import Toolchain
 from ..runtime import native
 from .errors import CompileFailed, ManifestError, UsageError
 from .jobs import Artifacts, CompileJob, Failure, default_workers, run_jobs
@@ -96,7 +98,7 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
         for plan in sorted(plans, key=lambda p: str(p.dest)):
             locks.enter_context(output.locked(plan.dest, notify))
             output.check_replaceable(plan.dest)
-        units = [unit for plan in plans for unit in _units(plan, toolchain)]
+        units = [unit for plan in plans for unit in _units(plan, toolchain, notify or echo)]
         shared = SharedCache(Path(cache_dir)) if cache_dir is not None else None
         if shard is not None:
             return _build_shard(units, shard, shared, jobs or default_workers(), echo, executor)
@@ -132,7 +134,7 @@ def _build_shard(units: list[Unit], shard: tuple[int, int], shared: SharedCache 
     """Compile this shard's share of ``units`` into the shared cache; write no package."""
     if shared is None:
         raise UsageError("--shard needs the shared compile cache (drop --no-cache): a shard's compiles go there")
-    mine = [u for u in units if in_shard(u.key, shard)]
+    mine = [u for u in units if u.key is not None and in_shard(u.key, shard)]
     try:
         results = _compile(mine, workers, echo, shared, executor)
     finally:
@@ -154,9 +156,7 @@ def _build_shard(units: list[Unit], shard: tuple[int, int], shared: SharedCache 
 
 
 def _toolchain() -> Toolchain:
-    import mytriton
-    from mytriton.backends.cuda import nvrtc
-    return Toolchain(mytriton.__version__, nvrtc.nvrtc_version(), compiler_hash(str(templates_dir())))
+    return toolchains.current(templates_dir())
 
 
 def _plans(manifests: list[Manifest], out_dir: Path, targets: list[str] | None) -> list[PackagePlan]:
@@ -198,15 +198,25 @@ def _nvrtc_archs() -> set[int]:
         return set()
 
 
-def _units(plan: PackagePlan, toolchain: Toolchain) -> list[Unit]:
+def _units(plan: PackagePlan, toolchain: Toolchain, remark) -> list[Unit]:
+    """One unit per compile; a kernel whose cache key cannot be computed faithfully gets units
+    without keys (compiled by every build, stored nowhere) and a *remark* saying why."""
+    from ..frontend.fingerprint import Uncacheable
     units = []
     for entry in plan.manifest.kernels:
-        cache_key = entry.jit_fn.cache_key
+        try:
+            cache_key = entry.jit_fn.cache_key
+        except Uncacheable as exc:
+            cache_key = None
+            remark(f"note: {plan.manifest.package}: {entry.name} is compiled by every build and cached nowhere: "
+                   f"its cache key cannot cover what it reads ({exc})")
+        text = kernel_source.imported_text(entry.source)
         for spec in entry.specializations:
             for target in plan.targets:
                 job = CompileJob(entry.source, entry.params, spec.constexprs, spec.num_warps, target,
                                  emit_ptx=target == plan.ptx_target, num_stages=spec.num_stages,
-                                 hoist_tensor_maps=plan.hoists_tensor_maps)
+                                 hoist_tensor_maps=plan.hoists_tensor_maps, source_text=text,
+                                 kernel_key=cache_key, toolchain=toolchain)
                 units.append(Unit(plan, entry, spec, target, job, job_key(toolchain, cache_key, job)))
     return units
 
@@ -223,9 +233,10 @@ def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None =
         if unit.plan.dest not in previous:
             previous[unit.plan.dest] = PreviousBuild(unit.plan.dest)
             pending[unit.plan.dest] = PendingCompiles(unit.plan.dest)
-        cached = (previous[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
-                  or pending[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
-                  or (shared.lookup(unit.key, unit.job.emit_ptx) if shared is not None else None))
+        cached = None if unit.key is None else (
+            previous[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
+            or pending[unit.plan.dest].lookup(unit.key, unit.job.emit_ptx)
+            or (shared.lookup(unit.key, unit.job.emit_ptx) if shared is not None else None))
         if cached is None:
             todo.append(unit)
         else:
@@ -250,7 +261,7 @@ def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None =
     def finished(index: int, result: Artifacts | Failure) -> None:
         unit = todo[index]
         results[unit.plan.dest, unit.ident] = result
-        if isinstance(result, Artifacts):
+        if isinstance(result, Artifacts) and unit.key is not None:
             pending[unit.plan.dest].put(unit.key, result)
             if shared is not None:
                 shared.put(unit.key, result)

@@ -1,15 +1,30 @@
 """What must be rebuilt: a content hash per compile, matched against the previous build's manifest.json.
 
 The key covers everything a cubin depends on: the kernel source (``jit_fn.cache_key``, which also
-covers the @jit functions it reaches and the constants it reads from globals, modules and
-closures), signature, constexprs, num_warps, target, whether PTX is
-shipped, the mytriton and NVRTC versions, and a hash of the compiler's own sources (so a compiler
-edit without a version bump still rebuilds). The previous build folder is the cache: artifacts
-whose key matches and whose sha256 still checks out are copied instead of recompiled. Compiles
-that finished in a build that did not write its package (Ctrl-C, another compile failed) wait in
-``.<package>.cache/`` beside it (:class:`PendingCompiles`) for the next build. Every compile also
-goes to the shared cache (``--cache DIR``, :class:`SharedCache`), which other builds, processes
-and machines look up by the same key.
+covers the @jit functions it reaches and every value it reads from outside itself, at any depth),
+signature, constexprs (by kind and exact value), num_warps, num_stages, target, whether PTX is
+shipped, and the toolchain (``toolchain.Toolchain``: the mytriton version, a hash of the compiler's
+own sources and templates, NVRTC's version and library, the CUDA headers, compile switches). A
+kernel whose key cannot be computed faithfully (``fingerprint.Uncacheable``) has no key: it is
+compiled by every build and stored nowhere.
+
+The previous build folder is the first cache: artifacts whose key matches and whose sha256 still
+checks out are copied instead of recompiled. Compiles that finished in a build that did not write
+its package (Ctrl-C, another compile failed) wait in ``.<package>.cache/`` beside it
+(:class:`PendingCompiles`) for the next build. Every compile also goes to the shared cache
+(``--cache DIR``, :class:`SharedCache`), which other builds, processes and machines look up by the
+same key.
+
+An entry of either is bound to its key: it records the key it answers, and a lookup takes it only
+under that key, only from a regular file (never through a symbolic link, never a FIFO or a device)
+of at most :data:`MAX_ENTRY_BYTES`, and only when its sha256 and every field's type check out.
+Anything else is a miss (and a shared entry is then replaced).
+
+Sharing a cache: entries are written with the permissions the umask allows (``0644`` under the
+usual ``022``), so a group-writable folder under umask ``002`` serves a team. The checks above
+stop damaged, misplaced or foreign entries; they cannot stop someone who may write the folder from
+storing a well-formed entry of their own under a key (the key is a hash of the inputs, not of the
+output): share a cache only with people you would let run code on your GPUs.
 """
 from __future__ import annotations
 
@@ -20,6 +35,8 @@ import json
 import os
 import shutil
 import socket
+import stat
+import struct
 import tempfile
 import time
 from dataclasses import dataclass
@@ -27,52 +44,28 @@ from pathlib import Path
 
 
 from .jobs import Artifacts, CompileJob
+from .toolchain import Toolchain, compiler_hash  # noqa: F401 - (compiler_hash: the tests' name for it)
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 GENERATOR = "mytriton-build"
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent            # mytriton/
-# The build tool and the runtime do not change what the compiler emits -- except the dtype table,
-# which lives in the runtime's driver.py (the runtime ships alone) and which the compiler reads.
-_NOT_COMPILER = ("aot", "runtime")
-_DTYPE_TABLE = _PACKAGE_ROOT / "runtime" / "driver.py"
-
-
-@dataclass(frozen=True)
-class Toolchain:
-    mytriton_version: str
-    nvrtc_version: str
-    compiler_hash: str
+# A cache entry is a few compiles' bytes (cubin, PTX, CUDA source); far past this it is no entry.
+MAX_ENTRY_BYTES = 256 << 20
 
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def compiler_hash(templates_dir: str | None) -> str:
-    """sha256 over the compiler's Python sources and the kernel templates (read afresh for every
-    build: a long-lived process must notice a compiler edit)."""
-    digest = hashlib.sha256()
-    files = [p for p in _PACKAGE_ROOT.rglob("*.py")
-             if p.relative_to(_PACKAGE_ROOT).parts[0] not in _NOT_COMPILER or p == _DTYPE_TABLE]
-    roots = [(_PACKAGE_ROOT, files)]
-    if templates_dir:
-        root = Path(templates_dir)
-        roots.append((root, [p for p in root.rglob("*") if p.is_file() and "loader" not in
-                             p.relative_to(root).parts and "__pycache__" not in p.parts]))
-    for root, paths in roots:
-        for path in sorted(paths):
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def job_key(toolchain: Toolchain, cache_key: str, job: CompileJob) -> str:
+def job_key(toolchain: Toolchain, cache_key: str | None, job: CompileJob) -> str | None:
+    """The compile's key; None for a kernel that has none (``cache_key`` None: see the docstring)."""
+    if cache_key is None:
+        return None
     payload = {
         "format": CACHE_FORMAT,
-        "toolchain": [toolchain.mytriton_version, toolchain.nvrtc_version, toolchain.compiler_hash],
+        "toolchain": toolchain.key(),
         "kernel": [job.source.function, str(cache_key)],
         "signature": [list(p) for p in job.signature],
-        "constexprs": [[name, type(value).__name__, value] for name, value in job.constexprs],
+        "constexprs": [[name, _constexpr_text(value)] for name, value in job.constexprs],
         "num_warps": job.num_warps,
         "num_stages": job.num_stages,
         "target": job.target,
@@ -80,6 +73,39 @@ def job_key(toolchain: Toolchain, cache_key: str, job: CompileJob) -> str:
         **({"hoist_tensor_maps": True} if job.hoist_tensor_maps else {}),
     }
     return sha256_bytes(json.dumps(payload, sort_keys=True).encode())
+
+
+def _constexpr_text(value) -> str:
+    """A manifest constexpr value by kind and exact value (floats by their bits: 0.0 and -0.0 differ)."""
+    if type(value) is float:
+        return f"float {struct.pack('<d', value).hex()}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def read_entry(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes | None:
+    """The bytes of the regular file at *path*, at most *limit* of them; None for anything else
+    (missing, a symbolic link, a FIFO, a device, a folder, too large): a cache read never blocks,
+    never follows a link out of the cache and never reads without end."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 class PreviousBuild:
@@ -90,11 +116,11 @@ class PreviousBuild:
         self.by_key: dict[str, dict] = {}
         self.native_launcher = None    # the previous build's record of its native launch library
         try:
-            data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+            data = json.loads(read_entry(folder / "manifest.json") or b"null")
             if data.get("generator") == GENERATOR and data.get("cache_format") == CACHE_FORMAT:
                 self._index(data)
                 self.native_launcher = data.get("native_launcher")
-        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        except (ValueError, AttributeError, KeyError, TypeError, RecursionError):
             self.by_key = {}    # no usable previous build: everything is compiled afresh
 
     def _index(self, data: dict) -> None:
@@ -102,6 +128,8 @@ class PreviousBuild:
         for kernel in data["kernels"].values():
             for spec in kernel["specializations"]:
                 for target, build in spec["build"].items():
+                    if not _valid_recipes(build.get("made_tensor_maps", [])):
+                        continue
                     entry = {"cubin": (spec["images"][target], spec["sha256"][target]),
                              "shared": build["shared"], "symbol": build["symbol"],
                              "made_tensor_maps": tuple(build.get("made_tensor_maps", ()))}
@@ -140,50 +168,80 @@ class PreviousBuild:
             return None
 
     def _read(self, relative: str, sha256: str) -> bytes | None:
-        path = self.folder / relative
-        if ".." in Path(relative).parts or os.path.isabs(relative):
+        if type(relative) is not str or ".." in Path(relative).parts or os.path.isabs(relative):
             return None
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
-        return data if sha256_bytes(data) == sha256 else None
+        data = read_entry(self.folder / relative)
+        return data if data is not None and sha256_bytes(data) == sha256 else None
 
 
-def _encode(artifacts: Artifacts) -> bytes:
-    """One compile's artifacts as the bytes of a cache entry: a JSON record and its sha256."""
-    record = {"cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
+def _encode(key: str, artifacts: Artifacts) -> bytes:
+    """One compile's artifacts as the bytes of a cache entry: a JSON record, bound to *key*, and
+    its sha256."""
+    record = {"key": key, "cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
               "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol,
               "made_tensor_maps": list(artifacts.made_tensor_maps)}
     data = json.dumps(record, sort_keys=True)
     return json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
 
 
-def _decode(payload: bytes, emit_ptx: bool) -> Artifacts | None:
-    """The artifacts of a cache entry, or None when it is damaged (sha256) or lacks the PTX asked for."""
+def _decode(payload: bytes | None, key: str, emit_ptx: bool) -> Artifacts | None:
+    """The artifacts of a cache entry read under *key*, or None when it is damaged (sha256), answers
+    another key, holds a field of the wrong type, or lacks the PTX asked for."""
+    if payload is None:
+        return None
     try:
         outer = json.loads(payload)
         data = outer["record"]
-        if sha256_bytes(data.encode()) != outer["sha256"]:
+        if type(data) is not str or sha256_bytes(data.encode()) != outer["sha256"]:
             return None
         record = json.loads(data)
+        if record["key"] != key or not _well_typed(record):
+            return None
         if emit_ptx and (record["ptx"] is None or record["cu"] is None):
             return None
-        return Artifacts(cubin=base64.b64decode(record["cubin"]), ptx=record["ptx"] if emit_ptx else None,
-                         cu=record["cu"] if emit_ptx else None, shared=int(record["shared"]),
-                         symbol=str(record["symbol"]), cached=True,
-                         made_tensor_maps=tuple(record.get("made_tensor_maps", ())))
-    except (ValueError, KeyError, TypeError, AttributeError):
+        return Artifacts(cubin=base64.b64decode(record["cubin"], validate=True),
+                         ptx=record["ptx"] if emit_ptx else None, cu=record["cu"] if emit_ptx else None,
+                         shared=record["shared"], symbol=record["symbol"], cached=True,
+                         made_tensor_maps=tuple(record["made_tensor_maps"]))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
+
+
+def _well_typed(record: dict) -> bool:
+    """Every field of an entry's record is of the type a compile gives it (a neighbour's entry
+    may hold anything), the tensor-map recipes by ``frontend.launch_maps.check_recipes``."""
+    if not (type(record.get("cubin")) is str and type(record.get("shared")) is int and record["shared"] >= 0
+            and type(record.get("symbol")) is str and record["symbol"].isascii() and record["symbol"].isidentifier()
+            and all(record.get(k) is None or type(record.get(k)) is str for k in ("ptx", "cu"))
+            and type(record.get("made_tensor_maps")) is list):
+        return False
+    return _valid_recipes(record["made_tensor_maps"])
+
+
+def _valid_recipes(recipes) -> bool:
+    from ..frontend.launch_maps import check_recipes
+    try:
+        check_recipes(recipes)
+    except ValueError:
+        return False
+    return True
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _write_atomically(folder: Path, name: str, payload: bytes) -> None:
     """``folder/name`` holds ``payload`` whole or not at all (a temporary file, then a rename): a
-    concurrent reader sees the old entry or the new one, never a part."""
+    concurrent reader sees the old entry or the new one, never a part. The file gets the
+    permissions the umask allows, as any file the user writes (a temporary file's are 0600)."""
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             f.write(payload)
         os.replace(tmp, folder / name)
     except BaseException:
@@ -203,15 +261,12 @@ class PendingCompiles:
 
     def put(self, key: str, artifacts: Artifacts) -> None:
         try:
-            _write_atomically(self.folder, f"{key}.json", _encode(artifacts))
+            _write_atomically(self.folder, f"{key}.json", _encode(key, artifacts))
         except OSError:
             pass                # only a cache: the build goes on without it
 
     def lookup(self, key: str, emit_ptx: bool) -> Artifacts | None:
-        try:
-            return _decode((self.folder / f"{key}.json").read_bytes(), emit_ptx)
-        except OSError:
-            return None
+        return _decode(read_entry(self.folder / f"{key}.json"), key, emit_ptx)
 
     def clear(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -233,10 +288,7 @@ class SharedCache:
         return self.folder / key[:2] / f"{key}.json"
 
     def lookup(self, key: str, emit_ptx: bool) -> Artifacts | None:
-        try:
-            found = _decode(self._path(key).read_bytes(), emit_ptx)
-        except OSError:
-            found = None
+        found = _decode(read_entry(self._path(key)), key, emit_ptx)
         if found is None:
             self.misses += 1
         else:
@@ -245,7 +297,7 @@ class SharedCache:
 
     def put(self, key: str, artifacts: Artifacts) -> None:
         try:
-            _write_atomically(self._path(key).parent, f"{key}.json", _encode(artifacts))
+            _write_atomically(self._path(key).parent, f"{key}.json", _encode(key, artifacts))
         except OSError as exc:  # (a read-only or full cache: the build goes on without it)
             self.problem = self.problem or f"{exc.strerror or exc}: {exc.filename or self.folder}"
 
@@ -266,7 +318,7 @@ class SharedCache:
                     entries += 1
             for path in (self.folder / "stats").glob("*.json"):
                 with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-                    record = json.loads(path.read_bytes())
+                    record = json.loads(read_entry(path) or b"null")
                     hits, misses = hits + int(record["hits"]), misses + int(record["misses"])
         return {"folder": str(self.folder), "entries": entries, "bytes": size, "hits": hits, "misses": misses,
                 "hit_rate": hits / (hits + misses) if hits + misses else None}

@@ -1,8 +1,11 @@
 """Compiling specializations, in this process or in a pool of worker processes.
 
 NVRTC and the compiler are CPU-bound, so ``-j N`` uses processes. A job carries only picklable
-data (where the kernel lives, its signature, constexprs and options); each worker re-imports the
-kernel. Workers ignore Ctrl-C: the build process handles it and stops them. Workers die with the
+data (where the kernel lives, its signature, constexprs and options) and what the build keyed: the
+bytes of the kernel file it imported, which the worker imports in turn (never the file as it is
+by then), the kernel's cache key, which the worker's import must reproduce, and the build's
+toolchain, which the worker must run (checked again on the result's return, so a worker of
+another mytriton that does not check is refused too). Workers ignore Ctrl-C: the build process handles it and stops them. Workers die with the
 build process, even when it is killed outright (SIGKILL): otherwise they would live on and keep
 its stdout open, and a caller reading it (``| tee``, ``communicate()``) would wait forever.
 """
@@ -10,19 +13,23 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import ipaddress
 import multiprocessing
 import os
+import re
 import signal
+import socket
 import sys
 import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from . import kernel_source
+from .toolchain import Toolchain
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,12 @@ class CompileJob:
     # a build with sm_90a among its targets: descriptors made in the kernel get tensor-map
     # parameters in every target's kernel (frontend/launch_maps.py), so all take the same arguments
     hoist_tensor_maps: bool = False
+    # What the build keyed, for the worker to prove it compiles the same: the bytes of the kernel
+    # file the build imported (the worker imports exactly these), the kernel's cache key (None: it
+    # has none) and the build's toolchain (None: no check, a compile of this process).
+    source_text: bytes | None = field(default=None, compare=False, repr=False)
+    kernel_key: str | None = None
+    toolchain: Toolchain | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,7 @@ class Artifacts:
     seconds: float = 0.0
     cached: bool = False
     made_tensor_maps: tuple = ()     # the recipes of the tensor maps the launch encodes (dicts)
+    toolchain: Toolchain | None = None   # what compiled it, as the compiling process saw itself
 
 
 def launch_maps(built: dict[str, Artifacts]) -> dict:
@@ -77,15 +91,55 @@ class Failure:
 
 
 def compile_job(job: CompileJob) -> Artifacts | Failure:
-    """Run one compile; every exception becomes a :class:`Failure` with a user-facing message."""
+    """Run one compile; every exception becomes a :class:`Failure` with a user-facing message.
+    A job that names the build's toolchain is refused by a process running another compiler, and
+    one whose kernel no longer has the key the build computed (a file edited while the build ran)
+    is refused too: a worker compiles exactly what was keyed, or nothing."""
     import mytriton
 
     start = time.perf_counter()
     try:
-        fn = kernel_source.load(job.source)
-        return _compile(mytriton, fn, job, start)
+        mine = None
+        if job.toolchain is not None:
+            from .package import templates_dir
+            from . import toolchain
+            mine = toolchain.current(templates_dir())
+            if mine != job.toolchain:
+                return Failure(foreign_compiler(mine, job.toolchain), time.perf_counter() - start)
+        fn = kernel_source.load(job.source, job.source_text)
+        if _kernel_key(fn) != job.kernel_key:
+            return Failure(f"'{job.source.where}' (or what it reads) changed while the build ran: the compile "
+                           "would not be of the source the build keyed; build again", time.perf_counter() - start)
+        return replace(_compile(mytriton, fn, job, start), toolchain=mine)
     except Exception as exc:  # noqa: BLE001 - reported to the user, never re-raised
         return Failure(describe_error(exc), time.perf_counter() - start)
+
+
+def _kernel_key(fn) -> str | None:
+    from ..frontend.fingerprint import Uncacheable
+    try:
+        return fn.cache_key
+    except Uncacheable:
+        return None
+
+
+def foreign_compiler(worker: Toolchain | None, build: Toolchain) -> str:
+    """Why a compile from a process running another compiler than the build's is refused."""
+    theirs = worker.describe() if isinstance(worker, Toolchain) else "a mytriton that does not say which compiler it is"
+    return (f"the compile worker runs another compiler than this build, so its result is refused: the worker has "
+            f"{theirs}; this build has {build.describe()} (install the same mytriton, NVRTC and CUDA headers on "
+            "the workers, with the same MYTRITON_* switches)")
+
+
+def checked(job: CompileJob, result) -> Artifacts | Failure:
+    """A worker's result, refused unless it says it was compiled by the build's own toolchain (a
+    worker of another mytriton may not check the job's toolchain itself)."""
+    if job.toolchain is None or isinstance(result, Failure):
+        return result if isinstance(result, (Artifacts, Failure)) else Failure(
+            f"the compile worker returned a {type(result).__name__}, not a compile's result")
+    if not isinstance(result, Artifacts) or getattr(result, "toolchain", None) != job.toolchain:
+        return Failure(foreign_compiler(getattr(result, "toolchain", None), job.toolchain))
+    return result
 
 
 def _compile(mytriton, fn, job: CompileJob, start: float) -> Artifacts:
@@ -119,10 +173,11 @@ def run_jobs(jobs: list[CompileJob], workers: int,
     workers of a Dask distributed cluster, which must see the kernel files at the same paths)."""
     results: list[Artifacts | Failure | None] = [None] * len(jobs)
     if executor != "local":
-        return _run_on_dask(executor, jobs, on_done, results)
+        address = dask_address(executor)        # (a bad address is an error even with nothing to compile)
+        return _run_on_dask(address, jobs, on_done, results) if jobs else results
     if workers <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
-            results[i] = compile_job(job)
+            results[i] = checked(job, compile_job(job))
             on_done(i, results[i])
         return results
     context = multiprocessing.get_context("spawn")   # no fork: the parent may hold threads or locks
@@ -133,7 +188,7 @@ def run_jobs(jobs: list[CompileJob], workers: int,
         for future in as_completed(futures):
             i = futures[future]
             try:
-                results[i] = future.result()
+                results[i] = checked(jobs[i], future.result())
             except BrokenProcessPool:
                 results[i] = Failure("the compiler process died (crashed or was killed) while compiling")
             on_done(i, results[i])
@@ -145,31 +200,79 @@ def run_jobs(jobs: list[CompileJob], workers: int,
 
 
 DASK_SCHEME = "dask://"
+DASK_CONNECT_S = 10         # seconds to reach a scheduler, and for it to greet us
+_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*",
+                   re.ASCII)
 
 
-def _run_on_dask(executor: str, jobs: list[CompileJob], on_done, results: list) -> list:
+def dask_address(executor: str) -> tuple[str, int]:
+    """(host, port) of ``dask://HOST:PORT`` (a host name, an IPv4 address or ``[IPv6]``, and a port
+    of ASCII digits in 1..65535); UsageError for anything else."""
+    from .errors import UsageError
+    wrong = UsageError(f"--executor: expected 'local' or 'dask://HOST:PORT' (a host name, an IPv4 address or "
+                       f"[an IPv6 address], and a port from 1 to 65535), got {executor!r}")
+    if not executor.startswith(DASK_SCHEME):
+        raise wrong
+    host, sep, port = executor[len(DASK_SCHEME):].rpartition(":")
+    if not sep or not re.fullmatch(r"[0-9]{1,5}", port, re.ASCII) or not 1 <= int(port) <= 65535:
+        raise wrong
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise wrong from None
+        host = host[1:-1]
+    elif not _HOST.fullmatch(host):
+        raise wrong
+    return host, int(port)
+
+
+def _greets_like_dask(host: str, port: int, timeout: float | None = None) -> str | None:
+    """None when a Dask scheduler answers at host:port, else why not. A scheduler speaks first: its
+    greeting starts with a frame count (8 bytes, little-endian); a web server (the dashboard) waits
+    for a request and says nothing, on which ``distributed.Client`` would wait for ever."""
+    timeout = DASK_CONNECT_S if timeout is None else timeout
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            head = b""
+            while len(head) < 8:
+                chunk = sock.recv(8 - len(head))
+                if not chunk:
+                    return "it closed the connection without a word"
+                head += chunk
+    except socket.timeout:
+        return f"something listens there but said nothing in {timeout:g} s (a web server, such as Dask's dashboard?)"
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    frames = int.from_bytes(head, "little")
+    return None if 0 < frames < 1024 else "what answers there does not speak Dask's protocol"
+
+
+def _run_on_dask(address: tuple[str, int], jobs: list[CompileJob], on_done, results: list) -> list:
     """The jobs on a Dask cluster (``distributed.Client`` is an executor of futures); each result
     is the same as a local compile's, so the build's output is too."""
     from .errors import UsageError
-    if not executor.startswith(DASK_SCHEME) or not executor[len(DASK_SCHEME):]:
-        raise UsageError(f"--executor: expected 'local' or 'dask://HOST:PORT', got {executor!r}")
     try:
         from distributed import Client
         from distributed import as_completed as dask_completed
     except ImportError:
         raise UsageError("--executor dask://...: Dask distributed is not installed "
                          "(pip install 'mytriton[distributed]')") from None
-    address = "tcp://" + executor[len(DASK_SCHEME):]
+    host, port = address
+    where = f"tcp://{f'[{host}]' if ':' in host else host}:{port}"
+    if (problem := _greets_like_dask(host, port)) is not None:
+        raise UsageError(f"--executor: cannot reach the Dask scheduler at {where}: {problem}")
     try:
-        client = Client(address, timeout=10)
+        client = Client(where, timeout=DASK_CONNECT_S)
     except (OSError, TimeoutError) as exc:
-        raise UsageError(f"--executor: cannot reach the Dask scheduler at {address}: {exc}") from None
+        raise UsageError(f"--executor: cannot reach the Dask scheduler at {where}: {exc}") from None
     try:
         futures = {client.submit(compile_job, job, pure=False): i for i, job in enumerate(jobs)}
         for future in dask_completed(futures):
             i = futures[future]
             try:
-                results[i] = future.result()
+                results[i] = checked(jobs[i], future.result())
             except Exception as exc:  # noqa: BLE001 - a worker died or could not run the job
                 results[i] = Failure(f"the Dask worker failed: {type(exc).__name__}: {exc}")
             on_done(i, results[i])

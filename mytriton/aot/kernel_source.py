@@ -73,9 +73,10 @@ def load_function(source: KernelSource):
     return fn
 
 
-def load(source: KernelSource):
-    """Import the module and return the named ``@triton.jit`` function."""
-    module = _import(source)
+def load(source: KernelSource, text: bytes | None = None):
+    """Import the module and return the named ``@triton.jit`` function; from *text* (the bytes of
+    the kernel file another process imported) where given, not from the file as it is now."""
+    module = _import(source, text)
     try:
         fn = getattr(module, source.function)
     except AttributeError:
@@ -94,15 +95,22 @@ def load(source: KernelSource):
 _file_modules: dict[str, tuple[bytes, object]] = {}
 
 
-def _import(source: KernelSource):
+def imported_text(source: KernelSource) -> bytes | None:
+    """The bytes this process imported the kernel file of *source* from (None for a module)."""
+    found = _file_modules.get(source.file) if source.file is not None else None
+    return found[0] if found is not None else None
+
+
+def _import(source: KernelSource, text: bytes | None = None):
     if source.file is None:
         with _on_sys_path(source.search_path), _import_errors(source, None):
             return importlib.import_module(source.module)
-    try:
-        with open(source.file, "rb") as f:
-            text = f.read()
-    except OSError as exc:
-        raise KernelImportError(f"cannot read '{source.where}': {exc.strerror}") from None
+    if text is None:
+        try:
+            with open(source.file, "rb") as f:
+                text = f.read()
+        except OSError as exc:
+            raise KernelImportError(f"cannot read '{source.where}': {exc.strerror}") from None
     if source.file in _file_modules and _file_modules[source.file][0] == text:
         return _file_modules[source.file][1]
     # A private, unique module name: two kernels/elementwise.py of different manifests must not
@@ -115,12 +123,18 @@ def _import(source: KernelSource):
     spec = importlib.util.spec_from_file_location(name, source.file, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    linecache.checkcache(source.file)   # inspect.getsource must not serve the previous version
     try:
         with _on_sys_path(source.search_path), _import_errors(source, source.file):
-            spec.loader.exec_module(module)
+            # The module runs from *text*, and inspect.getsource (which the kernel's source and
+            # cache key come from) reads the same lines, never the file again: what is compiled
+            # is what was read once (an mtime of None pins linecache's entry).
+            code = compile(text, source.file, "exec", dont_inherit=True)
+            lines = importlib.util.decode_source(text).splitlines(True)
+            linecache.cache[source.file] = (len(text), None, lines, source.file)
+            exec(code, module.__dict__)
     except BaseException:
         del sys.modules[name]
+        linecache.cache.pop(source.file, None)
         raise
     _file_modules[source.file] = (text, module)
     return module

@@ -85,6 +85,10 @@ _SCALAR_TYPES = (int, float, bool, complex, str, bytes, type(None), type(Ellipsi
 _CODE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodWrapperType,
                types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType)
 _MAX_ADMIT_DEPTH = 32
+# The only ``__dunder__`` attributes of a function a kernel may read (of a module: ``__doc__``):
+# the rest are the host's bookkeeping (``__file__``, ``__name__`` of a kernel file's private module,
+# ``__globals__``, ``__closure__``), which differs between machines and no cache key covers.
+_READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
 _admitted_ids: tuple[dict[int, str], set[int]] | None = None
 
 
@@ -897,6 +901,11 @@ class CodeGenerator(ast.NodeVisitor):
         if type(base) in (int, float, bool) and not hasattr(base, node.attr) and hasattr(tensor, node.attr):
             base = to_tensor(base)             # `acc = 0; acc.to(tl.int64)`: Triton's numbers are tensors there
         is_module = type(base) is types.ModuleType
+        if (is_module or type(base) in _CODE_TYPES) and node.attr.startswith("__") \
+                and node.attr not in (_READABLE_DUNDERS if not is_module else ("__doc__",)):
+            raise self.error(node, f"a kernel cannot read '{node.attr}' of a {type_name(base)}: it is the "
+                                   f"host's bookkeeping (it differs between machines and processes), not a "
+                                   f"value the kernel's cache key covers")
         try:
             if is_module and node.attr in vars(base):
                 self.admit(node, vars(base)[node.attr])

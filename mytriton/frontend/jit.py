@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-import enum
 import hashlib
 import inspect
-import numbers
 import os
 import textwrap
 import threading
@@ -29,7 +27,6 @@ def is_constexpr_annotation(ann) -> bool:
 
 
 _MISSING = object()
-_SIMPLE = (bool, int, float, str, bytes, type(None))
 
 
 def _references(fn_def: ast.FunctionDef) -> tuple[tuple[str, ...], ...]:
@@ -37,7 +34,7 @@ def _references(fn_def: ast.FunctionDef) -> tuple[tuple[str, ...], ...]:
     function reads, sorted; its own parameters are left out (they always shadow a global)."""
     args = fn_def.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
-    chains = set()
+    chains, bases = set(), set()
     for node in ast.walk(fn_def):
         if isinstance(node, ast.Attribute):
             attrs = []
@@ -47,57 +44,14 @@ def _references(fn_def: ast.FunctionDef) -> tuple[tuple[str, ...], ...]:
                 base = base.value
             if isinstance(base, ast.Name) and base.id not in params:
                 chains.add((base.id, *reversed(attrs)))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in params:
+                bases.add(id(base))
+    for node in ast.walk(fn_def):
+        # a name read whole (``h = helpers``, ``f(CFG)``): its value is keyed whole; the base of
+        # an attribute chain only through its chain (``helpers.SCALE`` keys SCALE, not helpers)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in params \
+                and id(node) not in bases:
             chains.add((node.id,))
     return tuple(sorted(chains))
-
-
-def _literal(value, depth: int = 0) -> str | None:
-    """A deterministic text for a constant of simple type (bool, int, float, str, bytes, None, and
-    tuples/lists/sets/dicts of those), the type included (``2`` and ``2.0`` differ); else None."""
-    if isinstance(value, _SIMPLE):
-        return f"{type(value).__name__} {value!r}"
-    if depth > 8 or not isinstance(value, (tuple, list, set, frozenset, dict)):
-        return None
-    if isinstance(value, dict):
-        items = [(_literal(k, depth + 1), _literal(v, depth + 1)) for k, v in value.items()]
-        parts = [f"{k}: {v}" for k, v in items if k is not None and v is not None]
-    else:
-        parts = [_literal(v, depth + 1) for v in value]
-    if len(parts) != len(value) or None in parts:
-        return None
-    if isinstance(value, (set, frozenset, dict)):
-        parts.sort()                    # hash order differs between processes
-    return f"{type(value).__name__} ({', '.join(parts)})"
-
-
-def _describe(value) -> str:
-    """What a resolved name contributes to the cache key: deterministic (no addresses, no hash order)."""
-    if not admitted(value):             # (codegen refuses it; nothing of it runs here either)
-        return f"object of {type_name(value)}"
-    if isinstance(value, JITFunction):
-        return f"@jit {value.__qualname__}"           # its source and references are hashed apart
-    literal = _literal(value)
-    if literal is not None:
-        return literal
-    if isinstance(value, types.ModuleType):
-        return f"module {value.__name__}"
-    if isinstance(value, type):
-        return f"class {value.__module__}.{value.__qualname__}"
-    if isinstance(value, (types.BuiltinFunctionType, types.FunctionType, types.MethodType)):
-        return f"function {getattr(value, '__module__', None)}.{getattr(value, '__qualname__', '?')}"
-    cls = type(value)
-    name = f"{cls.__module__}.{cls.__qualname__}"
-    # Numbers (numpy scalars), enum members and the compiler's own values (dtypes such as
-    # tl.float16) have a value repr; anything else contributes its type only.
-    if isinstance(value, (numbers.Number, enum.Enum)) or cls.__module__.split(".")[0] == "mytriton":
-        try:
-            text = repr(value)
-        except Exception:   # noqa: BLE001 - a broken repr: the type alone
-            text = " at 0x"
-        if " at 0x" not in text:
-            return f"{name} {text}"
-    return f"object of {name}"
 
 
 class JITFunction:
@@ -232,36 +186,55 @@ class JITFunction:
 
     @property
     def cache_key(self) -> str:
-        """Digest over everything the kernel source resolves at compile time, and the compiler version.
+        """Digest over everything the kernel's compile reads from its source and from outside it.
 
-        Covered: the source of this function and of every @jit function it reaches (by name or
-        attribute chain such as ``helpers.twice``, recursively), and for every name and attribute
-        chain each of them reads (``SCALE``, ``cfg.BLOCK``, closure variables), what it resolves to
-        now: the type and repr of simple constants (bool, int, float, str, bytes, None and
-        containers of those), the name of modules, classes and functions (``tl.*`` is part of the
-        compiler version and hash already); see ``_describe``. Paths are not part of it. Only the
-        parsed references are cached per function: the values are looked up on every call, so
-        that a changed global (an edited module constant, a monkeypatch) gives a new key.
+        Covered, for this function and every @jit function it reaches (by a name, an attribute
+        chain such as ``helpers.twice``, or held anywhere inside a value it reads: a tuple, a
+        dict, a module's namespace), recursively: its source, its ``@jit`` options and its
+        parameters' default values, and for every name and attribute chain it reads (``SCALE``,
+        ``cfg.BLOCK``, closure variables) the value that resolves to now, written down in full
+        by ``fingerprint.Describer`` (kind and exact contents at any depth; ``tl.*`` is part of
+        the compiler, whose sources are hashed apart). Paths are not part of it. Only the parsed
+        references are cached per function: the values are looked up on every call, so a
+        changed global (an edited module constant, a monkeypatch) gives a new key.
+
+        Raises ``fingerprint.Uncacheable`` (naming the value) where something the kernel reads
+        cannot be written down faithfully: such a kernel must be compiled every time.
         """
         from .. import __version__
+        from .fingerprint import Describer, Uncacheable
+        describer = Describer()
         blocks: dict[int, str] = {}
         todo = [self]
         while todo:
             f = todo.pop()
             if id(f) in blocks:
                 continue
-            lines = []
-            for chain, value in f._resolved():
-                lines.append(f"{'.'.join(chain)} = {_describe(value)}")
-                if type(value) is JITFunction and id(value) not in blocks:
-                    todo.append(value)
-            blocks[id(f)] = f"{f.__qualname__}\n{f.src}\n" + "\n".join(lines) + "\n"
+            try:
+                blocks[id(f)] = f._key_block(describer)
+            except Uncacheable as e:
+                raise Uncacheable(f"{f.__qualname__}: {e}") from None
+            todo.extend(j for i, j in describer.jits.items() if i not in blocks)
         own = blocks.pop(id(self))
         h = hashlib.sha256(f"mytriton {__version__}\n".encode())
         h.update(own.encode())
         for block in sorted(blocks.values()):       # a set: the order of discovery does not matter
             h.update(b"\0" + block.encode())
         return h.hexdigest()
+
+    def _key_block(self, describer) -> str:
+        """This function's part of a cache key: its source, options, defaults and what it reads."""
+        from .fingerprint import Uncacheable
+        read = [(".".join(chain), value) for chain, value in self._resolved()]
+        read += [("@jit options", dict(sorted(self.options.items()))), ("the defaults", self.fn.__defaults__),
+                 ("the keyword defaults", self.fn.__kwdefaults__)]
+        lines = []
+        for what, value in read:
+            try:
+                lines.append(f"{what} = {describer.describe(value)}")
+            except Uncacheable as e:
+                raise Uncacheable(f"'{what}' holds {e}") from None
+        return f"{self.__qualname__}\n{self.src}\n" + "\n".join(lines) + "\n"
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self.__name__} is a @mytriton.jit kernel: launch it as {self.__name__}[grid](...)")

@@ -115,3 +115,64 @@ def with_encodings(made: list[dict], encodings: dict) -> list[dict]:
         enc = encodings.get(r["name"]) or {"box": r["block"], "swizzle": 0}
         out.append({**r, "box": list(enc["box"]), "swizzle": int(enc["swizzle"])})
     return out
+
+
+_OPS = ("add", "sub", "mul")
+_RECIPE_KEYS = {"name", "dtype", "block", "padding", "base", "shape", "strides", "where", "box", "swizzle"}
+
+
+def check_recipes(recipes, params=None) -> None:
+    """ValueError unless ``recipes`` is a list of recipes of the form above, every value of the type
+    it claims (an integer an ``int`` of 64 bits, a type name a known integer type, a parameter one
+    of ``params`` where they are given): recipes travel through caches and packages, and each
+    value of one reaches generated code (the C API's launch) or the runtime's arithmetic."""
+    from ..runtime.driver import _SWIZZLES, DTYPES
+    if type(recipes) not in (list, tuple):
+        raise ValueError(f"tensor-map recipes must be a list, got {type(recipes).__name__}")
+    for r in recipes:
+        if type(r) is not dict or set(r) - _RECIPE_KEYS or not {"name", "dtype", "base", "shape"} <= set(r):
+            raise ValueError(f"a tensor-map recipe must be a mapping of {sorted(_RECIPE_KEYS)}, got {r!r:.200}")
+        if type(r["name"]) is not str or not r["name"].isascii() or not r["name"].isidentifier():
+            raise ValueError(f"tensor-map recipe name {r['name']!r:.80} is not an identifier")
+        if type(r["dtype"]) is not str or r["dtype"] not in DTYPES:
+            raise ValueError(f"tensor-map recipe {r['name']}: unknown dtype {r['dtype']!r:.80}")
+        if r.get("padding", "zero") not in ("zero", "nan") or type(r.get("where", "")) is not str:
+            raise ValueError(f"tensor-map recipe {r['name']}: bad padding or location")
+        for field, most in (("block", 1 << 16), ("box", 256)):
+            if field in r and not (type(r[field]) is list and 0 < len(r[field]) <= 5 and
+                                   all(type(b) is int and 0 < b <= most for b in r[field])):
+                raise ValueError(f"tensor-map recipe {r['name']}: {field} must be 1 to 5 ints in 1..{most}")
+        if "swizzle" in r and (type(r["swizzle"]) is not int or r["swizzle"] not in _SWIZZLES):
+            raise ValueError(f"tensor-map recipe {r['name']}: swizzle must be one of {sorted(_SWIZZLES)}")
+        if type(r["shape"]) is not list or not 0 < len(r["shape"]) <= 5 or \
+                type(r.get("strides", [])) is not list or len(r.get("strides", [])) != len(r["shape"]) - 1:
+            raise ValueError(f"tensor-map recipe {r['name']}: shape must be 1 to 5 expressions and strides one fewer")
+        for expr in [r["base"], *r["shape"], *r.get("strides", [])]:
+            _check_expr(expr, r["name"], params, 0)
+
+
+def _check_expr(expr, name: str, params, depth: int) -> None:
+    from ..runtime.driver import DTYPES
+    bad = ValueError(f"tensor-map recipe {name}: malformed expression {expr!r:.200}")
+    if type(expr) is not list or not expr or depth > _MAX_DEPTH:
+        raise bad
+    kind, args = expr[0], expr[1:]
+    integer = lambda v: type(v) is int and -2**63 <= v < 2**63      # noqa: E731
+    int_type = lambda t: type(t) is str and t in DTYPES and DTYPES[t].kind in ("int", "uint")  # noqa: E731
+    if kind == "param" and len(args) == 1 and type(args[0]) is str and args[0].isidentifier() \
+            and (params is None or args[0] in params):
+        return
+    if kind == "const" and len(args) == 1 and integer(args[0]):
+        return
+    if kind in _OPS and len(args) == 3 and int_type(args[0]):
+        return _check_exprs(args[1:], name, params, depth)
+    if kind == "cast" and len(args) == 2 and int_type(args[0]):
+        return _check_exprs(args[1:], name, params, depth)
+    if kind == "addptr" and len(args) == 3 and type(args[0]) is int and 0 < args[0] <= 16:
+        return _check_exprs(args[1:], name, params, depth)
+    raise bad
+
+
+def _check_exprs(exprs, name: str, params, depth: int) -> None:
+    for e in exprs:
+        _check_expr(e, name, params, depth + 1)

@@ -271,14 +271,19 @@ def _compile_bounded(nvrtc, prog, opts: list[bytes], source_name: str, arch_opti
 
 
 @functools.cache
-def _include_options() -> tuple[bytes, ...]:
-    """``--include-path`` of the CUDA runtime headers (cuda_fp16.h, cuda_bf16.h for fp16/bf16
-    kernels): pip's cuda-toolkit[cudart] ships them, cuda-pathfinder finds them (or a CUDA_HOME)."""
+def header_directory() -> str | None:
+    """The folder of the CUDA runtime headers (cuda_fp16.h, cuda_bf16.h for fp16/bf16 kernels):
+    pip's cuda-toolkit[cudart] ships them, cuda-pathfinder finds them (or a CUDA_HOME)."""
     try:
         from cuda.pathfinder import find_nvidia_header_directory
-        found = find_nvidia_header_directory("cudart")
+        return find_nvidia_header_directory("cudart")
     except Exception:   # noqa: BLE001 - no pathfinder or no headers: kernels without halves need none
-        found = None
+        return None
+
+
+def _include_options() -> tuple[bytes, ...]:
+    """``--include-path`` of the CUDA runtime headers, where there are some."""
+    found = header_directory()
     return (f"--include-path={found}".encode(),) if found else ()
 
 
