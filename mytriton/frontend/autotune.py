@@ -159,10 +159,15 @@ class Autotuner:
             return None
 
     def _disk_path(self, key: tuple, configs: list[Config]) -> Path | None:
+        from .fingerprint import Uncacheable
         gpu = self._gpu() if self.cache_results else None
         if gpu is None:
             return None
-        text = json.dumps([unwrap(self.fn).cache_key, gpu, [str(c) for c in configs], self.keys, repr(key)])
+        try:
+            kernel_key = unwrap(self.fn).cache_key
+        except Uncacheable:         # (a kernel no key describes: its choices are not kept on disk)
+            return None
+        text = json.dumps([kernel_key, gpu, [str(c) for c in configs], self.keys, repr(key)])
         return _cache_dir() / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
 
     def _from_disk(self, path: Path | None, configs: list[Config]) -> Config | None:
