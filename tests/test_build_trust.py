@@ -62,10 +62,12 @@ def test_an_edited_global_container_rebuilds(tmp_path):
     assert "__nv_bfloat16" in _cu(tmp_path) and "3.0f" in _cu(tmp_path)
 
 
-def test_debug_option_is_keyed(tmp_path):
-    write_project(tmp_path, MANIFEST, KERNEL)
+def test_jit_options_are_keyed(tmp_path):
+    # (the options given apart from the function's source: its text alone does not change)
+    kernel = KERNEL.replace("@mytriton.jit\ndef scale(", "def _scale(") + "\n\nscale = mytriton.jit(_scale)\n"
+    write_project(tmp_path, MANIFEST.replace("k.py:scale", "k.py:scale"), kernel)
     _build(tmp_path)
-    (tmp_path / "kernels" / "k.py").write_text(KERNEL.replace("@mytriton.jit", "@mytriton.jit(debug=True)"))
+    (tmp_path / "kernels" / "k.py").write_text(kernel.replace("mytriton.jit(_scale)", "mytriton.jit(_scale, debug=True)"))
     lines = _build(tmp_path)
     assert any("2 compiled, 0 cached" in line for line in lines), lines
 
