@@ -196,6 +196,8 @@ class _Parser:
 
     def version(self, node) -> str:
         """The package version: the text as written (``1.10`` stays ``1.10``, not the float 1.1)."""
+        if isinstance(node, yaml.ScalarNode):
+            self.doc.scalar(node, "version")        # a value its tag cannot hold (!!int "") is an error
         if not isinstance(node, yaml.ScalarNode) or node.tag not in _VERSION_TAGS:
             raise self.doc.error(node, f"version must be a version string such as \"1.2.0\", got {kind_name(node)}")
         text = node.value.strip()
