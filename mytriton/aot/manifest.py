@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from . import kernel_source
+from ..runtime.driver import constexpr_identity
 from .errors import ManifestError
 from .signature import sort_targets, target_error, type_error, type_suggestion
 from .yamldoc import YamlDoc, did_you_mean, kind_name, line_of
@@ -34,6 +35,10 @@ DEFAULT_VERSION = "0.1.0"
 # A manifest expanding to more specializations than this is almost certainly a mistake (each is a
 # compile of a second or so per target); ``--max-specializations N`` raises the limit.
 MAX_SPECIALIZATIONS = 4096
+# Specialization ids name files (kernels/<kernel>/<id>.sm_121a.cubin): bounded far below the 255
+# bytes a file name may have; package and kernel names name folders.
+MAX_ID_LENGTH = 96
+MAX_NAME_LENGTH = 100
 # Names the generated loader defines besides the kernels (see templates/loader/__init__.py.j2).
 LOADER_NAMES = ("DeviceArray", "cdiv", "_runtime", "_os", "_HERE", "_path")
 # Modules a generated package must not shadow once installed (besides the standard library):
@@ -72,6 +77,8 @@ def package_problem(name: object) -> str | None:
     problem = name_problem(name)
     if problem is not None:
         return f"{problem} (it names the generated package and its folder)"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"is longer than {MAX_NAME_LENGTH} characters (it names a folder)"
     folded = name.lower()
     if folded in {m.lower() for m in sys.stdlib_module_names} or folded in PROTECTED_MODULES:
         return ("would shadow the module of that name once installed (standard library, mytriton, or "
@@ -241,6 +248,9 @@ class _Parser:
         if (problem := name_problem(source.function)) is not None:
             raise doc.error(ref_node, f"kernel name '{source.function}' {problem}: the generated loader "
                                       "cannot define it")
+        if len(source.function) > MAX_NAME_LENGTH:
+            raise doc.error(ref_node, f"kernel name '{source.function}' is longer than {MAX_NAME_LENGTH} "
+                                      f"characters (it names the folder kernels/{source.function}/)")
         if source.function in LOADER_NAMES or source.function.startswith("__"):
             raise doc.error(ref_node, f"a kernel cannot be named '{source.function}': the generated "
                                       f"package defines that name (reserved: {', '.join(LOADER_NAMES)} "
@@ -455,9 +465,9 @@ class _Parser:
                 values[name], seen = [], set()
                 for item in nodes:
                     value = self.constexpr_value(item, name)
-                    if value in seen:
+                    if constexpr_identity(value) in seen:       # 0.0 and -0.0, 1 and 1.0 are two values
                         raise doc.error(item, f"duplicate value {value!r} in constexprs.{name}")
-                    seen.add(value)
+                    seen.add(constexpr_identity(value))
                     values[name].append(value)
         else:
             self.count_specializations(len(num_warps), where)
@@ -499,15 +509,16 @@ class _Parser:
         """Specializations from (constexprs, num_warps, line, num_stages); two that a launch could not
         tell apart (num_stages is not chosen at launch) are an error, except among tuned configs
         (*by_stages*), which the loader tells apart by the tuning's choice."""
-        seen: dict[tuple, int | None] = {}
+        seen: dict[tuple, tuple[int | None, int | None]] = {}      # identity -> (line, num_stages)
         for constexprs, warps, line, stages in combos:
-            key = (tuple(value for _, value in constexprs), warps) + ((stages,) if by_stages else ())
+            key = (_identity(constexprs), warps) + ((stages,) if by_stages else ())
             if key in seen:
                 label = Specialization("", constexprs, warps, num_stages=stages if by_stages else None).label
-                why = "" if by_stages else "; num_stages does not tell specializations apart at launch"
+                first, first_stages = seen[key]
+                why = "; num_stages does not tell specializations apart at launch" if first_stages != stages else ""
                 raise ManifestError(self.doc.path, line, f"duplicate {'config' if by_stages else 'specialization'} "
-                                                         f"{label} (first at line {seen[key]}{why})")
-            seen[key] = line
+                                                         f"{label} (first at line {first}{why})")
+            seen[key] = line, stages
         return tuple(Specialization(spec_id, constexprs, warps, line, stages)
                      for spec_id, (constexprs, warps, line, stages) in zip(spec_ids(combos), combos))
 
@@ -530,28 +541,48 @@ class _KernelInfo:
         return ", ".join(self.runtime_names) or "none"
 
 
-def spec_ids(combos) -> list[str]:
-    """Readable, file-name safe ids (``BM64_BN32_w4``); made unique with a hash suffix if needed."""
-    parts: dict[tuple, str] = {}        # each distinct (name, value) is spelled once
+def _identity(constexprs) -> tuple:
+    """What tells the constexpr values of two specializations apart (see ``constexpr_identity``)."""
+    return tuple((name, constexpr_identity(value)) for name, value in constexprs)
 
-    def part(name, value) -> str:
-        key = (name, type(value), value)
-        if key not in parts:
-            parts[key] = f"{name}{_id_part(value)}"
-        return parts[key]
-    ids = ["_".join([part(name, value) for name, value in constexprs] + [f"w{warps}"])
-           for constexprs, warps, *_ in combos]
+
+_PART_LENGTH = 32       # one constexpr's name and value in an id; a longer one is cut (and the id hashed)
+
+
+def spec_ids(combos) -> list[str]:
+    """Readable, file-name safe ids (``BM64_BN32_w4``) of (constexprs, num_warps, line, num_stages)
+    combos of distinct identity, at most MAX_ID_LENGTH characters. An id whose readable form is cut
+    (a long name or value, many constexprs) or equals another's up to case (0.5 and "0.5"; BM and bm
+    on a case-insensitive disk) ends with a hash of its identity instead. Readable ids end in
+    ``w<N>`` or ``s<N>`` and hashed ones in hex digits, so the two never meet; and no two ids are
+    equal up to case."""
+    readable = [_readable_id(constexprs, warps) for constexprs, warps, *_ in combos]
     # tuned configs may differ in num_stages alone: then the id says it (BM64_w4_s3)
-    repeated = collections.Counter(ids)
-    ids = [f"{i}_s{c[3]}" if repeated[i] > 1 and len(c) > 3 and c[3] is not None else i for i, c in zip(ids, combos)]
-    # Values like 0.5 and "0.5" would share an id; so would BM/bm on a case-insensitive disk.
-    # (Counted once: linear in the number of specializations.)
-    folded = collections.Counter(spec_id.lower() for spec_id in ids)
-    for i, (constexprs, warps, *rest) in enumerate(combos):
-        if folded[ids[i].lower()] > 1:
-            digest = hashlib.sha256(repr((constexprs, warps, *rest[1:])).encode()).hexdigest()[:8]
-            ids[i] = f"{ids[i]}_{digest}"
-    return ids
+    repeated = collections.Counter(text for text, _ in readable)
+    texts, cut = [], []
+    for (text, was_cut), (_, _, _, stages) in zip(readable, combos):
+        if repeated[text] > 1 and stages is not None:
+            text += f"_s{stages}"
+        texts.append(text)
+        cut.append(was_cut or len(text) > MAX_ID_LENGTH)
+    folded = collections.Counter(text.lower() for text in texts)
+    digests = [hashlib.sha256(repr((_identity(c), w, s)).encode()).hexdigest() for c, w, _, s in combos]
+
+    def hashed(text: str, digest: str, digits: int) -> str:
+        return f"{text[:MAX_ID_LENGTH - 17].rstrip('_')}_{digest[:digits]}"
+    ids = [hashed(text, digest, 8) if was_cut or folded[text.lower()] > 1 else text
+           for text, was_cut, digest in zip(texts, cut, digests)]
+    # (hashes of 8 digits that meet get 16)
+    clashes = collections.Counter(spec_id.lower() for spec_id in ids)
+    return [hashed(text, digest, 16) if clashes[spec_id.lower()] > 1 else spec_id
+            for spec_id, text, digest in zip(ids, texts, digests)]
+
+
+def _readable_id(constexprs, warps) -> tuple[str, bool]:
+    """``BM64_BN32_w4`` and whether a part of it was cut to _PART_LENGTH characters."""
+    parts = [f"{name}{_id_part(value)}" for name, value in constexprs]
+    cut = any(len(part) > _PART_LENGTH for part in parts)
+    return "_".join([part[:_PART_LENGTH] for part in parts] + [f"w{warps}"]), cut
 
 
 def _id_part(value) -> str:
