@@ -313,6 +313,9 @@ class _Parser:
                 if name in key and (isinstance(value, bool) or not isinstance(value, (int, float))):
                     raise doc.error(value_node, f"problem value of key '{name}' must be a number, got "
                                                 f"{kind_name(value_node)}")
+                if name in key and not math.isfinite(value):
+                    raise doc.error(value_node, f"problem value of key '{name}' must be finite (a launch takes the "
+                                                f"config of the nearest problem), got {kind_name(value_node)}")
                 if not isinstance(value, (bool, int, float, str)):
                     raise doc.error(value_node, f"problem value '{name}' must be a number, a boolean or a string, "
                                                 f"got {kind_name(value_node)}")
