@@ -159,3 +159,62 @@ def test_reading_any_double_quoted_text_is_a_document_or_a_manifest_error(parts)
         YamlDoc("m.yaml", text)
     except ManifestError as exc:
         assert exc.path == "m.yaml" and exc.line is not None and 1 <= exc.line <= text.count("\n") + 1
+
+
+# -- kernel and inputs files reached through symbolic links -----------------------------------------
+
+ADD_ENTRY = ('  - kernel: {ref}\n    signature: {{x_ptr: "*fp32:16", y_ptr: "*fp32:16", out_ptr: "*fp32:16", '
+             'n: i32}}\n    constexprs: {{BLOCK: [64]}}\n')
+TUNED_ENTRY = ('  - kernel: kernels/k.py:tuned_kernel\n    signature: {{x_ptr: "*fp32", n: i32}}\n    autotune:\n'
+               '      key: [n]\n      configs: [{{BLOCK: 64}}]\n      problems: [{{n: 1}}]\n      inputs: {ref}\n')
+HEAD = "package: pkg\ntargets: [sm_90]\nkernels:\n"
+
+
+def linked_project(tmp_path, entry: str, ref: str, link: str, target):
+    """A project in tmp_path/p whose *link* (relative to it) is a symbolic link to *target*."""
+    project = tmp_path / "p"
+    path = write_project(project, HEAD + entry.format(ref=ref), kernels=KERNELS + TUNED_KERNEL)
+    (project / link).symlink_to(target)
+    return path
+
+
+@pytest.fixture
+def outside(tmp_path):
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "k.py").write_text(KERNELS + TUNED_KERNEL)
+    return folder
+
+
+@pytest.mark.parametrize("entry, ref, link, line, what", [
+    (ADD_ENTRY, "kernels/link.py:add_kernel", "kernels/link.py", 4, "kernel"),
+    (ADD_ENTRY, "linked/k.py:add_kernel", "linked", 4, "kernel"),
+    (TUNED_ENTRY, "kernels/link.py:not_a_kernel", "kernels/link.py", 10, "inputs"),
+], ids=["kernel file", "kernel folder", "inputs file"])
+def test_a_symbolic_link_out_of_the_manifest_folder_is_outside(tmp_path, outside, entry, ref, link, line, what):
+    target = outside / "k.py" if link.endswith(".py") else outside
+    path = linked_project(tmp_path, entry, ref, link, target)
+    with pytest.raises(ManifestError) as info:
+        load_manifest(str(path))
+    location = ref.rpartition(":")[0]
+    assert str(info.value) == (f"{path}:{line}: {what} file '{location}' is outside the manifest's folder "
+                               f"({path.parent}): it is {outside / 'k.py'} (through a symbolic link); move it "
+                               "there, or pass --allow-outside")
+    assert load_manifest(str(path), allow_outside=True).package == "pkg"
+
+
+@pytest.mark.parametrize("entry, ref, link, target", [
+    (ADD_ENTRY, "kernels/link.py:add_kernel", "kernels/link.py", "k.py"),
+    (ADD_ENTRY, "alias/k.py:add_kernel", "alias", "kernels"),
+    (TUNED_ENTRY, "kernels/link.py:not_a_kernel", "kernels/link.py", "k.py"),
+], ids=["kernel file", "kernel folder", "inputs file"])
+def test_a_symbolic_link_that_stays_inside_is_fine(tmp_path, entry, ref, link, target):
+    path = linked_project(tmp_path, entry, ref, link, target)
+    entry = load_manifest(str(path)).kernels[0]
+    assert ref in (entry.portable_ref, entry.autotune and entry.autotune.inputs_ref)
+
+
+def test_a_manifest_folder_reached_through_a_symbolic_link_is_its_folder(tmp_path):
+    write_project(tmp_path / "real", HEAD + ADD_ENTRY.format(ref="kernels/k.py:add_kernel"))
+    (tmp_path / "via").symlink_to(tmp_path / "real")
+    assert load_manifest(str(tmp_path / "via" / "m.yaml")).kernels[0].name == "add_kernel"

@@ -245,6 +245,7 @@ class _Parser:
             source = kernel_source.resolve(ref, self.base_dir)
         except kernel_source.KernelImportError as exc:
             raise doc.error(ref_node, str(exc)) from None
+        self.check_really_inside(source, ref_node)
         if (problem := name_problem(source.function)) is not None:
             raise doc.error(ref_node, f"kernel name '{source.function}' {problem}: the generated loader "
                                       "cannot define it")
@@ -330,11 +331,12 @@ class _Parser:
             problems.append(problem)
         inputs_node = items["inputs"][1]
         ref = doc.string(inputs_node, "autotune.inputs")
-        self.check_inside(kernel_source.file_location(ref), inputs_node)
+        self.check_inside(kernel_source.file_location(ref), inputs_node, what="inputs")
         try:
             inputs = kernel_source.resolve(ref, self.base_dir, what="inputs")
         except kernel_source.KernelImportError as exc:
             raise doc.error(inputs_node, str(exc)) from None
+        self.check_really_inside(inputs, inputs_node, what="inputs")
         rtol = atol = None
         if "tolerance" in items:
             rtol, atol = self.tolerance(items["tolerance"][1])
@@ -353,15 +355,26 @@ class _Parser:
             found[name] = float(value)
         return found.get("rtol"), found.get("atol")
 
-    def check_inside(self, location: str | None, ref_node) -> None:
+    def check_inside(self, location: str | None, ref_node, what: str = "kernel") -> None:
         """A kernel file outside the manifest's folder (``../x.py``, an absolute path) is an error
         unless the build allows it (``--allow-outside``): the manifest would not build elsewhere."""
         if location is None or self.allow_outside:
             return
         relative = os.path.normpath(location)
         if os.path.isabs(location) or relative == os.pardir or relative.startswith(os.pardir + os.sep):
-            raise self.doc.error(ref_node, f"kernel file '{location}' is outside the manifest's folder "
+            raise self.doc.error(ref_node, f"{what} file '{location}' is outside the manifest's folder "
                                            f"({self.base_dir}); move it there, or pass --allow-outside")
+
+    def check_really_inside(self, source: kernel_source.KernelSource, ref_node, what: str = "kernel") -> None:
+        """:meth:`check_inside` for the file itself: one reached through a symbolic link (of the
+        file or a folder on its way) that leaves the manifest's folder is outside it too."""
+        if source.file is None or self.allow_outside:
+            return
+        real, folder = os.path.realpath(source.file), os.path.realpath(self.base_dir)
+        if os.path.commonpath([real, folder]) != folder:
+            raise self.doc.error(ref_node, f"{what} file '{source.where}' is outside the manifest's folder "
+                                           f"({self.base_dir}): it is {real} (through a symbolic link); move it "
+                                           "there, or pass --allow-outside")
 
     def portable_ref(self, source: kernel_source.KernelSource) -> str:
         """The reference as manifest.json records it: relative to the manifest's folder."""
