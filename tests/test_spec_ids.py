@@ -185,3 +185,16 @@ def test_ids_of_distinct_identities_are_distinct_up_to_case(rows, names):
     assert len({i.lower() for i in ids}) == len(combos), ids
     assert all(0 < len(i) <= MAX_ID_LENGTH and i.isascii() and all(c.isalnum() or c == "_" for c in i) for i in ids)
     assert spec_ids(combos) == ids
+
+
+def test_kernel_names_equal_up_to_case_are_refused(tmp_path):
+    kernels = KERNELS + "\n\n@triton.jit\ndef Add_kernel(x_ptr):\n    pass\n"
+    text = (HEAD + '  - kernel: kernels/k.py:add_kernel\n    signature: {x_ptr: "*fp32", y_ptr: "*fp32", '
+            'out_ptr: "*fp32", n: i32}\n    constexprs: {BLOCK: [64]}\n'
+            '  - kernel: kernels/k.py:Add_kernel\n    signature: {x_ptr: "*fp32"}\n')
+    path = write_project(tmp_path, text, kernels=kernels)
+    with pytest.raises(ManifestError) as info:
+        load_manifest(str(path))
+    assert str(info.value) == (f"{path}:7: kernels 'add_kernel' (line 4) and 'Add_kernel' differ only in case: on a "
+                               "case-insensitive file system their folders kernels/add_kernel/ and kernels/Add_kernel/ "
+                               "would be one")

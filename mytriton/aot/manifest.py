@@ -193,12 +193,18 @@ class _Parser:
         if "targets" in items:
             targets, targets_line = self.targets(items["targets"][1]), line_of(items["targets"][1])
         kernels = [self.kernel_entry(node) for node in doc.sequence(items["kernels"][1], "kernels")]
-        seen = {}
+        seen = {}           # folded name -> (name, line): kernels/<name>/ must be one folder per kernel
         for entry in kernels:
-            if entry.name in seen:
+            first = seen.get(entry.name.lower())
+            if first is not None and first[0] == entry.name:
                 raise ManifestError(doc.path, entry.line, f"kernel '{entry.name}' is listed twice "
-                                                          f"(first at line {seen[entry.name]})")
-            seen[entry.name] = entry.line
+                                                          f"(first at line {first[1]})")
+            if first is not None:
+                raise ManifestError(doc.path, entry.line, f"kernels '{first[0]}' (line {first[1]}) and "
+                                                          f"'{entry.name}' differ only in case: on a case-insensitive "
+                                                          f"file system their folders kernels/{first[0]}/ and "
+                                                          f"kernels/{entry.name}/ would be one")
+            seen[entry.name.lower()] = entry.name, entry.line
         return Manifest(doc.path, package, targets, tuple(kernels), line_of(package_node), targets_line, version)
 
     def version(self, node) -> str:
