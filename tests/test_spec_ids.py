@@ -198,3 +198,10 @@ def test_kernel_names_equal_up_to_case_are_refused(tmp_path):
     assert str(info.value) == (f"{path}:7: kernels 'add_kernel' (line 4) and 'Add_kernel' differ only in case: on a "
                                "case-insensitive file system their folders kernels/add_kernel/ and kernels/Add_kernel/ "
                                "would be one")
+
+
+def test_an_id_within_the_bound_stays_readable_and_one_past_it_is_cut_and_hashed(tmp_path):
+    fits, over = "a" * (MAX_ID_LENGTH - 4), "b" * (MAX_ID_LENGTH - 3)      # S<value>_w4
+    first, second = specializations(tmp_path, f'    constexprs: {{S: ["{fits}", "{over}"]}}\n')
+    assert first.id == f"S{fits}_w4"
+    assert second.id.startswith("S" + "b" * 31 + "_w4_") and len(second.id) == 1 + 31 + 4 + 8

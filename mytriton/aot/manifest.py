@@ -568,25 +568,24 @@ def _identity(constexprs) -> tuple:
     return tuple((name, constexpr_identity(value)) for name, value in constexprs)
 
 
-_PART_LENGTH = 32       # one constexpr's name and value in an id; a longer one is cut (and the id hashed)
+_PART_LENGTH = 32       # one constexpr's name and value in an id too long for a file name
 
 
 def spec_ids(combos) -> list[str]:
     """Readable, file-name safe ids (``BM64_BN32_w4``) of (constexprs, num_warps, line, num_stages)
-    combos of distinct identity, at most MAX_ID_LENGTH characters. An id whose readable form is cut
-    (a long name or value, many constexprs) or equals another's up to case (0.5 and "0.5"; BM and bm
-    on a case-insensitive disk) ends with a hash of its identity instead. Readable ids end in
-    ``w<N>`` or ``s<N>`` and hashed ones in hex digits, so the two never meet; and no two ids are
-    equal up to case."""
+    combos of distinct identity, at most MAX_ID_LENGTH characters. An id whose readable form is too
+    long (a long name or value, many constexprs: each part is cut to _PART_LENGTH, then the whole)
+    or equals another's up to case (0.5 and "0.5"; BM and bm on a case-insensitive disk) ends with
+    a hash of its identity instead. Readable ids end in ``w<N>`` or ``s<N>`` and hashed ones in hex
+    digits, so the two never meet; and no two ids are equal up to case."""
     readable = [_readable_id(constexprs, warps) for constexprs, warps, *_ in combos]
     # tuned configs may differ in num_stages alone: then the id says it (BM64_w4_s3)
-    repeated = collections.Counter(text for text, _ in readable)
+    repeated = collections.Counter(readable)
     texts, cut = [], []
-    for (text, was_cut), (_, _, _, stages) in zip(readable, combos):
-        if repeated[text] > 1 and stages is not None:
-            text += f"_s{stages}"
-        texts.append(text)
-        cut.append(was_cut or len(text) > MAX_ID_LENGTH)
+    for text, (constexprs, warps, _, stages) in zip(readable, combos):
+        suffix = f"_s{stages}" if repeated[text] > 1 and stages is not None else ""
+        cut.append(len(text + suffix) > MAX_ID_LENGTH)
+        texts.append((_readable_id(constexprs, warps, _PART_LENGTH) if cut[-1] else text) + suffix)
     folded = collections.Counter(text.lower() for text in texts)
     digests = [hashlib.sha256(repr((_identity(c), w, s)).encode()).hexdigest() for c, w, _, s in combos]
 
@@ -600,11 +599,9 @@ def spec_ids(combos) -> list[str]:
             for spec_id, text, digest in zip(ids, texts, digests)]
 
 
-def _readable_id(constexprs, warps) -> tuple[str, bool]:
-    """``BM64_BN32_w4`` and whether a part of it was cut to _PART_LENGTH characters."""
-    parts = [f"{name}{_id_part(value)}" for name, value in constexprs]
-    cut = any(len(part) > _PART_LENGTH for part in parts)
-    return "_".join([part[:_PART_LENGTH] for part in parts] + [f"w{warps}"]), cut
+def _readable_id(constexprs, warps, part_length: int | None = None) -> str:
+    """``BM64_BN32_w4``, each constexpr's part cut to *part_length* characters if given."""
+    return "_".join([f"{name}{_id_part(value)}"[:part_length] for name, value in constexprs] + [f"w{warps}"])
 
 
 def _id_part(value) -> str:
