@@ -113,6 +113,11 @@ ERRORS = {
                                 "problem does not give the key parameter(s) 'n'"),
     "problem key not a number": (_variant("        - {n: 1000}\n", "        - {n: big}  #<\n"),
                                  "problem value of key 'n' must be a number, got str 'big'"),
+    "problem key infinite": (_variant("        - {n: 1000}\n", "        - {n: .inf}  #<\n"),
+                             "problem value of key 'n' must be finite (a launch takes the config of the nearest "
+                             "problem), got float inf"),
+    "problem key NaN": (_variant("        - {n: 1000}\n", "        - {n: .nan}  #<\n"),
+                        "problem value of key 'n' must be finite"),
     "duplicate problem": (_variant("        - {n: 1000000, kind: big}\n", "        - {n: 1000, kind: big}  #<\n"),
                           "duplicate problem: the same key values as the problem at line 13"),
     "config without a constexpr": (_variant("        - {BLOCK: 1024}\n", "        - {num_warps: 8}  #<\n"),
@@ -236,6 +241,133 @@ def test_tune_from_bad_files(tmp_path, content, message):
         build(path, tmp_path / "out", tune_from=[str(recorded)])
     with pytest.raises(UsageError, match="cannot read it"):
         build(path, tmp_path / "out", tune_from=[str(tmp_path / "none.json")])
+
+
+def _problem(index: int, **fields):
+    def change(r):
+        r["kernels"]["add_kernel"]["problems"][index].update(fields)
+    return change
+
+
+def _set(*path_and_value):
+    *path, value = path_and_value
+
+    def change(r):
+        target = r
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return change
+
+
+P2 = "kernel 'add_kernel', problem 2 (n=1000000 kind=big): "
+BAD_RECORDS = {
+    "a time as a string": (_problem(1, times_ms=[0.30, "0.5", 0.20]),
+                           P2 + "times_ms[1] must be a positive finite number of milliseconds or null, got '0.5'"),
+    "too few times": (_problem(1, times_ms=[0.30, 0.21]),
+                      P2 + "times_ms must list one time per config (3), got [0.3, 0.21]"),
+    "a zero time": (_problem(1, times_ms=[0.30, 0.21, 0]),
+                    P2 + "times_ms[2] must be a positive finite number of milliseconds or null, got 0"),
+    "a negative time": (_problem(1, times_ms=[-1.0, 0.21, 0.2]),
+                        P2 + "times_ms[0] must be a positive finite number of milliseconds or null, got -1.0"),
+    "an infinite time": (_problem(1, times_ms=[float("inf"), 0.21, 0.2]),
+                         P2 + "times_ms[0] must be a positive finite number of milliseconds or null, got inf"),
+    "a boolean time": (_problem(1, times_ms=[True, 0.21, 0.2]),
+                       P2 + "times_ms[0] must be a positive finite number of milliseconds or null, got True"),
+    "times not a list": (_problem(1, times_ms={"a": 1}),
+                         P2 + "times_ms must list one time per config (3), got {'a': 1}"),
+    "a note not a string": (_problem(1, notes=[None, 3, None]), P2 + "notes[1] must be a string or null, got 3"),
+    "too many notes": (_problem(1, notes=[None] * 4),
+                       P2 + "notes must list one note per config (3), got [None, None, None, None]"),
+    "best out of range": (_problem(1, best=3), P2 + "best must be the index of a config (0 to 2) or null, got 3"),
+    "best a boolean": (_problem(1, best=True), P2 + "best must be the index of a config (0 to 2) or null, got True"),
+    "best of a failed config": (_problem(1, times_ms=[0.3, None, 0.2], notes=[None, "failed to launch", None], best=1),
+                                P2 + "best is config 1, which did not run (times_ms[1] is null)"),
+    "best of an excluded config": (_problem(1, best=2),
+                                   P2 + "best is config 2, which was excluded: output differs"),
+    "no best": (lambda r: r["kernels"]["add_kernel"]["problems"][1].pop("best"),
+                P2 + "best is missing (the index of a config, or null)"),
+    "a problem not a mapping": (_set("kernels", "add_kernel", "problems", 1, [1, 2]),
+                                "kernel 'add_kernel', problem 2: must be a mapping with 'problem', 'times_ms', "
+                                "'notes' and 'best', got [1, 2]"),
+    "device of the wrong type": (_set("device", ["H200"]),
+                                 "device must be a mapping of the GPU's name, compute_capability and driver, "
+                                 "got ['H200']"),
+    "device name not a string": (_set("device", "name", 5), "device.name must be a string, got 5"),
+    "no device driver": (lambda r: r["device"].pop("driver"), "device.driver must be a string, got None"),
+    "method not a mapping": (_set("method", "fast"), "method must be a mapping, got 'fast'"),
+    "a kernel not a mapping": (_set("kernels", "add_kernel", 7),
+                               "kernel 'add_kernel': must be a mapping with 'key', 'inputs', 'configs' and "
+                               "'problems', got 7"),
+    "configs not a list": (_set("kernels", "add_kernel", "configs", "all"),
+                           "kernel 'add_kernel': configs must be a list, got 'all'"),
+    "a config without constexprs": (_set("kernels", "add_kernel", "configs", 0, {"id": "x", "num_warps": 1}),
+                                    "kernel 'add_kernel', configs[0]: must be a mapping with 'id' (a string), "
+                                    "'constexprs' (a mapping), 'num_warps' and 'num_stages', got {'id': 'x', "),
+    "inputs not a string": (_set("kernels", "add_kernel", "inputs", None),
+                            "kernel 'add_kernel': inputs must be a string, got None"),
+    "the package not a string": (_set("package", ["tuned"]),
+                                 "records package ['tuned'], which none of the manifests builds (tuned)"),
+    "the format a boolean": (_set("format", True), "not a tuning.json of format 1"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_RECORDS))
+def test_tune_from_a_record_of_wrong_fields_is_refused_before_compiling(tmp_path, name):
+    change, message = BAD_RECORDS[name]
+    path = write_project(tmp_path, TUNED)
+    bad = copy.deepcopy(RECORD)
+    change(bad)
+    recorded = tmp_path / "rec.json"
+    recorded.write_text(json.dumps(bad))
+    lines = []
+    with pytest.raises(UsageError) as info:
+        build_packages([str(path)], out_dir=str(tmp_path / "out"), jobs=1, echo=lines.append, tune_from=[str(recorded)])
+    assert str(info.value).startswith(f"--tune-from {recorded}: {message}"), str(info.value)
+    assert lines == [] and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[" * 100000 + "]" * 100000, "not a tuning.json (nested too deeply)"),
+    ('{"format": 1, "package": {"a": 1}, "kernels": {}}', "records package {'a': 1}, which none of the manifests"),
+], ids=["nested", "package a mapping"])
+def test_tune_from_hostile_json(tmp_path, content, message):
+    path = write_project(tmp_path, TUNED)
+    recorded = tmp_path / "rec.json"
+    recorded.write_text(content)
+    result = run_cli([str(path), "--out", str(tmp_path / "out"), "--tune-from", str(recorded)], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"mytriton-build: --tune-from {recorded}: {message}"), result.stderr
+    assert_no_traceback(result.stderr)
+    assert result.stdout == ""
+
+
+def test_tune_from_compares_configs_and_problems_by_identity(tmp_path):
+    """A recorded 1.0 is not the manifest's 1, a recorded true not its 1; a NaN is a NaN (JSON keeps no
+    NaN's bits) and -0.0 is kept."""
+    text = TUNED.replace("{BLOCK: 1024}", "{BLOCK: 1024, num_warps: 4}")
+    path = write_project(tmp_path, text)
+    for change, message in [
+        (_set("kernels", "add_kernel", "configs", 0, "constexprs", "BLOCK", 64.0),
+         "the recorded configs are not the manifest's (not recorded: BLOCK=64 w1)"),
+        (_set("kernels", "add_kernel", "problems", 0, "problem", "n", 1000.0),
+         "the recorded problems are not the manifest's"),
+        (_set("kernels", "add_kernel", "configs", 0, "num_warps", True),
+         "the recorded configs are not the manifest's (not recorded: BLOCK=64 w1)"),
+    ]:
+        bad = copy.deepcopy(RECORD)
+        change(bad)
+        recorded = tmp_path / "rec.json"
+        recorded.write_text(json.dumps(bad))
+        with pytest.raises(UsageError) as info:
+            build(path, tmp_path / "out", tune_from=[str(recorded)])
+        assert message in str(info.value) and "run mytriton-build --tune again" in str(info.value)
+    nan = text.replace("{n: 1000}", "{n: 1000, scale: .nan}")
+    recorded_nan = copy.deepcopy(RECORD)
+    recorded_nan["kernels"]["add_kernel"]["problems"][0]["problem"]["scale"] = float("nan")
+    (tmp_path / "nan.json").write_text(json.dumps(recorded_nan))
+    manifest = load_manifest(str(write_project(tmp_path, nan)))
+    assert tuning.load_recorded([str(tmp_path / "nan.json")], [manifest])["tuned"] is not None
 
 
 def test_tune_needs_a_gpu_and_excludes_tune_from_and_shard(tmp_path, monkeypatch):

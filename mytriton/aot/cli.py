@@ -21,26 +21,57 @@ from .errors import AotError, CompileFailed
 _TARGET_LIKE = re.compile(r"sm_\d+")
 
 
+# Numbers in ASCII digits only: int() also takes "1_0", " 4 ", "+4" and other scripts' digits ("٤").
+_DIGITS = re.compile(r"[0-9]{1,18}")
+_SHARD = re.compile(r"(-?[0-9]{1,18})/(-?[0-9]{1,18})")
+# Options whose value may start with '-' (`--shard -1/2`, `-j -1`): argparse would take it for an
+# option and answer "expected one argument"; attached to its option, the value's own check speaks.
+_NUMBER_OPTIONS = ("--shard", "-j", "--jobs", "--max-specializations")
+
+
 def _positive_int(what: str):
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"expected a positive number of {what}, got {text!r}")
-        return value
+        if not _DIGITS.fullmatch(text) or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"expected a positive number of {what} in ASCII digits, got {text!r}")
+        return int(text)
     return parse
 
 
 def _shard(text: str) -> tuple[int, int]:
-    try:
-        i, n = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected I/N (e.g. 2/8), got {text!r}") from None
+    match = _SHARD.fullmatch(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected I/N of two whole numbers in ASCII digits (e.g. 2/8), got {text!r}")
+    i, n = int(match[1]), int(match[2])
     if not 1 <= i <= n:
         raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N, got {text!r}")
     return i, n
+
+
+def _attach_values(cli: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """*argv* with a value starting with '-' that follows one of _NUMBER_OPTIONS joined to it
+    (``--shard=-1/2``, ``-j-1``), unless it is itself an option of the command line."""
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        value = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in _NUMBER_OPTIONS and value is not None and value.startswith("-") and not _is_option(cli, value):
+            out.append(f"{arg}={value}" if arg.startswith("--") else f"{arg}{value}")
+            i += 2
+        else:
+            out.append(arg)
+            i += 1
+    return out
+
+
+def _is_option(cli: argparse.ArgumentParser, text: str) -> bool:
+    """Whether *text* is an option (``--tune``, ``-h``, ``-j4``) rather than a value like ``-1/2``."""
+    return text.startswith("--") or text[:2] in cli._option_string_actions
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line *argv* (default: ``sys.argv[1:]``) read; a bad one exits 2 with usage."""
+    cli = parser()
+    return cli.parse_intermixed_args(_attach_values(cli, sys.argv[1:] if argv is None else list(argv)))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -105,12 +136,11 @@ def _leave(status: int) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
-        cli = parser()
-        args = cli.parse_intermixed_args(argv)     # exits 2 with usage on a bad command line
+        args = parse_args(argv)     # exits 2 with usage on a bad command line
         if args.cache_info:
             return _cache_info(args)
         if not args.manifests:
-            cli.error("the following arguments are required: MANIFEST")
+            parser().error("the following arguments are required: MANIFEST")
         targets = [t for value in args.targets or [] for t in value.split(",") if t] or None
         for path in args.manifests:
             if _TARGET_LIKE.fullmatch(path) and not os.path.exists(path):

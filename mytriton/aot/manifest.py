@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from . import kernel_source
+from ..runtime.driver import constexpr_identity
 from .errors import ManifestError
 from .signature import sort_targets, target_error, type_error, type_suggestion
 from .yamldoc import YamlDoc, did_you_mean, kind_name, line_of
@@ -34,6 +35,10 @@ DEFAULT_VERSION = "0.1.0"
 # A manifest expanding to more specializations than this is almost certainly a mistake (each is a
 # compile of a second or so per target); ``--max-specializations N`` raises the limit.
 MAX_SPECIALIZATIONS = 4096
+# Specialization ids name files (kernels/<kernel>/<id>.sm_121a.cubin): bounded far below the 255
+# bytes a file name may have; package and kernel names name folders.
+MAX_ID_LENGTH = 96
+MAX_NAME_LENGTH = 100
 # Names the generated loader defines besides the kernels (see templates/loader/__init__.py.j2).
 LOADER_NAMES = ("DeviceArray", "cdiv", "_runtime", "_os", "_HERE", "_path")
 # Modules a generated package must not shadow once installed (besides the standard library):
@@ -72,6 +77,8 @@ def package_problem(name: object) -> str | None:
     problem = name_problem(name)
     if problem is not None:
         return f"{problem} (it names the generated package and its folder)"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"is longer than {MAX_NAME_LENGTH} characters (it names a folder)"
     folded = name.lower()
     if folded in {m.lower() for m in sys.stdlib_module_names} or folded in PROTECTED_MODULES:
         return ("would shadow the module of that name once installed (standard library, mytriton, or "
@@ -186,16 +193,24 @@ class _Parser:
         if "targets" in items:
             targets, targets_line = self.targets(items["targets"][1]), line_of(items["targets"][1])
         kernels = [self.kernel_entry(node) for node in doc.sequence(items["kernels"][1], "kernels")]
-        seen = {}
+        seen = {}           # folded name -> (name, line): kernels/<name>/ must be one folder per kernel
         for entry in kernels:
-            if entry.name in seen:
+            first = seen.get(entry.name.lower())
+            if first is not None and first[0] == entry.name:
                 raise ManifestError(doc.path, entry.line, f"kernel '{entry.name}' is listed twice "
-                                                          f"(first at line {seen[entry.name]})")
-            seen[entry.name] = entry.line
+                                                          f"(first at line {first[1]})")
+            if first is not None:
+                raise ManifestError(doc.path, entry.line, f"kernels '{first[0]}' (line {first[1]}) and "
+                                                          f"'{entry.name}' differ only in case: on a case-insensitive "
+                                                          f"file system their folders kernels/{first[0]}/ and "
+                                                          f"kernels/{entry.name}/ would be one")
+            seen[entry.name.lower()] = entry.name, entry.line
         return Manifest(doc.path, package, targets, tuple(kernels), line_of(package_node), targets_line, version)
 
     def version(self, node) -> str:
         """The package version: the text as written (``1.10`` stays ``1.10``, not the float 1.1)."""
+        if isinstance(node, yaml.ScalarNode):
+            self.doc.scalar(node, "version")        # a value its tag cannot hold (!!int "") is an error
         if not isinstance(node, yaml.ScalarNode) or node.tag not in _VERSION_TAGS:
             raise self.doc.error(node, f"version must be a version string such as \"1.2.0\", got {kind_name(node)}")
         text = node.value.strip()
@@ -236,9 +251,13 @@ class _Parser:
             source = kernel_source.resolve(ref, self.base_dir)
         except kernel_source.KernelImportError as exc:
             raise doc.error(ref_node, str(exc)) from None
+        self.check_really_inside(source, ref_node)
         if (problem := name_problem(source.function)) is not None:
             raise doc.error(ref_node, f"kernel name '{source.function}' {problem}: the generated loader "
                                       "cannot define it")
+        if len(source.function) > MAX_NAME_LENGTH:
+            raise doc.error(ref_node, f"kernel name '{source.function}' is longer than {MAX_NAME_LENGTH} "
+                                      f"characters (it names the folder kernels/{source.function}/)")
         if source.function in LOADER_NAMES or source.function.startswith("__"):
             raise doc.error(ref_node, f"a kernel cannot be named '{source.function}': the generated "
                                       f"package defines that name (reserved: {', '.join(LOADER_NAMES)} "
@@ -301,6 +320,9 @@ class _Parser:
                 if name in key and (isinstance(value, bool) or not isinstance(value, (int, float))):
                     raise doc.error(value_node, f"problem value of key '{name}' must be a number, got "
                                                 f"{kind_name(value_node)}")
+                if name in key and not math.isfinite(value):
+                    raise doc.error(value_node, f"problem value of key '{name}' must be finite (a launch takes the "
+                                                f"config of the nearest problem), got {kind_name(value_node)}")
                 if not isinstance(value, (bool, int, float, str)):
                     raise doc.error(value_node, f"problem value '{name}' must be a number, a boolean or a string, "
                                                 f"got {kind_name(value_node)}")
@@ -315,11 +337,12 @@ class _Parser:
             problems.append(problem)
         inputs_node = items["inputs"][1]
         ref = doc.string(inputs_node, "autotune.inputs")
-        self.check_inside(kernel_source.file_location(ref), inputs_node)
+        self.check_inside(kernel_source.file_location(ref), inputs_node, what="inputs")
         try:
             inputs = kernel_source.resolve(ref, self.base_dir, what="inputs")
         except kernel_source.KernelImportError as exc:
             raise doc.error(inputs_node, str(exc)) from None
+        self.check_really_inside(inputs, inputs_node, what="inputs")
         rtol = atol = None
         if "tolerance" in items:
             rtol, atol = self.tolerance(items["tolerance"][1])
@@ -338,15 +361,26 @@ class _Parser:
             found[name] = float(value)
         return found.get("rtol"), found.get("atol")
 
-    def check_inside(self, location: str | None, ref_node) -> None:
+    def check_inside(self, location: str | None, ref_node, what: str = "kernel") -> None:
         """A kernel file outside the manifest's folder (``../x.py``, an absolute path) is an error
         unless the build allows it (``--allow-outside``): the manifest would not build elsewhere."""
         if location is None or self.allow_outside:
             return
         relative = os.path.normpath(location)
         if os.path.isabs(location) or relative == os.pardir or relative.startswith(os.pardir + os.sep):
-            raise self.doc.error(ref_node, f"kernel file '{location}' is outside the manifest's folder "
+            raise self.doc.error(ref_node, f"{what} file '{location}' is outside the manifest's folder "
                                            f"({self.base_dir}); move it there, or pass --allow-outside")
+
+    def check_really_inside(self, source: kernel_source.KernelSource, ref_node, what: str = "kernel") -> None:
+        """:meth:`check_inside` for the file itself: one reached through a symbolic link (of the
+        file or a folder on its way) that leaves the manifest's folder is outside it too."""
+        if source.file is None or self.allow_outside:
+            return
+        real, folder = os.path.realpath(source.file), os.path.realpath(self.base_dir)
+        if os.path.commonpath([real, folder]) != folder:
+            raise self.doc.error(ref_node, f"{what} file '{source.where}' is outside the manifest's folder "
+                                           f"({self.base_dir}): it is {real} (through a symbolic link); move it "
+                                           "there, or pass --allow-outside")
 
     def portable_ref(self, source: kernel_source.KernelSource) -> str:
         """The reference as manifest.json records it: relative to the manifest's folder."""
@@ -453,9 +487,9 @@ class _Parser:
                 values[name], seen = [], set()
                 for item in nodes:
                     value = self.constexpr_value(item, name)
-                    if value in seen:
+                    if constexpr_identity(value) in seen:       # 0.0 and -0.0, 1 and 1.0 are two values
                         raise doc.error(item, f"duplicate value {value!r} in constexprs.{name}")
-                    seen.add(value)
+                    seen.add(constexpr_identity(value))
                     values[name].append(value)
         else:
             self.count_specializations(len(num_warps), where)
@@ -497,15 +531,16 @@ class _Parser:
         """Specializations from (constexprs, num_warps, line, num_stages); two that a launch could not
         tell apart (num_stages is not chosen at launch) are an error, except among tuned configs
         (*by_stages*), which the loader tells apart by the tuning's choice."""
-        seen: dict[tuple, int | None] = {}
+        seen: dict[tuple, tuple[int | None, int | None]] = {}      # identity -> (line, num_stages)
         for constexprs, warps, line, stages in combos:
-            key = (tuple(value for _, value in constexprs), warps) + ((stages,) if by_stages else ())
+            key = (_identity(constexprs), warps) + ((stages,) if by_stages else ())
             if key in seen:
                 label = Specialization("", constexprs, warps, num_stages=stages if by_stages else None).label
-                why = "" if by_stages else "; num_stages does not tell specializations apart at launch"
+                first, first_stages = seen[key]
+                why = "; num_stages does not tell specializations apart at launch" if first_stages != stages else ""
                 raise ManifestError(self.doc.path, line, f"duplicate {'config' if by_stages else 'specialization'} "
-                                                         f"{label} (first at line {seen[key]}{why})")
-            seen[key] = line
+                                                         f"{label} (first at line {first}{why})")
+            seen[key] = line, stages
         return tuple(Specialization(spec_id, constexprs, warps, line, stages)
                      for spec_id, (constexprs, warps, line, stages) in zip(spec_ids(combos), combos))
 
@@ -528,28 +563,45 @@ class _KernelInfo:
         return ", ".join(self.runtime_names) or "none"
 
 
-def spec_ids(combos) -> list[str]:
-    """Readable, file-name safe ids (``BM64_BN32_w4``); made unique with a hash suffix if needed."""
-    parts: dict[tuple, str] = {}        # each distinct (name, value) is spelled once
+def _identity(constexprs) -> tuple:
+    """What tells the constexpr values of two specializations apart (see ``constexpr_identity``)."""
+    return tuple((name, constexpr_identity(value)) for name, value in constexprs)
 
-    def part(name, value) -> str:
-        key = (name, type(value), value)
-        if key not in parts:
-            parts[key] = f"{name}{_id_part(value)}"
-        return parts[key]
-    ids = ["_".join([part(name, value) for name, value in constexprs] + [f"w{warps}"])
-           for constexprs, warps, *_ in combos]
+
+_PART_LENGTH = 32       # one constexpr's name and value in an id too long for a file name
+
+
+def spec_ids(combos) -> list[str]:
+    """Readable, file-name safe ids (``BM64_BN32_w4``) of (constexprs, num_warps, line, num_stages)
+    combos of distinct identity, at most MAX_ID_LENGTH characters. An id whose readable form is too
+    long (a long name or value, many constexprs: each part is cut to _PART_LENGTH, then the whole)
+    or equals another's up to case (0.5 and "0.5"; BM and bm on a case-insensitive disk) ends with
+    a hash of its identity instead. Readable ids end in ``w<N>`` or ``s<N>`` and hashed ones in hex
+    digits, so the two never meet; and no two ids are equal up to case."""
+    readable = [_readable_id(constexprs, warps) for constexprs, warps, *_ in combos]
     # tuned configs may differ in num_stages alone: then the id says it (BM64_w4_s3)
-    repeated = collections.Counter(ids)
-    ids = [f"{i}_s{c[3]}" if repeated[i] > 1 and len(c) > 3 and c[3] is not None else i for i, c in zip(ids, combos)]
-    # Values like 0.5 and "0.5" would share an id; so would BM/bm on a case-insensitive disk.
-    # (Counted once: linear in the number of specializations.)
-    folded = collections.Counter(spec_id.lower() for spec_id in ids)
-    for i, (constexprs, warps, *rest) in enumerate(combos):
-        if folded[ids[i].lower()] > 1:
-            digest = hashlib.sha256(repr((constexprs, warps, *rest[1:])).encode()).hexdigest()[:8]
-            ids[i] = f"{ids[i]}_{digest}"
-    return ids
+    repeated = collections.Counter(readable)
+    texts, cut = [], []
+    for text, (constexprs, warps, _, stages) in zip(readable, combos):
+        suffix = f"_s{stages}" if repeated[text] > 1 and stages is not None else ""
+        cut.append(len(text + suffix) > MAX_ID_LENGTH)
+        texts.append((_readable_id(constexprs, warps, _PART_LENGTH) if cut[-1] else text) + suffix)
+    folded = collections.Counter(text.lower() for text in texts)
+    digests = [hashlib.sha256(repr((_identity(c), w, s)).encode()).hexdigest() for c, w, _, s in combos]
+
+    def hashed(text: str, digest: str, digits: int) -> str:
+        return f"{text[:MAX_ID_LENGTH - 17].rstrip('_')}_{digest[:digits]}"
+    ids = [hashed(text, digest, 8) if was_cut or folded[text.lower()] > 1 else text
+           for text, was_cut, digest in zip(texts, cut, digests)]
+    # (hashes of 8 digits that meet get 16)
+    clashes = collections.Counter(spec_id.lower() for spec_id in ids)
+    return [hashed(text, digest, 16) if clashes[spec_id.lower()] > 1 else spec_id
+            for spec_id, text, digest in zip(ids, texts, digests)]
+
+
+def _readable_id(constexprs, warps, part_length: int | None = None) -> str:
+    """``BM64_BN32_w4``, each constexpr's part cut to *part_length* characters if given."""
+    return "_".join([f"{name}{_id_part(value)}"[:part_length] for name, value in constexprs] + [f"w{warps}"])
 
 
 def _id_part(value) -> str:

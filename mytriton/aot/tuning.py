@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import reprlib
 import time
 from pathlib import Path
 from typing import Callable
@@ -32,6 +33,7 @@ from . import kernel_source
 from .jobs import launch_maps
 from .errors import ManifestError, UsageError
 from .manifest import KernelEntry, Manifest, Specialization
+from ..runtime.driver import constexpr_identity
 
 FORMAT = 1
 WARMUP_MS, REP_MS = 25, 100
@@ -76,7 +78,8 @@ def dispatch_table(entry: KernelEntry, record: dict | None) -> dict:
 
 def load_recorded(paths: list[str], manifests: list[Manifest]) -> dict[str, dict]:
     """The records of ``--tune-from`` files by package, each checked to hold exactly the tuned
-    kernels, configs and problems of its package's manifest; UsageError naming the file otherwise."""
+    kernels, configs and problems of its package's manifest, every field as --tune writes it;
+    UsageError naming the file (and the field) otherwise."""
     packages = {m.package: m for m in manifests}
     records = {}
     for path in paths:
@@ -86,12 +89,15 @@ def load_recorded(paths: list[str], manifests: list[Manifest]) -> dict[str, dict
             raise UsageError(f"--tune-from {path}: cannot read it: {exc.strerror or exc}") from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise UsageError(f"--tune-from {path}: not a tuning.json ({exc})") from None
-        if not isinstance(record, dict) or record.get("format") != FORMAT or not isinstance(record.get("kernels"), dict):
+        except RecursionError:
+            raise UsageError(f"--tune-from {path}: not a tuning.json (nested too deeply)") from None
+        if (not isinstance(record, dict) or type(record.get("format")) is not int or record["format"] != FORMAT
+                or not isinstance(record.get("kernels"), dict)):
             raise UsageError(f"--tune-from {path}: not a tuning.json of format {FORMAT} (written by mytriton-build --tune)")
         package = record.get("package")
-        if package not in packages:
-            raise UsageError(f"--tune-from {path}: records package {package!r}, which none of the manifests builds "
-                             f"({', '.join(packages)})")
+        if not isinstance(package, str) or package not in packages:
+            raise UsageError(f"--tune-from {path}: records package {_shown(package)}, which none of the manifests "
+                             f"builds ({', '.join(packages)})")
         if package in records:
             raise UsageError(f"--tune-from {path}: a second record of package {package!r}")
         _check_record(path, record, packages[package])
@@ -99,38 +105,124 @@ def load_recorded(paths: list[str], manifests: list[Manifest]) -> dict[str, dict
     return records
 
 
+DEVICE_FIELDS = ("name", "compute_capability", "driver")
+
+
 def _check_record(path: str, record: dict, manifest: Manifest) -> None:
+    """Every field a build reads from *record* (the dispatch table of the loader and the C API,
+    the report, the plot) as ``measure`` writes it, and its kernels, configs and problems the
+    manifest's, compared by identity (1.0 is not 1); UsageError otherwise."""
+    def bad(where: str):
+        return lambda message: UsageError(f"--tune-from {path}: {where}{message}")
+
     def stale(what: str) -> UsageError:
         return UsageError(f"--tune-from {path}: {what}; the manifest {manifest.path} changed since it was "
                           "tuned: run mytriton-build --tune again on a machine with a GPU")
+    device = record.get("device")
+    if not isinstance(device, dict):
+        raise bad("")(f"device must be a mapping of the GPU's {', '.join(DEVICE_FIELDS[:-1])} and "
+                      f"{DEVICE_FIELDS[-1]}, got {_shown(device)}")
+    for field in DEVICE_FIELDS:
+        if not isinstance(device.get(field), str):
+            raise bad("")(f"device.{field} must be a string, got {_shown(device.get(field))}")
+    if not isinstance(record.get("method", {}), dict):
+        raise bad("")(f"method must be a mapping, got {_shown(record['method'])}")
     entries = {entry.name: entry for entry in tuned_entries(manifest)}
     for name in record["kernels"]:
         if name not in entries:
             raise stale(f"it records kernel '{name}', which the manifest does not tune")
     for name, entry in entries.items():
-        kernel = record["kernels"].get(name)
-        if kernel is None:
+        if name not in record["kernels"]:
             raise stale(f"it does not record kernel '{name}'")
-        try:
-            configs = [(c["constexprs"], c["num_warps"], c["num_stages"]) for c in kernel["configs"]]
-            problems = [item["problem"] for item in kernel["problems"]]
-            bests = [item["best"] for item in kernel["problems"]]
-            key = kernel["key"]
-        except (KeyError, TypeError) as exc:
-            raise UsageError(f"--tune-from {path}: kernel '{name}': malformed record ({exc!r} missing)") from None
-        wanted = [(dict(s.constexprs), s.num_warps, s.num_stages) for s in entry.specializations]
-        if configs != wanted:
-            missing = [_config_label({"constexprs": c, "num_warps": w, "num_stages": s}) for c, w, s in wanted
-                       if (c, w, s) not in configs]
-            detail = f" (not recorded: {'; '.join(missing)})" if missing else ""
-            raise stale(f"kernel '{name}': the recorded configs are not the manifest's{detail}")
-        if key != list(entry.autotune.key):
-            raise stale(f"kernel '{name}': it was tuned on the key {key}, the manifest's is {list(entry.autotune.key)}")
-        if problems != list(entry.autotune.problems):
-            raise stale(f"kernel '{name}': the recorded problems are not the manifest's")
-        for best in bests:
-            if best is not None and not (type(best) is int and 0 <= best < len(configs)):
-                raise UsageError(f"--tune-from {path}: kernel '{name}': best config {best!r} is not a config index")
+        _check_kernel(record["kernels"][name], entry, lambda where: bad(f"kernel '{name}'{where}: "),
+                      lambda what: stale(f"kernel '{name}': {what}"))
+
+
+def _check_kernel(kernel, entry: KernelEntry, bad, stale) -> None:
+    """One kernel's record; *bad(where)* makes the error of a field, *stale(what)* of a record of
+    other configs, key or problems than the manifest's."""
+    if not isinstance(kernel, dict) or not all(field in kernel for field in ("key", "inputs", "configs", "problems")):
+        raise bad("")(f"must be a mapping with 'key', 'inputs', 'configs' and 'problems', got {_shown(kernel)}")
+    for field, kind, what in (("inputs", str, "a string"), ("configs", list, "a list"), ("problems", list, "a list")):
+        if not isinstance(kernel[field], kind):
+            raise bad("")(f"{field} must be {what}, got {_shown(kernel[field])}")
+    configs = kernel["configs"]
+    for i, config in enumerate(configs):
+        if not (isinstance(config, dict) and isinstance(config.get("id"), str)
+                and isinstance(config.get("constexprs"), dict) and "num_warps" in config and "num_stages" in config):
+            raise bad(f", configs[{i}]")("must be a mapping with 'id' (a string), 'constexprs' (a mapping), "
+                                         f"'num_warps' and 'num_stages', got {_shown(config)}")
+    wanted = [config_record(spec) for spec in entry.specializations]
+    if len(configs) != len(wanted) or not all(map(_same_config, configs, wanted)):
+        missing = [_config_label(w) for w in wanted if not any(_same_config(c, w) for c in configs)]
+        detail = f" (not recorded: {'; '.join(missing)})" if missing else ""
+        raise stale(f"the recorded configs are not the manifest's{detail}")
+    if not _same(kernel["key"], list(entry.autotune.key)):
+        raise stale(f"it was tuned on the key {_shown(kernel['key'])}, the manifest's is {list(entry.autotune.key)}")
+    problems = kernel["problems"]
+    for i, item in enumerate(problems):
+        if not (isinstance(item, dict) and isinstance(item.get("problem"), dict)):
+            raise bad(f", problem {i + 1}")("must be a mapping with 'problem', 'times_ms', 'notes' and 'best', "
+                                            f"got {_shown(item)}")
+    if len(problems) != len(entry.autotune.problems) or not all(
+            _same(item["problem"], problem) for item, problem in zip(problems, entry.autotune.problems)):
+        raise stale("the recorded problems are not the manifest's")
+    for i, item in enumerate(problems):
+        shown = " ".join(f"{k}={v}" for k, v in item["problem"].items())
+        _check_timing(item, len(configs), bad(f", problem {i + 1} ({shown})"))
+
+
+def _check_timing(item: dict, count: int, bad) -> None:
+    """A problem's times_ms, notes and best: one time (milliseconds > 0, or null: it did not run)
+    and one note (a string or null) per config, best the index of a config that ran unexcluded."""
+    times, notes = item.get("times_ms"), item.get("notes")
+    if not isinstance(times, list) or len(times) != count:
+        raise bad(f"times_ms must list one time per config ({count}), got {_shown(times)}")
+    for j, t in enumerate(times):
+        if t is not None and not (type(t) in (int, float) and math.isfinite(t) and t > 0):
+            raise bad(f"times_ms[{j}] must be a positive finite number of milliseconds or null, got {_shown(t)}")
+    if not isinstance(notes, list) or len(notes) != count:
+        raise bad(f"notes must list one note per config ({count}), got {_shown(notes)}")
+    for j, note in enumerate(notes):
+        if note is not None and not isinstance(note, str):
+            raise bad(f"notes[{j}] must be a string or null, got {_shown(note)}")
+    if "best" not in item:
+        raise bad("best is missing (the index of a config, or null)")
+    best = item["best"]
+    if best is None:
+        return
+    if type(best) is not int or not 0 <= best < count:
+        raise bad(f"best must be the index of a config (0 to {count - 1}) or null, got {_shown(best)}")
+    if times[best] is None:
+        raise bad(f"best is config {best}, which did not run (times_ms[{best}] is null)")
+    if notes[best] is not None:
+        raise bad(f"best is config {best}, which was excluded: {notes[best]}")
+
+
+def _same(a, b) -> bool:
+    """Whether the JSON value *a* is the manifest's value *b*: of the same kind and bits, except
+    that any NaN is a NaN (JSON keeps no NaN's bits)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if type(a) is float and type(b) is float and math.isnan(a) and math.isnan(b):
+        return True
+    identity = constexpr_identity(a)
+    return identity is not None and identity == constexpr_identity(b)
+
+
+def _same_config(recorded: dict, wanted: dict) -> bool:
+    return all(_same(recorded.get(field), wanted[field]) for field in ("constexprs", "num_warps", "num_stages"))
+
+
+def _shown(value) -> str:
+    """*value* as an error shows it: its repr, bounded in length and depth."""
+    return _REPR.repr(value)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 6, 6
 
 
 # -- --tune ---------------------------------------------------------------------------------------

@@ -32,16 +32,37 @@ class _Loader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def scan_flow_scalar_non_spaces(self, double, start_mark):
+        """PyYAML's, refusing the escapes of no character as a ScannerError: past U+10FFFF
+        (``chr`` raises ValueError or OverflowError, with the scanner at the escape's digits) and
+        the UTF-16 surrogates (a string holding one cannot be written as UTF-8)."""
+        try:
+            chunks = super().scan_flow_scalar_non_spaces(double, start_mark)
+        except (ValueError, OverflowError):
+            escape = "\\" + self.peek(-1) + self.prefix(self.ESCAPE_CODES.get(self.peek(-1), 0))
+            raise yaml.scanner.ScannerError("while scanning a double-quoted scalar", start_mark,
+                                            f"the escape {escape} is past the last Unicode character (U+10FFFF)",
+                                            self.get_mark()) from None
+        surrogate = next((c for chunk in chunks for c in chunk if "\ud800" <= c <= "\udfff"), None)
+        if surrogate is not None:
+            raise yaml.scanner.ScannerError("while scanning a double-quoted scalar", start_mark,
+                                            f"the escape of U+{ord(surrogate):04X} is a UTF-16 surrogate, not a "
+                                            "character (write one past U+FFFF as \\UXXXXXXXX)", start_mark)
+        return chunks
+
 
 def construct(node: yaml.Node) -> Any:
     """The value of a scalar *node*, as ``yaml.safe_load`` makes it; ``yaml.YAMLError`` for a value
-    its tag cannot hold (``!!int abc``: SafeConstructor raises ValueError, not a YAMLError)."""
+    its tag cannot hold. SafeConstructor checks an explicitly tagged value no further than its
+    conversion does, so ``!!int abc`` raises ValueError, ``!!int ""`` IndexError, ``!!bool ""``
+    KeyError, ``!!timestamp x`` AttributeError: any exception constructing a scalar is the value's."""
     try:
         return yaml.constructor.SafeConstructor().construct_object(node)
     except yaml.YAMLError:
         raise
-    except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
-        raise yaml.constructor.ConstructorError(None, None, f"{node.tag} cannot hold {node.value!r} ({exc})",
+    except Exception as exc:  # noqa: BLE001 - see above: the scalar, not the program, is wrong
+        detail = f" ({exc})" if isinstance(exc, (ValueError, ArithmeticError)) and str(exc) else ""
+        raise yaml.constructor.ConstructorError(None, None, f"{node.tag} cannot hold {node.value!r}{detail}",
                                                 node.start_mark) from None
 
 
@@ -107,6 +128,8 @@ class YamlDoc:
             raise self.error(node, f"{what} must be a mapping, got {kind_name(node)}")
         items, seen = [], {}
         for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":     # composed, never merged: no constructor runs
+                raise self.error(key_node, f"merge keys ('<<') are not supported in {what}: write the keys out")
             key = self.scalar(key_node, f"a key in {what}")
             if not isinstance(key, str):
                 raise self.error(key_node, f"keys in {what} must be names, got {kind_name(key_node)}")
