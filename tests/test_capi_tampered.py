@@ -1,12 +1,16 @@
 """The C API (``mytriton-build --emit-c``) of compile results and tuning records that were altered
 (a shared cache entry or a record someone else can write): every value that reaches the C is
 checked as what it claims to be, and a bad one is an AotError naming the kernel and the
-specialization, with no C written and the previous output kept."""
+specialization, with no C written and the previous output kept. And the build's own check of
+the C it emits: compiled with the system C compiler (``-fsyntax-only``) before it is put in place."""
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import stat
+import sys
 
 import pytest
 
@@ -219,3 +223,87 @@ def test_a_tampered_tuning_record_is_refused(tuned, monkeypatch, change, message
 def test_key_values_become_exact_double_literals():
     assert [capi._double(v, "k", "n") for v in (1000, 0.1, -2**53, float("inf"), float("-inf"))] == [
         "0x1.f400000000000p+9", "0x1.999999999999ap-4", "-0x1.0000000000000p+53", "INFINITY", "-INFINITY"]
+
+
+# -- the build's check of the C it emits ----------------------------------------------------------
+
+def fake_compiler(folder, status: int, output: str = ""):
+    """A "C compiler" that records its arguments in *folder*/args.json, prints *output*, exits *status*."""
+    script = folder / "fakecc"
+    script.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                      f"json.dump(sys.argv[1:], open({str(folder / 'args.json')!r}, 'w'))\n"
+                      f"sys.stderr.write({output!r})\nsys.exit({status})\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def test_the_check_runs_cc_on_the_emitted_c_with_the_cuda_headers(built, monkeypatch, tmp_path):
+    monkeypatch.setenv("MYTRITON_NATIVE_LAUNCH", "0")         # ($CC is for the native launcher too)
+    monkeypatch.setenv("CC", str(fake_compiler(tmp_path, 0)))
+    rebuild(built, monkeypatch)
+    args = json.loads((tmp_path / "args.json").read_text())
+    assert args[:2] == ["-std=c11", "-fsyntax-only"] and args[-1].endswith("/tam.c")
+    assert args[args.index("-I") + 1] == cuda_include()
+
+
+def test_the_check_compiles_the_emitted_c_but_the_image_bytes(built, monkeypatch):
+    """(Each image's initializer but its first line is left blank in what is checked: numbers
+    made by byte_lines; the line numbers stay those of the emitted file.)"""
+    checked = []
+    real = capi.check_compiles
+    monkeypatch.setattr(capi, "check_compiles", lambda folder, name, text: checked.append(text) or real(folder, name,
+                                                                                                      text))
+    rebuild(built, monkeypatch)
+    emitted = (built.parent / "out" / "tam" / "c" / "tam.c").read_text().split("\n")
+    (text,) = checked
+    lines = text.split("\n")
+    assert len(lines) == len(emitted)
+    differ = [(a, b) for a, b in zip(emitted, lines) if a != b]
+    assert len(differ) > 100 and all(re.fullmatch(r"    [0-9,]+", a) and b == "    " for a, b in differ)
+
+
+def test_a_failing_check_is_an_internal_error_and_keeps_the_old_output(built, monkeypatch, tmp_path):
+    monkeypatch.setenv("MYTRITON_NATIVE_LAUNCH", "0")
+    monkeypatch.setenv("CC", str(fake_compiler(tmp_path, 1, "tam.c:3:1: error: it broke\n")))
+    before = tree_bytes(built.parent / "out")
+    with pytest.raises(AotError) as caught:
+        rebuild(built, monkeypatch)
+    assert str(caught.value) == "internal error in the generated C API: tam.c:3:1: error: it broke"
+    assert caught.value.exit_status == 1
+    assert tree_bytes(built.parent / "out") == before
+
+
+@needs_cc
+def test_the_check_catches_c_that_does_not_compile(built, monkeypatch):
+    real = capi.c_context
+
+    def broken(*args, **kwargs):
+        context = real(*args, **kwargs)
+        context["kernels"][0]["params"][0]["decl"] = "not_a_type p_x_ptr"
+        return context
+    monkeypatch.setattr(capi, "c_context", broken)
+    before = tree_bytes(built.parent / "out")
+    with pytest.raises(AotError, match=r"(?s)^internal error in the generated C API: .*tam\.[ch]:\d+:\d+: "
+                                       r"error: unknown type name 'not_a_type'"):
+        build_packages([str(built)], out_dir=str(built.parent / "out"), jobs=1, echo=lambda line: None,
+                       notify=lambda line: None, emit_c=True)
+    assert tree_bytes(built.parent / "out") == before
+
+
+@pytest.mark.parametrize("env, note", [
+    ({"CC": "/no/such/cc"}, "note: tam: the C API was not compiled to check it: the C compiler /no/such/cc "
+                            "($CC) was not found"),
+    ({"MYTRITON_EMIT_C_CHECK": "0"}, "note: tam: the C API was not compiled to check it: MYTRITON_EMIT_C_CHECK=0"),
+    ({"PATH": "/no/such/folder"}, "note: tam: the C API was not compiled to check it: no C compiler (cc is not on "
+                                  "PATH; set CC)"),
+])
+def test_the_check_is_skipped_with_a_note(built, monkeypatch, env, note):
+    monkeypatch.setenv("MYTRITON_NATIVE_LAUNCH", "0")
+    monkeypatch.delenv("CC", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    notes = []
+    build_packages([str(built)], out_dir=str(built.parent / "out"), jobs=1, echo=lambda line: None,
+                   notify=notes.append, emit_c=True)
+    assert [line for line in notes if "C API" in line] == [note]
+    assert (built.parent / "out" / "tam" / "c" / "tam.c").is_file()

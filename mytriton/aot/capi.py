@@ -43,14 +43,23 @@ User text and what compiles and tuning records say reach the C files only as:
   of compile results, which may come from a shared cache; the tuning's key values and choices),
   an AotError naming the kernel and the specialization where one is not;
 - escaped comments (``comment``) and string literals (:func:`c_string`).
+
+The build then compiles the C it emits (``$CC``, else ``cc``: ``-std=c11 -fsyntax-only``, about
+50 ms a package) before the package is put in place: a failure is an internal error and the
+previous output stays. Where no compiler or ``cuda.h`` is found, or with ``MYTRITON_EMIT_C_CHECK=0``,
+a note says so and the check is skipped.
 """
 from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 import reprlib
+import shlex
 import struct
+import subprocess
+import tempfile
 from pathlib import Path
 
 from ..backends.names import PARAM, c_identifier, comment_text
@@ -514,3 +523,65 @@ def fatbin(images: dict[str, bytes], ptx: tuple[str, bytes], identifier: str) ->
 
 def byte_lines(data: bytes, per_line: int = 24) -> list[str]:
     return [",".join(str(b) for b in data[i:i + per_line]) + "," for i in range(0, len(data), per_line)]
+
+
+# -- writing and checking -------------------------------------------------------------------------
+
+CHECK_TIMEOUT_S = 600
+
+
+def write(folder: Path, plan, kernels, artifacts, tuning, version: str, render, remark=None) -> None:
+    """Write ``<package>.h`` and ``<package>.c`` into *folder* (rendered by *render*, the
+    package's Jinja renderer), then compile them to check them (:func:`check_compiles`); *remark*
+    gets the note when the check cannot run."""
+    context = {**c_context(plan, kernels, artifacts, tuning), "mytriton_version": version}
+    folder.mkdir(parents=True, exist_ok=True)
+    package = plan.manifest.package
+    (folder / f"{package}.h").write_bytes(render("c/package.h.j2", context).encode())
+    (folder / f"{package}.c").write_bytes(render("c/package.c.j2", context).encode())
+    skipped = check_compiles(folder, f"{package}.c", render("c/package.c.j2", _images_cut(context)))
+    if skipped:
+        (remark or print)(f"note: {package}: the C API was not compiled to check it: {skipped}")
+
+
+def _images_cut(context: dict) -> dict:
+    """*context* with each image's initializer cut to its first line (the others left blank, so
+    that line numbers stay those of the real file). The lines cut are numbers that byte_lines
+    writes; parsing megabytes of them would make the check take seconds per package, not 50 ms."""
+    def cut(spec: dict) -> dict:
+        return {**spec, "bytes": spec["bytes"][:1] + [""] * (len(spec["bytes"]) - 1)}
+    return {**context, "kernels": [{**k, "specs": [cut(s) for s in k["specs"]]} for k in context["kernels"]]}
+
+
+def check_compiles(folder: Path, name: str, text: str) -> str | None:
+    """Compile the C source *text* as *name* beside the header in *folder*, with the system C
+    compiler (``$CC``, else ``cc``) as C11, only to check it: AotError with the compiler's messages
+    where it does not compile. Returns why it was not checked, or None."""
+    if os.environ.get("MYTRITON_EMIT_C_CHECK", "1") == "0":
+        return "MYTRITON_EMIT_C_CHECK=0"
+    given = os.environ.get("CC", "").strip()
+    compiler = shlex.split(given) if given else ["cc"]
+    include = cuda_include_dir()
+    if include is None:
+        return "cuda.h was not found (pip install 'cuda-toolkit[cudart]==13.0.*')"
+    with tempfile.TemporaryDirectory(prefix="mytriton-c-check-") as tmp:
+        source = Path(tmp) / name
+        source.write_text(text, encoding="utf-8")
+        command = [*compiler, "-std=c11", "-fsyntax-only", "-I", str(include), "-I", str(folder), str(source)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, cwd=tmp,
+                                  env={**os.environ, "LC_ALL": "C"})     # (messages in ASCII)
+        except FileNotFoundError:
+            return (f"the C compiler {compiler[0]} ($CC) was not found" if given
+                    else "no C compiler (cc is not on PATH; set CC)")
+        except OSError as exc:
+            return f"the C compiler {compiler[0]} does not run ({exc.strerror or exc})"
+        except subprocess.TimeoutExpired:
+            raise AotError(f"internal error in the generated C API: {compiler[0]} did not finish checking "
+                           f"{name} in {CHECK_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout).strip()
+        for prefix in (tmp, str(folder)):
+            output = output.replace(prefix + os.sep, "")
+        raise AotError(f"internal error in the generated C API: {output[:8000]}")
+    return None
