@@ -207,6 +207,9 @@ def tuned(tmp_path_factory):
     (lambda t: {**t, "choices": [[[1000, 5], 0]]}, "the tuning's key values [1000, 5] are not one per key parameter"),
     (lambda t: {**t, "key": ["x); system(0"]}, "the tuning's key 'x); system(0' is not a run-time parameter of "
                                                "add_kernel"),
+    (lambda t: {**t, "key": "n"}, "the tuning's key 'n' is not a list of parameters"),
+    (lambda t: {**t, "choices": [[[1000], 0, "x"]]}, "the tuning's choice [[1000], 0, 'x'] is not [key values, "
+                                                     "config index]"),
 ])
 def test_a_tampered_tuning_record_is_refused(tuned, monkeypatch, change, message):
     real = tuning.dispatch_table

@@ -436,12 +436,18 @@ def _tuned(entry, tuning, params: list[dict]) -> dict:
     table = _tuning.dispatch_table(entry, tuning)
     by_name = {n: p for (n, _), p in zip(entry.params, params)}
     key = table["key"]
+    if not isinstance(key, (list, tuple)):
+        raise AotError(f"--emit-c: {entry.name}: the tuning's key {shown(key)} is not a list of parameters")
     for name in key:
         if not isinstance(name, str) or name not in by_name:
             raise AotError(f"--emit-c: {entry.name}: the tuning's key {shown(name)} is not a run-time parameter "
                            f"of {entry.name}")
     count, choices = len(entry.specializations), []
-    for values, index in table["choices"]:
+    for item in table["choices"]:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise AotError(f"--emit-c: {entry.name}: the tuning's choice {shown(item)} is not [key values, config "
+                           "index]")
+        values, index = item
         if not isinstance(values, (list, tuple)) or len(values) != len(key):
             raise AotError(f"--emit-c: {entry.name}: the tuning's key values {shown(values)} are not one per key "
                            f"parameter ({', '.join(key)})")
