@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 import shutil
+import struct
 import subprocess
 
 import pytest
@@ -65,35 +66,37 @@ def test_header_declares_one_function_per_specialization_and_a_dispatcher(built)
     header = (built / "c" / "capkg.h").read_text()
     declared = re.findall(r"^CUresult (\w+)\((.*)\);$", header, re.M)
     grid = "CUstream stream, unsigned gx, unsigned gy, unsigned gz"
-    add = f"{grid}, CUdeviceptr x_ptr, CUdeviceptr y_ptr, CUdeviceptr out_ptr, int32_t n"
-    odd = f"{grid}, CUdeviceptr x_ptr, int64_t int_, bool flag, uint16_t h, int32_t gx_"
+    scale = f"{grid}, CUdeviceptr p_x_ptr, CUdeviceptr p_out_ptr, int32_t p_n, float p_alpha"
+    add = f"{grid}, CUdeviceptr p_x_ptr, CUdeviceptr p_y_ptr, CUdeviceptr p_out_ptr, int32_t p_n"
+    odd = f"{grid}, CUdeviceptr p_x_ptr, int64_t p_int, bool p_flag, uint16_t p_h, int32_t p_gx"
     assert declared == [
         ("capkg_load", "void"), ("capkg_unload", "void"),
         ("capkg_add_kernel_BLOCK64_w2", add), ("capkg_add_kernel_BLOCK256_w4", add),
-        ("capkg_add_kernel_BLOCK256_w8", add), ("capkg_add_kernel", f"{add}, int64_t BLOCK, int num_warps"),
-        ("capkg_scale_kernel_BLOCK128_EVENTrue_w4", f"{grid}, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, float alpha"),
-        ("capkg_scale_kernel_BLOCK128_EVENFalse_w4", f"{grid}, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, float alpha"),
-        ("capkg_scale_kernel", f"{grid}, CUdeviceptr x_ptr, CUdeviceptr out_ptr, int32_t n, float alpha, "
-                               "int64_t BLOCK, bool EVEN, int num_warps"),
+        ("capkg_add_kernel_BLOCK256_w8", add), ("capkg_add_kernel", f"{add}, int64_t p_BLOCK, int num_warps"),
+        ("capkg_scale_kernel_BLOCK128_EVENTrue_w4", scale), ("capkg_scale_kernel_BLOCK128_EVENFalse_w4", scale),
+        ("capkg_scale_kernel", f"{scale}, int64_t p_BLOCK, bool p_EVEN, int num_warps"),
         ("capkg_odd_kernel_MODEdouble_SCALE0p1_ENABLETrue_w4", odd),
         (declared[10][0], odd),
-        ("capkg_odd_kernel", f"{odd}, const char * MODE, double SCALE, bool ENABLE, int num_warps"),
+        ("capkg_odd_kernel", f"{odd}, const char *p_MODE, size_t len_MODE, double p_SCALE, bool p_ENABLE, "
+                             "int num_warps"),
     ]
     assert declared[10][0].startswith("capkg_odd_kernel_MODEx")
 
 
 def test_source_checks_promises_and_dispatches_on_exact_constants(built):
     source = (built / "c" / "capkg.c").read_text()
-    assert "if (n % 16 != 0)\n        return CUDA_ERROR_INVALID_VALUE;    // promised 16-divisible" in source
-    assert "if (gx_ != 1)\n        return CUDA_ERROR_INVALID_VALUE;    // built as 1" in source
-    assert "void *params[] = { &x_ptr, &int_, &flag, &h };" in source      # (gx_ is built in, not passed)
-    assert 'MODE != NULL && strcmp(MODE, "double") == 0 && SCALE == 0x1.999999999999ap-4 && ENABLE == true' in source
-    assert r'strcmp(MODE, "x\"*/\012\\") == 0 && SCALE == -0x1.ac9a7b3b7302fp-996 && ENABLE == false' in source
-    assert float.fromhex("-0x1.ac9a7b3b7302fp-996") == -2.5e-300
+    assert "if (p_n % 16 != 0)\n        return CUDA_ERROR_INVALID_VALUE;    // promised 16-divisible" in source
+    assert "if (p_gx != 1)\n        return CUDA_ERROR_INVALID_VALUE;    // built as 1" in source
+    assert "void *params[] = { &p_x_ptr, &p_int, &p_flag, &p_h };" in source      # (p_gx is built in, not passed)
+    assert ('len_MODE == 6 && p_MODE != NULL && memcmp(p_MODE, "double", 6) == 0 && '
+            'mt_double_bits(p_SCALE) == UINT64_C(0x3fb999999999999a) /* 0.1 */ && p_ENABLE == true') in source
+    assert (r'len_MODE == 6 && p_MODE != NULL && memcmp(p_MODE, "x\"*/\012\\", 6) == 0 && '
+            r'mt_double_bits(p_SCALE) == UINT64_C(0x81bac9a7b3b7302f) /* -2.5e-300 */ && p_ENABLE == false') in source
+    assert [struct.pack(">d", v).hex() for v in (0.1, -2.5e-300)] == ["3fb999999999999a", "81bac9a7b3b7302f"]
     # the string constexpr with a newline and */ is a safe one-line comment
     assert '// odd_kernel MODE=x"*/\\n\\x5c SCALE=-2.5e-300 ENABLE=False w4\n' in source
-    images = re.findall(r"mt_image_(\w+)\[(\d+)\] = \{\n((?:    [0-9,]+\n)+)\};", source)
-    assert len(images) == 7
+    images = re.findall(r"mt_image_(\d+_\d+)\[(\d+)\] = \{\n((?:    [0-9,]+\n)+)\};", source)
+    assert [name for name, _, _ in images] == ["0_0", "0_1", "0_2", "1_0", "1_1", "2_0", "2_1"]
     for name, size, body in images:
         data = bytes(int(b) for b in body.replace("\n", "").replace(" ", "").rstrip(",").split(","))
         assert len(data) == int(size)
@@ -135,7 +138,9 @@ def test_constants_are_exact(value, ctype, literal):
 def test_c_errors():
     with pytest.raises(AotError, match="does not fit a C int64_t"):
         capi.c_constant(2**63)
-    assert capi._unique_names(["int", "int_", "x", "_y"]) == {"int": "int_", "int_": "int__", "x": "x", "_y": "_y_"}
+    with pytest.raises(AotError, match=r"the constexpr value None \(NoneType\) has no C type"):
+        capi.c_constant(None)
+    assert [capi.c_param(n) for n in ["int", "int_", "x", "_y"]] == ["p_int", "p_int_", "p_x", "p__y"]
 
 
 def test_emit_c_without_nvfatbin_is_a_clear_error(monkeypatch, tmp_path):
@@ -176,7 +181,7 @@ int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const tuned_add_kernel_config *c = tuned_add_kernel_best((int32_t)atol(argv[i]));
-        printf("%s %d %lld\n", c->id, c->num_warps, (long long)c->BLOCK);
+        printf("%s %d %lld\n", c->id, c->num_warps, (long long)c->p_BLOCK);
     }
     /* a config launches through its specialization; no current context here */
     return tuned_add_kernel_launch_config(&tuned_add_kernel_configs[1], NULL, 1, 1, 1, 0, 0, 0, 1) ==

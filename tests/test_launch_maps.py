@@ -261,10 +261,10 @@ def test_the_c_api_encodes_the_maps_it_computes_from_its_arguments(tmp_path):
     c = (tmp_path / "out" / "made" / "c" / "made.c").read_text()
     assert c.count("err = mt_made_tensor_map(&made_maps[") == 2
     # (innermost first: N, then B * M - ROW0 wrapping in 32 bits; the base offset in bytes)
-    assert ("(const int64_t[]){ N, (int32_t)((uint32_t)((int32_t)((uint32_t)(B) * (uint32_t)(M))) - "
-            "(uint32_t)(ROW0)) }, (const int64_t[]){ (int64_t)(N) }") in c
-    assert "((uint64_t)(x_ptr) + (uint64_t)(int64_t)((int32_t)((uint32_t)(ROW0) * (uint32_t)(N))) * 4u)" in c
-    assert "void *params[] = { &x_ptr, &y_ptr, &B, &M, &N, &ROW0, &made_maps[0], &made_maps[1] };" in c
+    assert ("(const int64_t[]){ p_N, (int32_t)((uint32_t)((int32_t)((uint32_t)(p_B) * (uint32_t)(p_M))) - "
+            "(uint32_t)(p_ROW0)) }, (const int64_t[]){ (int64_t)(p_N) }") in c
+    assert "((uint64_t)(p_x_ptr) + (uint64_t)(int64_t)((int32_t)((uint32_t)(p_ROW0) * (uint32_t)(p_N))) * 4u)" in c
+    assert "void *params[] = { &p_x_ptr, &p_y_ptr, &p_B, &p_M, &p_N, &p_ROW0, &made_maps[0], &made_maps[1] };" in c
     if shutil.which("cc"):
         result = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", cuda_include(),
                                  "-c", str(tmp_path / "out" / "made" / "c" / "made.c"), "-o", str(tmp_path / "made.o")],

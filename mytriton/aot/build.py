@@ -115,7 +115,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
         for plan in plans:
             mine = [u for u in units if u.plan is plan]
             record = _tuning(plan, mine, results, tune, recorded, echo, notify or echo)
-            reports.append(_finish(plan, toolchain, mine, results, echo, start, launcher, record, emit_c))
+            reports.append(_finish(plan, toolchain, mine, results, echo, start, launcher, record, emit_c,
+                                   notify or echo))
     failures = _failures(units, results)
     if failures:
         raise CompileFailed(failures)
@@ -307,7 +308,7 @@ def _native_launcher(plans: list[PackagePlan], remark) -> native.NativeBuild:
 
 def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results, echo,
             start: float, launcher: native.NativeBuild, record: dict | None = None,
-            emit_c: bool = False) -> PackageReport:
+            emit_c: bool = False, remark=None) -> PackageReport:
     """Write the package if all its compiles succeeded, and print its summary line."""
     mine = [results[plan.dest, unit.ident] for unit in units]
     failed = sum(isinstance(r, Failure) for r in mine)
@@ -322,7 +323,7 @@ def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results,
         artifacts = {unit.ident: results[plan.dest, unit.ident] for unit in units}
         keys = {unit.ident: unit.key for unit in units}
         with output.staging(plan.dest) as staged:
-            write_package(staged, plan, toolchain, artifacts, keys, launcher, record, emit_c)
+            write_package(staged, plan, toolchain, artifacts, keys, launcher, record, emit_c, remark)
             if not output.same_tree(staged, plan.dest):
                 output.swap_in(staged, plan.dest)
                 written = True

@@ -73,11 +73,11 @@ class PackagePlan:
 def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
                   artifacts: dict[tuple[str, str, str], Artifacts],
                   keys: dict[tuple[str, str, str], str], launcher: native.NativeBuild | None = None,
-                  tuning: dict | None = None, emit_c: bool = False) -> None:
+                  tuning: dict | None = None, emit_c: bool = False, remark=None) -> None:
     """Write the whole package into *folder*; *artifacts*/*keys* by (kernel, spec id, target);
     *launcher* is the native launch library, when one was built; *tuning* the package's tuning
     record (see :mod:`.tuning`), when its tuned kernels were timed; *emit_c* adds the C API
-    (``c/<package>.h`` and ``.c``, see :mod:`.capi`)."""
+    (``c/<package>.h`` and ``.c``, see :mod:`.capi`; *remark* gets its notes)."""
     kernels = []
     for entry in plan.manifest.kernels:
         specs = [_write_spec(folder, plan, entry, spec, artifacts, keys) for spec in entry.specializations]
@@ -102,9 +102,7 @@ def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
         raise AotError(f"cannot copy the runtime {RUNTIME_SOURCE}: {exc.strerror}") from None
     _write(folder / "manifest.json", _manifest_json(plan, toolchain, kernels, library, tuning).encode())
     if emit_c:
-        c_context = {**capi.c_context(plan, kernels, artifacts, tuning), "mytriton_version": toolchain.mytriton_version}
-        _write(folder / "c" / f"{plan.manifest.package}.h", _render("c/package.h.j2", c_context).encode())
-        _write(folder / "c" / f"{plan.manifest.package}.c", _render("c/package.c.j2", c_context).encode())
+        capi.write(folder / "c", plan, kernels, artifacts, tuning, toolchain.mytriton_version, _render, remark)
     if tuning is not None:
         _write(folder / "tuning.json", _tuning.to_json(tuning).encode())
         _write(folder / "tuning.txt", _tuning.report_text(tuning).encode())
