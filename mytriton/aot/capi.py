@@ -64,13 +64,13 @@ from pathlib import Path
 
 from ..backends.names import PARAM, c_identifier, comment_text
 from ..runtime.driver import _SWIZZLES, DTYPES, parse_type, tma_data_type
+from ..frontend.launch_maps import MalformedRecipe, check_recipes
 from .errors import AotError
 
 # The C type of a scalar argument: the kernel's parameter type, bit for bit (halves as their bits).
 _C_SCALAR = {"i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
              "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
              "fp16": "uint16_t", "bf16": "uint16_t", "fp32": "float", "fp64": "double"}
-_INT_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 LENGTH = "len"          # the namespace of a string constexpr's length (``len_<name>``)
 
 _shown = reprlib.Repr()         # (what an error message shows of a bad value: short, one line)
@@ -273,125 +273,49 @@ def _double(value, kernel: str, key: str) -> str:
 
 # -- tensor-map recipes (frontend/launch_maps.py), as compile results record them --------------------
 
-class _Malformed(Exception):
-    """A recipe that is not what frontend/launch_maps.py records (the message says where and why)."""
-
-
-_ARITY = {"param": (2, '["param", name]'), "const": (2, '["const", integer]'),
-          "cast": (3, '["cast", type, expression]'), "addptr": (4, '["addptr", element bytes, pointer, offset]'),
-          "add": (4, '["add", type, expression, expression]'), "sub": (4, '["sub", type, expression, expression]'),
-          "mul": (4, '["mul", type, expression, expression]')}
-_MAX_DEPTH = 64         # (the frontend records at most 33 levels)
-
-
-def _int_type(name, path: str) -> str:
-    if not isinstance(name, str) or name not in _INT_TYPES:
-        raise _Malformed(f"{path}: the type {shown(name)} is not an integer type ({', '.join(_INT_TYPES[:-1])} "
-                         f"or {_INT_TYPES[-1]})")
-    return _C_SCALAR[name]
-
-
-def _c_expr(expr, scope: dict, kernel: str, path: str, field: str, depth: int = 0) -> str:
-    """C for an expression of a tensor map's recipe: the kernel's wrapping integer arithmetic,
-    computed in the unsigned type of its width. *scope*: run-time parameter -> (C name, ParamType)."""
-    if depth > _MAX_DEPTH:
-        raise _Malformed(f"{field}: nested deeper than {_MAX_DEPTH} operations")
-    if not isinstance(expr, (list, tuple)) or not expr:
-        raise _Malformed(f"{path}: {shown(expr)} is not an expression (a list)")
+def _c_expr(expr, scope: dict) -> str:
+    """C for an expression of a tensor map's recipe (checked by ``launch_maps.check_recipe``): the
+    kernel's wrapping integer arithmetic, computed in the unsigned type of its width. *scope*:
+    run-time parameter -> (C name, ParamType)."""
     op = expr[0]
-    if not isinstance(op, str) or op not in _ARITY:
-        raise _Malformed(f"{path}: unknown operation {shown(op)} (expected {', '.join(sorted(_ARITY)[:-1])} "
-                         f"or {sorted(_ARITY)[-1]})")
-    if len(expr) != _ARITY[op][0]:
-        raise _Malformed(f"{path}: {shown(expr)} is not {_ARITY[op][1]}")
-
-    def sub(i: int) -> str:
-        return _c_expr(expr[i], scope, kernel, f"{path}[{i}]", field, depth + 1)
     if op == "param":
-        name = expr[1]
-        if not isinstance(name, str) or name not in scope:
-            raise _Malformed(f"{path}: {shown(name)} is not a run-time parameter of {kernel}")
-        c_name, t = scope[name]
-        if not t.is_pointer and DTYPES[t.dtype].kind not in ("int", "uint"):
-            raise _Malformed(f"{path}: parameter {name} is {t.dtype}, not an integer or a pointer")
-        return c_name
+        return scope[expr[1]][0]
     if op == "const":
-        value = expr[1]
-        if type(value) is not int:
-            raise _Malformed(f"{path}: the constant {shown(value)} is not an integer")
-        if not -2**63 <= value < 2**63:
-            raise _Malformed(f"{path}: the constant {value} does not fit an int64_t")
-        return f"INT64_C({value})" if value != -2**63 else "INT64_MIN"
+        return f"INT64_C({expr[1]})" if expr[1] != -2**63 else "INT64_MIN"
     if op == "cast":
-        return f"({_int_type(expr[1], path)})({sub(2)})"
+        return f"({_C_SCALAR[expr[1]]})({_c_expr(expr[2], scope)})"
     if op == "addptr":
-        size = expr[1]
-        if type(size) is not int or not 1 <= size <= 16:
-            raise _Malformed(f"{path}: the element size {shown(size)} is not an integer from 1 to 16")
-        return f"((uint64_t)({sub(2)}) + (uint64_t)(int64_t)({sub(3)}) * {size}u)"
-    ctype = _int_type(expr[1], path)
+        return f"((uint64_t)({_c_expr(expr[2], scope)}) + (uint64_t)(int64_t)({_c_expr(expr[3], scope)}) * {expr[1]}u)"
+    ctype = _C_SCALAR[expr[1]]
     unsigned = ctype if ctype.startswith("u") else "u" + ctype
     operator = {"add": "+", "sub": "-", "mul": "*"}[op]
-    return f"({ctype})(({unsigned})({sub(2)}) {operator} ({unsigned})({sub(3)}))"
+    return f"({ctype})(({unsigned})({_c_expr(expr[2], scope)}) {operator} ({unsigned})({_c_expr(expr[3], scope)}))"
 
 
-_RECIPE_KEYS = ("dtype", "padding", "base", "shape", "strides", "box", "swizzle", "where")
-
-
-def _c_map(r, scope: dict, kernel: str) -> dict:
-    """What the C launch computes for one tensor map: its arguments to ``mt_made_tensor_map``,
-    innermost dimension first (TMA's order); _Malformed where *r* is not a recipe."""
-    if not isinstance(r, dict):
-        raise _Malformed(f"{shown(r)} is not a mapping")
-    missing = [key for key in _RECIPE_KEYS if key not in r]
-    if missing:
-        raise _Malformed(f"it lacks {', '.join(map(repr, missing))}")
-    dtype, padding, shape, strides, box, swizzle = (r[k] for k in ("dtype", "padding", "shape", "strides", "box",
-                                                                   "swizzle"))
-    if not isinstance(dtype, str) or dtype not in DTYPES:
-        raise _Malformed(f"dtype {shown(dtype)} is not a dtype ({', '.join(DTYPES)})")
-    if not isinstance(padding, str) or padding not in ("nan", "zero"):
-        raise _Malformed(f"padding {shown(padding)} is not one of 'nan' or 'zero'")
-    tma_type = tma_data_type(dtype, padding)
-    if tma_type is None:
-        raise _Malformed(f"TMA cannot copy {dtype} with {padding} padding")
-    if not isinstance(shape, (list, tuple)) or not 1 <= len(shape) <= 5:
-        raise _Malformed(f"shape {shown(shape)} is not a list of 1 to 5 expressions")
-    rank = len(shape)
-    if not isinstance(strides, (list, tuple)) or len(strides) != rank - 1:
-        raise _Malformed(f"strides {shown(strides)} is not a list of {rank - 1} expression(s) (the rank less one)")
-    if (not isinstance(box, (list, tuple)) or len(box) != rank
-            or not all(type(b) is int and 1 <= b <= 256 for b in box)):
-        raise _Malformed(f"box {shown(box)} is not {rank} integers from 1 to 256")
-    if type(swizzle) is not int or swizzle not in _SWIZZLES:
-        raise _Malformed(f"swizzle {shown(swizzle)} is not one of 0, 32, 64 or 128")
-    if not isinstance(r["where"], str):
-        raise _Malformed(f"where {shown(r['where'])} is not a string")
-
-    def exprs(field: str, items) -> list[str]:
-        return [_c_expr(e, scope, kernel, f"{field}[{i}]", f"{field}[{i}]") for i, e in enumerate(items)]
-    return {"where": r["where"], "type": f"CU_TENSOR_MAP_DATA_TYPE_{tma_type}", "rank": rank,
-            "elem": DTYPES[dtype].itemsize, "base": _c_expr(r["base"], scope, kernel, "base", "base"),
-            "dims": exprs("shape", shape)[::-1], "strides": exprs("strides", strides)[::-1] or ["0"],
-            "box": [str(b) for b in reversed(box)],
-            "swizzle": f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[swizzle]}",
+def _c_map(r, scope: dict) -> dict:
+    """What the C launch computes for one (checked) tensor map: its arguments to
+    ``mt_made_tensor_map``, innermost dimension first (TMA's order)."""
+    dtype, padding = r["dtype"], r["padding"]
+    return {"where": r["where"], "type": f"CU_TENSOR_MAP_DATA_TYPE_{tma_data_type(dtype, padding)}",
+            "rank": len(r["shape"]), "elem": DTYPES[dtype].itemsize, "base": _c_expr(r["base"], scope),
+            "dims": [_c_expr(e, scope) for e in reversed(r["shape"])],
+            "strides": [_c_expr(e, scope) for e in reversed(r["strides"])] or ["0"],
+            "box": [str(b) for b in reversed(r["box"])],
+            "swizzle": f"CU_TENSOR_MAP_SWIZZLE_{_SWIZZLES[r['swizzle']]}",
             "fill": "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA" if padding == "nan"
             else "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"}
 
 
 def _c_maps(recipes, scope: dict, kernel: str, where: str) -> list[dict]:
+    """The C of a specialization's tensor maps; AotError where the compile result's recipes are not
+    what the frontend records (every value of one reaches the C: a cache entry may hold anything)."""
     if recipes is None:
         return []
-    if not isinstance(recipes, (list, tuple)):
-        raise AotError(f"--emit-c: {where}: the compile result's made_tensor_maps {shown(recipes)} is not a list "
-                       "of recipes")
-    out = []
-    for i, recipe in enumerate(recipes):
-        try:
-            out.append(_c_map(recipe, scope, kernel))
-        except _Malformed as exc:
-            raise AotError(f"--emit-c: {where}: the compile result's tensor map {i} is malformed: {exc}") from None
-    return out
+    try:
+        check_recipes(recipes, {name: t for name, (_, t) in scope.items()}, kernel)
+    except MalformedRecipe as exc:
+        raise AotError(f"--emit-c: {where}: the compile result's {exc}") from None
+    return [_c_map(r, scope) for r in recipes]
 
 
 # -- the templates' context -----------------------------------------------------------------------

@@ -26,7 +26,7 @@ _DTYPE_TABLE = ("runtime", "driver.py")
 # MYTRITON_* variables that change where or how a build runs, never what it compiles.
 NOT_COMPILE_SWITCHES = frozenset({
     "MYTRITON_CACHE_DIR", "MYTRITON_TRACEBACK", "MYTRITON_NATIVE_LAUNCH", "MYTRITON_INTERPRET",
-    "MYTRITON_NVRTC_TIMEOUT", "MYTRITON_LLVM_BIN",
+    "MYTRITON_NVRTC_TIMEOUT", "MYTRITON_LLVM_BIN", "MYTRITON_LIBDEVICE", "MYTRITON_EMIT_C_CHECK",
 })
 
 

@@ -6,6 +6,7 @@ are walked here so that each error can name the manifest file and the line of th
 from __future__ import annotations
 
 import difflib
+import math
 from typing import Any
 
 import yaml
@@ -55,15 +56,19 @@ def construct(node: yaml.Node) -> Any:
     """The value of a scalar *node*, as ``yaml.safe_load`` makes it; ``yaml.YAMLError`` for a value
     its tag cannot hold. SafeConstructor checks an explicitly tagged value no further than its
     conversion does, so ``!!int abc`` raises ValueError, ``!!int ""`` IndexError, ``!!bool ""``
-    KeyError, ``!!timestamp x`` AttributeError: any exception constructing a scalar is the value's."""
+    KeyError, ``!!timestamp x`` AttributeError: any exception constructing a scalar is the value's.
+    A NaN is Python's NaN (see below)."""
     try:
-        return yaml.constructor.SafeConstructor().construct_object(node)
+        value = yaml.constructor.SafeConstructor().construct_object(node)
     except yaml.YAMLError:
         raise
     except Exception as exc:  # noqa: BLE001 - see above: the scalar, not the program, is wrong
         detail = f" ({exc})" if isinstance(exc, (ValueError, ArithmeticError)) and str(exc) else ""
         raise yaml.constructor.ConstructorError(None, None, f"{node.tag} cannot hold {node.value!r}{detail}",
                                                 node.start_mark) from None
+    # YAML's .nan is the NaN: Python's (float("nan"), math.nan, numpy.nan), whatever bits PyYAML's
+    # inf / inf gave it (the sign bit, on x86), so that a launch with a NaN finds it
+    return math.nan if type(value) is float and math.isnan(value) else value
 
 
 def did_you_mean(name: str, choices) -> str:

@@ -35,6 +35,7 @@ ring may want swizzled boxes, else the block, unswizzled).
 from __future__ import annotations
 
 import os
+import reprlib
 
 from ..ir.types import TMAP, PointerType
 from .descriptors import DescriptorType
@@ -117,62 +118,111 @@ def with_encodings(made: list[dict], encodings: dict) -> list[dict]:
     return out
 
 
-_OPS = ("add", "sub", "mul")
-_RECIPE_KEYS = {"name", "dtype", "block", "padding", "base", "shape", "strides", "where", "box", "swizzle"}
+
+# -- checking a recipe that comes back from a cache or a package -----------------------------------
+
+class MalformedRecipe(ValueError):
+    """A recipe that is not of the form above; the message says where in it and why."""
 
 
-def check_recipes(recipes, params=None) -> None:
-    """ValueError unless ``recipes`` is a list of recipes of the form above, every value of the type
-    it claims (an integer an ``int`` of 64 bits, a type name a known integer type, a parameter one
-    of ``params`` where they are given): recipes travel through caches and packages, and each
-    value of one reaches generated code (the C API's launch) or the runtime's arithmetic."""
-    from ..runtime.driver import _SWIZZLES, DTYPES
+_shown = reprlib.Repr()         # (what a message shows of a bad value: short, one line)
+_shown.maxlevel, _shown.maxstring, _shown.maxother, _shown.maxlong, _shown.maxlist = 3, 80, 80, 60, 6
+_ARITY = {"param": (2, '["param", name]'), "const": (2, '["const", integer]'),
+          "cast": (3, '["cast", type, expression]'), "addptr": (4, '["addptr", element bytes, pointer, offset]'),
+          "add": (4, '["add", type, expression, expression]'), "sub": (4, '["sub", type, expression, expression]'),
+          "mul": (4, '["mul", type, expression, expression]')}
+_INT_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+_KEYS = ("name", "dtype", "block", "padding", "base", "shape", "strides", "where", "box", "swizzle")
+_CHECK_DEPTH = 64               # (the frontend records at most _MAX_DEPTH + 1 levels)
+
+
+def check_recipes(recipes, params=None, kernel: str = "the kernel") -> None:
+    """MalformedRecipe unless *recipes* is a list of recipes of the form above, each value of the
+    type it claims (an integer an ``int`` of 64 bits, a type a known integer type, a parameter one
+    of *params* (name -> ``runtime.driver.ParamType``) and an integer or a pointer, where they are
+    given): recipes travel through caches and packages, and each value of one reaches generated C
+    (``--emit-c``) or the runtime's arithmetic."""
     if type(recipes) not in (list, tuple):
-        raise ValueError(f"tensor-map recipes must be a list, got {type(recipes).__name__}")
-    for r in recipes:
-        if type(r) is not dict or set(r) - _RECIPE_KEYS or not {"name", "dtype", "base", "shape"} <= set(r):
-            raise ValueError(f"a tensor-map recipe must be a mapping of {sorted(_RECIPE_KEYS)}, got {r!r:.200}")
-        if type(r["name"]) is not str or not r["name"].isascii() or not r["name"].isidentifier():
-            raise ValueError(f"tensor-map recipe name {r['name']!r:.80} is not an identifier")
-        if type(r["dtype"]) is not str or r["dtype"] not in DTYPES:
-            raise ValueError(f"tensor-map recipe {r['name']}: unknown dtype {r['dtype']!r:.80}")
-        if r.get("padding", "zero") not in ("zero", "nan") or type(r.get("where", "")) is not str:
-            raise ValueError(f"tensor-map recipe {r['name']}: bad padding or location")
-        for field, most in (("block", 1 << 16), ("box", 256)):
-            if field in r and not (type(r[field]) is list and 0 < len(r[field]) <= 5 and
-                                   all(type(b) is int and 0 < b <= most for b in r[field])):
-                raise ValueError(f"tensor-map recipe {r['name']}: {field} must be 1 to 5 ints in 1..{most}")
-        if "swizzle" in r and (type(r["swizzle"]) is not int or r["swizzle"] not in _SWIZZLES):
-            raise ValueError(f"tensor-map recipe {r['name']}: swizzle must be one of {sorted(_SWIZZLES)}")
-        if type(r["shape"]) is not list or not 0 < len(r["shape"]) <= 5 or \
-                type(r.get("strides", [])) is not list or len(r.get("strides", [])) != len(r["shape"]) - 1:
-            raise ValueError(f"tensor-map recipe {r['name']}: shape must be 1 to 5 expressions and strides one fewer")
-        for expr in [r["base"], *r["shape"], *r.get("strides", [])]:
-            _check_expr(expr, r["name"], params, 0)
+        raise MalformedRecipe(f"made_tensor_maps {_shown.repr(recipes)} is not a list of recipes")
+    for i, r in enumerate(recipes):
+        try:
+            check_recipe(r, params, kernel)
+        except MalformedRecipe as exc:
+            raise MalformedRecipe(f"tensor map {i} is malformed: {exc}") from None
 
 
-def _check_expr(expr, name: str, params, depth: int) -> None:
+def check_recipe(r, params=None, kernel: str = "the kernel") -> None:
+    """MalformedRecipe unless *r* is one recipe of the form above (see :func:`check_recipes`)."""
+    from ..runtime.driver import _SWIZZLES, DTYPES, tma_data_type
+    if type(r) is not dict:
+        raise MalformedRecipe(f"{_shown.repr(r)} is not a mapping")
+    missing = [key for key in _KEYS if key not in r]
+    if missing or len(r) != len(_KEYS):
+        extra = [key for key in r if key not in _KEYS]
+        raise MalformedRecipe(f"it lacks {', '.join(map(repr, missing))}" if missing
+                              else f"it has unknown keys {', '.join(map(_shown.repr, extra))}")
+    name, dtype, padding, shape, strides, box, swizzle = (r[k] for k in ("name", "dtype", "padding", "shape",
+                                                                          "strides", "box", "swizzle"))
+    if type(name) is not str or not name.isascii() or not name.isidentifier():
+        raise MalformedRecipe(f"name {_shown.repr(name)} is not an identifier")
+    if type(dtype) is not str or dtype not in DTYPES:
+        raise MalformedRecipe(f"dtype {_shown.repr(dtype)} is not a dtype ({', '.join(DTYPES)})")
+    if type(padding) is not str or padding not in ("nan", "zero"):
+        raise MalformedRecipe(f"padding {_shown.repr(padding)} is not one of 'nan' or 'zero'")
+    if tma_data_type(dtype, padding) is None:
+        raise MalformedRecipe(f"TMA cannot copy {dtype} with {padding} padding")
+    if type(shape) is not list or not 1 <= len(shape) <= 5:
+        raise MalformedRecipe(f"shape {_shown.repr(shape)} is not a list of 1 to 5 expressions")
+    rank = len(shape)
+    if type(strides) is not list or len(strides) != rank - 1:
+        raise MalformedRecipe(f"strides {_shown.repr(strides)} is not a list of {rank - 1} expression(s) "
+                              "(the rank less one)")
+    for field, most in (("block", 1 << 16), ("box", 256)):
+        if type(r[field]) is not list or len(r[field]) != rank or \
+                not all(type(b) is int and 1 <= b <= most for b in r[field]):
+            raise MalformedRecipe(f"{field} {_shown.repr(r[field])} is not {rank} integers from 1 to {most}")
+    if type(swizzle) is not int or swizzle not in _SWIZZLES:
+        raise MalformedRecipe(f"swizzle {_shown.repr(swizzle)} is not one of 0, 32, 64 or 128")
+    if type(r["where"]) is not str:
+        raise MalformedRecipe(f"where {_shown.repr(r['where'])} is not a string")
+    _check_expr(r["base"], params, kernel, "base", "base", 0)
+    for field, items in (("shape", shape), ("strides", strides)):
+        for i, e in enumerate(items):
+            _check_expr(e, params, kernel, f"{field}[{i}]", f"{field}[{i}]", 0)
+
+
+def _check_expr(expr, params, kernel: str, path: str, field: str, depth: int) -> None:
     from ..runtime.driver import DTYPES
-    bad = ValueError(f"tensor-map recipe {name}: malformed expression {expr!r:.200}")
-    if type(expr) is not list or not expr or depth > _MAX_DEPTH:
-        raise bad
-    kind, args = expr[0], expr[1:]
-    integer = lambda v: type(v) is int and -2**63 <= v < 2**63      # noqa: E731
-    int_type = lambda t: type(t) is str and t in DTYPES and DTYPES[t].kind in ("int", "uint")  # noqa: E731
-    if kind == "param" and len(args) == 1 and type(args[0]) is str and args[0].isidentifier() \
-            and (params is None or args[0] in params):
+    if depth > _CHECK_DEPTH:
+        raise MalformedRecipe(f"{field}: nested deeper than {_CHECK_DEPTH} operations")
+    if type(expr) is not list or not expr:
+        raise MalformedRecipe(f"{path}: {_shown.repr(expr)} is not an expression (a list)")
+    op = expr[0]
+    if type(op) is not str or op not in _ARITY:
+        raise MalformedRecipe(f"{path}: unknown operation {_shown.repr(op)} (expected "
+                              f"{', '.join(sorted(_ARITY)[:-1])} or {sorted(_ARITY)[-1]})")
+    if len(expr) != _ARITY[op][0]:
+        raise MalformedRecipe(f"{path}: {_shown.repr(expr)} is not {_ARITY[op][1]}")
+    if op == "param":
+        name = expr[1]
+        if type(name) is not str or not name.isidentifier() or (params is not None and name not in params):
+            raise MalformedRecipe(f"{path}: {_shown.repr(name)} is not a run-time parameter of {kernel}")
+        t = params[name] if params is not None else None
+        if t is not None and not t.is_pointer and DTYPES[t.dtype].kind not in ("int", "uint"):
+            raise MalformedRecipe(f"{path}: parameter {name} is {t.dtype}, not an integer or a pointer")
         return
-    if kind == "const" and len(args) == 1 and integer(args[0]):
+    if op == "const":
+        value = expr[1]
+        if type(value) is not int:
+            raise MalformedRecipe(f"{path}: the constant {_shown.repr(value)} is not an integer")
+        if not -2**63 <= value < 2**63:
+            raise MalformedRecipe(f"{path}: the constant {value} does not fit an int64_t")
         return
-    if kind in _OPS and len(args) == 3 and int_type(args[0]):
-        return _check_exprs(args[1:], name, params, depth)
-    if kind == "cast" and len(args) == 2 and int_type(args[0]):
-        return _check_exprs(args[1:], name, params, depth)
-    if kind == "addptr" and len(args) == 3 and type(args[0]) is int and 0 < args[0] <= 16:
-        return _check_exprs(args[1:], name, params, depth)
-    raise bad
-
-
-def _check_exprs(exprs, name: str, params, depth: int) -> None:
-    for e in exprs:
-        _check_expr(e, name, params, depth + 1)
+    if op == "addptr":
+        if type(expr[1]) is not int or not 1 <= expr[1] <= 16:
+            raise MalformedRecipe(f"{path}: the element size {_shown.repr(expr[1])} is not an integer from 1 to 16")
+    elif type(expr[1]) is not str or expr[1] not in _INT_TYPES:
+        raise MalformedRecipe(f"{path}: the type {_shown.repr(expr[1])} is not an integer type "
+                              f"({', '.join(_INT_TYPES[:-1])} or {_INT_TYPES[-1]})")
+    for i in range(2, len(expr)):
+        _check_expr(expr[i], params, kernel, f"{path}[{i}]", field, depth + 1)
