@@ -1317,9 +1317,11 @@ def make(_self, _tls, _pack_into, _params, _spec, {converters}):
 # keywords, so Python itself reports a wrong call as it does for the JIT
 # ("add_kernel() missing 1 required positional argument: 'n'").  ``_last`` remembers the
 # latest selection; identical constexpr objects (the usual case: the same call site) find
-# it with one ``is`` each, anything else looks it up in the family's table.
+# it with one ``is`` each (the same object: the same kind and bits), other objects by their
+# values and kinds where those tell the identities (``_plain``, see ``_kinds_tell``), anything
+# else by the values' identities (``_found``); the next launch's ``is`` tests find those objects.
 _FAMILY_LAUNCHER = """\
-def make(_fam, _grid, _gx, _gy, _gz, _fast, _tuned, _pack_into, _params, {converters}):
+def make(_fam, _grid, _gx, _gy, _gz, _found, _plain, _tuned, _pack_into, _params, {converters}):
     _last = (_UNSET,) * {nkey}
     def run({params}*, {keywords}stream=None, num_warps=None{grid_keyword}):
         nonlocal _last
@@ -1334,9 +1336,12 @@ _SELECT_CODE = """\
         _sel = _last
         if not ({hit}):
             try:
-                _sel = _last = _fast[({key})]
+                _sel = _last = ({key}_plain[{key}{kinds}])
             except (KeyError, TypeError):
-                return _fam.launch(_grid, ({params}), {{{given}}}, num_warps, stream)
+                _sel = _found(({key}))
+                if _sel is None:
+                    return _fam.launch(_grid, ({params}), {{{given}}}, num_warps, stream)
+                _last = _sel
 """
 # A family tuned at build time: no constexprs (and no num_warps) means the tuned choice for the
 # key arguments' values, remembered per distinct values (the first launch with new values asks
@@ -1814,6 +1819,44 @@ class TunedDispatch:
                             f"{type(values[self.key.index(bad)]).__name__}") from None
         return min(self.points, key=lambda point: sum((a - b) ** 2 for a, b in zip(point[0], here)))[1]
 
+
+def _kinds_tell(values) -> bool:
+    """Whether values equal to these (``==``) and of the same types are of the same identities
+    (``constexpr_identity``): ints, bools, strs and None are, and floats other than zeros (``0.0 ==
+    -0.0``) and NaNs (equal to nothing)."""
+    for v in values:
+        kind = type(v)
+        if kind is float:
+            if v == 0.0 or v != v:
+                return False
+        elif kind is not int and kind is not bool and kind is not str and v is not None:
+            return False
+    return True
+
+
+def _shown(value, others=()) -> str:
+    """A constexpr value as a message shows it: its repr, and what tells it from a value among
+    ``others`` of another identity that compares equal (its kind: ``True (bool)`` beside ``1
+    (int)``) or prints alike (a NaN's bits)."""
+    text, mine = repr(value), constexpr_identity(value)
+    for other in others:
+        theirs = constexpr_identity(other)
+        if mine is None or theirs is None or theirs == mine:
+            continue
+        if theirs[0] != mine[0] and _equal(value, other):
+            return f"{text} ({mine[0]})"
+        if theirs[0] == mine[0] == "float" and repr(other) == text:
+            return f"{text} (bits 0x{struct.unpack('<Q', mine[1])[0]:016x})"
+    return text
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:            # (numpy may refuse to compare)
+        return False
+
+
 class KernelFamily:
     """The built specializations of one kernel, launched Triton-style:
     ``fam[grid](*args, CONSTEXPR=value, ..., num_warps=None, stream=None)``, on the device of
@@ -1838,31 +1881,41 @@ class KernelFamily:
         self.name = name
         self.params = [(str(n), str(parse_type(t)) if isinstance(t, str) else str(t)) for n, t in params]
         self.constexpr_names = list(constexpr_names)
-        self._specs, self._index = [], {}   # index: constexpr values -> {num_warps: spec}
-        self._ambiguous = set()     # (constexpr values, num_warps) of tuned configs differing in num_stages only
+        # index: constexpr identities (constexpr_identity, in constexpr_names order) -> {num_warps: spec}
+        self._specs, self._index = [], {}
+        self._ambiguous = set()     # (constexpr identities, num_warps) of tuned configs differing in num_stages only
         for spec in specializations:
             cx = dict(spec.get("constexprs", {}))
             if set(cx) != set(self.constexpr_names):
                 raise ValueError(f"{name}: specialization {spec.get('id')!r} has constexprs {sorted(cx)}, "
                                  f"expected {sorted(self.constexpr_names)}")
-            values = tuple(cx[n] for n in self.constexpr_names)
-            by_warps = self._index.setdefault(values, {})
+            bad = next((k for k in self.constexpr_names if constexpr_identity(cx[k]) is None), None)
+            if bad is not None:
+                raise ValueError(f"{name}: specialization {spec.get('id')!r}: constexpr {bad}={cx[bad]!r} is not "
+                                 "a constexpr value (a bool, an int, a float, a str or None)")
+            key = self._identities(cx)
+            by_warps = self._index.setdefault(key, {})
             if spec["num_warps"] in by_warps:
                 if tuning is None:
                     raise ValueError(f"{name}: duplicate specialization {self._describe(cx, spec['num_warps'])}")
-                self._ambiguous.add((values, spec["num_warps"]))
+                self._ambiguous.add((key, spec["num_warps"]))
             else:
                 by_warps[spec["num_warps"]] = spec
             self._specs.append(spec)
         self._kernels = {}    # id(spec) -> Kernel
-        # (*constexpr values, num_warps) -> (*the same, (Kernel, its thread slots, block, shared, native spec)):
-        # the selections launched so far, for launch() and the generated launchers
+        # (*constexpr identities, identity of num_warps as asked) -> (Kernel, its thread slots, block,
+        # shared, native spec): the selections launched so far, for launch() and the generated launchers
         self._fast = {}
-        self._runs = {}       # grid -> its launcher, for fam[grid](...)
+        self._plain = {}      # (*values, *their kinds) -> the same, where those tell the identities (_kinds_tell)
+        self._runs = {}       # grid (with its elements' kinds unless all are ints) -> its launcher
         self._callable_run = None   # the launcher for callable grids (generated once)
         self._dispatch = None if tuning is None else TunedDispatch(self.name, [n for n, _ in self.params],
                                                                    tuning, self._specs)
-        self._tuned = {}      # key argument values -> a selection as in _fast, for tuned launches
+        self._tuned = {}      # key argument values -> a selection as _selection makes, for tuned launches
+
+    def _identities(self, constexprs: dict) -> tuple:
+        """The constexpr values' identities in ``constexpr_names`` order: what selects a specialization."""
+        return tuple(constexpr_identity(constexprs[n]) for n in self.constexpr_names)
 
     @property
     def specializations(self) -> list[dict]:
@@ -1888,11 +1941,35 @@ class KernelFamily:
         return self._public(self._dispatch.choose(tuple(key_values[n] for n in key)))
 
     def _selection(self, spec: dict, num_warps) -> tuple:
-        """What the launchers keep of a selection: ``(*constexpr values, num_warps as asked,
-        (Kernel, its thread slots, block, shared, native spec))``."""
-        kernel = self.kernel(spec)
+        """What the tuned launchers keep of a selection: ``(*constexpr values, num_warps as asked,
+        payload)`` (see ``_payload``)."""
         values = tuple(spec["constexprs"][n] for n in self.constexpr_names)
-        return (*values, num_warps, (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec))
+        return (*values, num_warps, self._payload(spec))
+
+    def _payload(self, spec: dict) -> tuple:
+        """What a generated launcher launches a specialization with: ``(Kernel, its thread slots,
+        block, shared, native spec)``."""
+        kernel = self.kernel(spec)
+        return kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec
+
+    def _found(self, values: tuple):
+        """The selection of an earlier launch with constexpr values (and num_warps, last) of these
+        identities, as ``(*values, payload)``: the caller's own objects, which the generated launcher's
+        ``is`` tests then find at its next launch with them; None where no launch had them. Values
+        whose kinds and ``==`` tell their identities (``_kinds_tell``) are found by those first."""
+        plain = (*values, *map(type, values))
+        try:
+            return (*values, self._plain[plain])
+        except (KeyError, TypeError):
+            pass
+        payload = self._fast.get(tuple(map(constexpr_identity, values)))
+        if payload is None:
+            return None
+        if _kinds_tell(values):
+            if len(self._plain) >= 4096:
+                self._plain.clear()
+            self._plain[plain] = payload
+        return (*values, payload)
 
     def _tuned_selection(self, args) -> tuple:
         """The selection for a launch without constexprs of a tuned family, remembered per values."""
@@ -1917,13 +1994,19 @@ class KernelFamily:
         return f"<KernelFamily {self.name}: {len(self._specs)} specializations>"
 
     @staticmethod
-    def _describe(constexprs: dict, num_warps=None) -> str:
-        return ", ".join([f"{k}={v!r}" for k, v in constexprs.items()]
-                         + ([f"num_warps={num_warps}"] if num_warps is not None else []))
+    def _describe(constexprs: dict, num_warps=None, beside=None) -> str:
+        """``BLOCK=64, num_warps=4``. Where ``beside`` (name -> values shown next to these) holds a value
+        that compares equal to one of these or prints alike, that one says what tells them apart
+        (``_shown``)."""
+        beside = beside or {}
+        return ", ".join([f"{k}={_shown(v, beside.get(k, ()))}" for k, v in constexprs.items()]
+                         + ([f"num_warps={_shown(num_warps, beside.get('num_warps', ()))}"]
+                            if num_warps is not None else []))
 
     def select(self, constexprs: dict, num_warps: int | None = None) -> dict:
-        """The specialization dict for these constexpr values (and num_warps): TypeError
-        for missing/unknown keywords, SpecializationNotFoundError listing what was built."""
+        """The specialization dict built for constexpr values of these identities (kind and exact
+        bits: ``constexpr_identity``) and num_warps (an int): TypeError for missing/unknown keywords,
+        SpecializationNotFoundError listing what was built."""
         missing = [n for n in self.constexpr_names if n not in constexprs]
         unknown = [n for n in constexprs if n not in self.constexpr_names]
         if missing or unknown:
@@ -1931,27 +2014,35 @@ class KernelFamily:
                 [f"missing constexpr argument(s) {', '.join(missing)}"] * bool(missing)
                 + [f"unexpected keyword argument(s) {', '.join(unknown)}"] * bool(unknown))
                 + f" (constexprs: {', '.join(self.constexpr_names) or 'none'})")
-        try:
-            by_warps = self._index.get(tuple(constexprs[n] for n in self.constexpr_names)) or {}
-        except TypeError:  # unhashable value: certainly not built
-            by_warps = {}
-        if num_warps is None and len(by_warps) == 1:
-            num_warps = next(iter(by_warps))
-        if num_warps in by_warps:
-            if (tuple(constexprs[n] for n in self.constexpr_names), num_warps) in self._ambiguous:
+        key = self._identities(constexprs)
+        by_warps = self._index.get(key, {})
+        warps = num_warps
+        if num_warps is not None:    # (np.int64(4) is 4; True and 4.0 were never built)
+            ident = constexpr_identity(num_warps)
+            warps = ident[1] if ident is not None and ident[0] == "int" else _UNSET
+        elif len(by_warps) == 1:
+            warps = next(iter(by_warps))
+        if warps in by_warps:
+            if (key, warps) in self._ambiguous:
                 stages = sorted(str(s.get("num_stages")) for s in self._specs
-                                if s["num_warps"] == num_warps and s["constexprs"] == constexprs)
+                                if s["num_warps"] == warps and self._identities(s["constexprs"]) == key)
                 raise SpecializationNotFoundError(
-                    f"{self.name}: several tuned configs were built for {self._describe(constexprs, num_warps)} "
+                    f"{self.name}: several tuned configs were built for {self._describe(constexprs, warps)} "
                     f"(num_stages {', '.join(stages)}); launch without constexprs for the tuned choice")
-            return by_warps[num_warps]
-        wanted = self._describe(constexprs, num_warps)
+            return by_warps[warps]
+        raise self._not_built(constexprs, num_warps, by_warps)
+
+    def _not_built(self, constexprs: dict, num_warps, by_warps: dict) -> SpecializationNotFoundError:
+        wanted = self._describe(constexprs, num_warps, beside={
+            "num_warps": [s["num_warps"] for s in self._specs],
+            **{n: [s["constexprs"][n] for s in self._specs] for n in self.constexpr_names}})
         if by_warps and num_warps is None:
-            raise SpecializationNotFoundError(f"{self.name}: several specializations were built for {wanted} "
-                                              f"(num_warps {sorted(by_warps)}); pass num_warps=")
-        built = "; ".join(self._describe(s.get("constexprs", {}), s["num_warps"]) for s in self._specs)
-        raise SpecializationNotFoundError(f"{self.name}: no specialization was built for {wanted}; "
-                                          f"built: {built or 'nothing'}")
+            return SpecializationNotFoundError(f"{self.name}: several specializations were built for {wanted} "
+                                               f"(num_warps {sorted(by_warps)}); pass num_warps=")
+        asked = {"num_warps": [num_warps], **{n: [v] for n, v in constexprs.items()}}
+        built = "; ".join(self._describe(s.get("constexprs", {}), s["num_warps"], beside=asked) for s in self._specs)
+        return SpecializationNotFoundError(f"{self.name}: no specialization was built for {wanted}; "
+                                           f"built: {built or 'nothing'}")
 
     def kernel(self, spec: dict) -> Kernel:
         """The Kernel of one specialization dict (created once)."""
@@ -1987,19 +2078,16 @@ class KernelFamily:
         kernel.launch(grid, args, stream)
 
     def _select_kernel(self, constexprs: dict, num_warps) -> Kernel:
-        try:   # fast path: the same selection as before
-            kernel = self._fast[(*map(constexprs.__getitem__, self.constexpr_names), num_warps)][-1][0] \
-                if len(constexprs) == len(self.constexpr_names) else None
-        except (KeyError, TypeError):
-            kernel = None
-        if kernel is None:
-            selection = self._selection(self.select(constexprs, num_warps), num_warps)
-            kernel = selection[-1][0]
+        if len(constexprs) == len(self.constexpr_names):     # the same selection as before
             try:
-                self._fast[selection[:-1]] = selection
-            except TypeError:   # unhashable constexpr value: no fast path
-                pass
-        return kernel
+                found = self._found((*map(constexprs.__getitem__, self.constexpr_names), num_warps))
+            except KeyError:                                  # (a constexpr missing: select says which)
+                found = None
+            if found is not None:
+                return found[-1][0]
+        payload = self._payload(self.select(constexprs, num_warps))
+        self._fast[(*self._identities(constexprs), constexpr_identity(num_warps))] = payload
+        return payload[0]
 
     def __getitem__(self, grid):
         try:
@@ -2038,7 +2126,8 @@ class KernelFamily:
         meta = "".join(f"{n!r}: {a}, " for (n, _), a in zip(params, names)) + "".join(f"{n!r}: {n}, " for n in cx)
         select = _SELECT_CODE.format(
             hit=" and ".join([f"{n} is _sel[{i}]" for i, n in enumerate(cx)] + [f"num_warps is _sel[{len(cx)}]"]),
-            key="".join(f"{n}, " for n in cx) + "num_warps,", given=", ".join(f"{n!r}: {n}" for n in cx),
+            key="".join(f"{n}, " for n in cx) + "num_warps, ", kinds="".join(f"type({n}), " for n in cx) + "type(num_warps)",
+            given=", ".join(f"{n!r}: {n}" for n in cx),
             params="".join(f"{n}, " for n in names))
         keywords = "".join(f"{n}, " for n in cx)
         if self._dispatch is not None:
@@ -2055,7 +2144,8 @@ class KernelFamily:
             grid_keyword=", _grid" if grid_kind == "callable" else "",
             grid_code=_GRID_CODE[grid_kind].format(meta=meta))
         gx, gy, gz = _grid3(grid) if grid_kind == "fixed" else (None, None, None)
-        run = make(self, grid, gx, gy, gz, self._fast, self._tuned, packer.pack_into, params, None, **converters)
+        run = make(self, grid, gx, gy, gz, self._found, self._plain, self._tuned, packer.pack_into, params, None,
+                   **converters)
         run.__name__ = run.__qualname__ = self.name   # Python's own argument errors name the kernel
         run.launcher_source = source
         return run
