@@ -154,3 +154,27 @@ def test_a_value_that_cannot_be_a_constexpr_is_refused_at_construction():
     with pytest.raises(ValueError, match=r"k: specialization 's0': constexpr V=\[1\] is not a constexpr value"):
         family("V", [[1]])
 
+# --------------------------------------------------------------------------- the grid's launcher cache
+
+def test_a_grid_launcher_is_kept_for_that_exact_grid(fake):
+    fam = family("BLOCK", [64])
+    float_grid = r"grid dimension 0 must be an int, got float 1.0 \(grid \(1.0,\)\)"
+    with pytest.raises(TypeError, match=float_grid):
+        fam[(1.0,)](*ARGS, BLOCK=64)
+    fam[(1,)](*ARGS, BLOCK=64)            # (once refused as "got float 1.0")
+    with pytest.raises(TypeError, match=float_grid):
+        fam[(1.0,)](*ARGS, BLOCK=64)
+    with pytest.raises(TypeError, match=r"grid dimension 0 must be an int, got bool True"):
+        fam[(True,)](*ARGS, BLOCK=64)
+    with pytest.raises(TypeError, match=r"grid dimension 1 must be an int, got float 2.0"):
+        fam[(3, 2.0)](*ARGS, BLOCK=64)
+    fam[(3, 2)](*ARGS, BLOCK=64)
+    fam[1](*ARGS, BLOCK=64)
+    for bad in (1.0, True):
+        with pytest.raises(TypeError, match=f"grid must be an int or a tuple of 1 to 3 ints, got "
+                                            f"{type(bad).__name__} {bad}"):
+            fam[bad](*ARGS, BLOCK=64)
+    fam[(np.int64(2),)](*ARGS, BLOCK=64)  # numpy's integers are ints here too
+    assert [la["grid"] for la in fake.launches] == [(1, 1, 1), (3, 2, 1), (1, 1, 1), (2, 1, 1)]
+    assert fam[(1,)] is fam[(1,)] and fam[(1.0,)] is not fam[(1,)] and fam[True] is not fam[1]
+

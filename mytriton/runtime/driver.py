@@ -1781,6 +1781,7 @@ class Kernel:
 # --------------------------------------------------------------------------- KernelFamily
 
 _UNSET = object()    # a constexpr keyword that was not passed
+_BY_KINDS = object()    # begins the key of a grid kept with its elements' kinds (KernelFamily.__getitem__)
 
 
 def _log_point(value) -> float:
@@ -1907,7 +1908,7 @@ class KernelFamily:
         # shared, native spec): the selections launched so far, for launch() and the generated launchers
         self._fast = {}
         self._plain = {}      # (*values, *their kinds) -> the same, where those tell the identities (_kinds_tell)
-        self._runs = {}       # grid (with its elements' kinds unless all are ints) -> its launcher
+        self._runs = {}       # grid (with its elements' kinds unless they are ints) -> its launcher
         self._callable_run = None   # the launcher for callable grids (generated once)
         self._dispatch = None if tuning is None else TunedDispatch(self.name, [n for n, _ in self.params],
                                                                    tuning, self._specs)
@@ -2090,8 +2091,19 @@ class KernelFamily:
         return payload[0]
 
     def __getitem__(self, grid):
+        # Apps launch with a few grids: their launchers are kept, each under its own grid exactly.
+        # (1,), (1.0,) and (True,) compare equal, but only the first is a valid grid: one that is not
+        # made of exact ints is kept with its elements' kinds.
+        key = grid
+        if type(grid) is tuple:
+            for g in grid:
+                if type(g) is not int:
+                    key = (_BY_KINDS, grid, *map(type, grid))
+                    break
+        elif type(grid) is not int:
+            key = (_BY_KINDS, grid, type(grid))
         try:
-            return self._runs[grid]       # apps launch with a few grids: reuse their launchers
+            return self._runs[key]
         except (KeyError, TypeError):
             pass
         if callable(grid):
@@ -2106,7 +2118,7 @@ class KernelFamily:
         try:
             if len(self._runs) >= 64:
                 self._runs.clear()
-            self._runs[grid] = run
+            self._runs[key] = run
         except TypeError:                 # an unhashable grid (a list): fine, just not cached
             pass
         return run
