@@ -178,3 +178,94 @@ def test_a_grid_launcher_is_kept_for_that_exact_grid(fake):
     assert [la["grid"] for la in fake.launches] == [(1, 1, 1), (3, 2, 1), (1, 1, 1), (2, 1, 1)]
     assert fam[(1,)] is fam[(1,)] and fam[(1.0,)] is not fam[(1,)] and fam[True] is not fam[1]
 
+# --------------------------------------------------------------------------- parameters by name
+
+# run-time parameters named like the generated launcher's own variables, globals and builtins
+ODD_PARAMS = [("_x", "*fp32:16"), ("_grid", "i32"), ("_sel", "i32"), ("type", "i32"), ("struct", "i32"),
+              ("_p0", "i32"), ("DeviceArray", "i32"), ("_fam", "fp32"), ("_arg0", "i32"), ("x", "i32")]
+ODD_ARGS = dict(_x=0x1000, _grid=2, _sel=3, type=4, struct=5, _p0=6, DeviceArray=7, _fam=8.0, _arg0=9, x=10)
+
+
+def odd_family(cx=("_B", "_self"), tuning=None):
+    specs = [{"id": f"s{i}", "constexprs": {n: i for n in cx}, "num_warps": 4, "shared": 16 * i, "symbol": "odd",
+              "images": {"sm_90": CUBIN}} for i in range(2)]
+    return rt.KernelFamily("odd", ODD_PARAMS, list(cx), specs, tuning=tuning)
+
+
+def packed(args) -> list:
+    return [struct.pack("<Q", args["_x"])] + [struct.pack("<f" if n == "_fam" else "<i", args[n])
+                                              for n, _ in ODD_PARAMS[1:]]
+
+
+@pytest.mark.parametrize("grid_kind", ["fixed", "callable"])
+def test_every_run_time_parameter_is_passed_by_its_own_name(fake, grid_kind):
+    fake.param_sizes = [8] + [4] * (len(ODD_PARAMS) - 1)
+    fam = odd_family()
+    seen = []
+
+    def grid(meta):
+        seen.append(dict(meta))
+        return (1,)
+    launch = (lambda: fam[grid]) if grid_kind == "callable" else (lambda: fam[(1,)])
+    values = list(ODD_ARGS.values())
+    for _ in range(2):                    # cold, then warm
+        launch()(*values, _B=1, _self=1)
+        launch()(**ODD_ARGS, _B=1, _self=1)
+        launch()(*values[:3], **dict(list(ODD_ARGS.items())[3:]), _self=0, _B=0)
+    assert [la["args"] for la in fake.launches] == [packed(ODD_ARGS)] * 6
+    assert [ran_at["shared"] // 16 for ran_at in fake.launches] == [1, 1, 0] * 2
+    if grid_kind == "callable":
+        assert seen[0] == {**ODD_ARGS, "_B": 1, "_self": 1, "num_warps": 4}
+    # Python's own errors, naming the parameters as the kernel does
+    with pytest.raises(TypeError, match=r"^odd\(\) missing 1 required positional argument: '_x'$"):
+        launch()(**{k: v for k, v in ODD_ARGS.items() if k != "_x"}, _B=1, _self=1)
+    with pytest.raises(TypeError, match=r"^odd\(\) got multiple values for argument '_grid'$"):
+        launch()(*values, _grid=2, _B=1, _self=1)
+    with pytest.raises(TypeError, match=r"^odd\(\) missing 1 required keyword-only argument: '_self'$"):
+        launch()(*values, _B=1)
+    with pytest.raises(TypeError, match=r"^odd\(\) got an unexpected keyword argument '_arg1'$"):
+        launch()(*values, _B=1, _self=1, _arg1=3)
+    with pytest.raises(ValueError, match=r"parameter '_x' is declared \*fp32:16 but address 0x1004"):
+        launch()(**{**ODD_ARGS, "_x": 0x1004}, _B=1, _self=1)
+    assert len(fake.launches) == 6
+
+
+def test_parameters_by_name_in_a_tuned_family(fake):
+    fam = odd_family(cx=("_B",), tuning={"key": ["_grid", "type"], "choices": [[[2, 4], 1], [[2**20, 4], 0]]})
+    fam[(1,)](**ODD_ARGS)
+    assert ran(fake) == 1
+    fam[(1,)](**{**ODD_ARGS, "_grid": 2**20})
+    assert ran(fake) == 0
+    fam[(1,)](**ODD_ARGS, _B=0)
+    assert ran(fake) == 0
+
+
+def test_a_constexpr_named_num_warps_is_the_launch_option_too(fake):
+    """As for the JIT: one name, one value (the constexpr and the launch's num_warps)."""
+    specs = [{"id": f"s{w}", "constexprs": {"num_warps": w, "_B": 64}, "num_warps": w, "shared": 0, "symbol": "k",
+              "images": {"sm_90": CUBIN}} for w in (2, 4)]
+    fam = rt.KernelFamily("k", ADD_PARAMS, ["num_warps", "_B"], specs)
+    for _ in range(2):
+        fam[1](*ARGS, num_warps=2, _B=64)
+        fam[1](*ARGS, num_warps=4, _B=64)
+    assert [la["block"][0] for la in fake.launches] == [64, 128] * 2
+    with pytest.raises(TypeError, match=r"^k\(\) missing 1 required keyword-only argument: 'num_warps'$"):
+        fam[1](*ARGS, _B=64)
+    fam.launch(1, ARGS, {"num_warps": 4, "_B": 64})
+    assert fake.launches[-1]["block"][0] == 128
+
+
+def test_kernel_arguments_by_name(fake):
+    k = rt.Kernel("k", [("_x", "*fp32:16"), ("type", "i32"), ("args", "i32")], 4, 0, {"sm_90": CUBIN})
+    fake.param_sizes = [8, 4, 4]
+    k[1](0x1000, 5, 6)
+    k[1](0x1000, args=6, type=5)
+    k[1](_x=0x1000, type=5, args=6, stream=None)
+    assert [la["args"] for la in fake.launches] == [[struct.pack("<Q", 0x1000), struct.pack("<i", 5),
+                                                     struct.pack("<i", 6)]] * 3
+    with pytest.raises(TypeError, match=r"^k\(\) got multiple values for argument 'type'$"):
+        k[1](0x1000, 5, 6, type=5)
+    with pytest.raises(TypeError, match=r"^k\(\) missing 1 required positional argument: 'args'$"):
+        k[1](0x1000, type=5)
+    with pytest.raises(TypeError, match=r"^k\(\) got an unexpected keyword argument 'n'$"):
+        k[1](0x1000, 5, 6, n=1)

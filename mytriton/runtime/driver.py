@@ -1365,18 +1365,49 @@ _GRID_CODE = {
 }
 
 
-def _identifiers(*templates) -> frozenset:
-    """The variable names a generated launcher uses (placeholders, strings, attributes and
-    comments left out); a kernel parameter spelt like one of them is renamed there."""
+# A family's launcher whose kernel has parameters named like variables of the generated code:
+# a function of the kernel's names (KernelFamily._named) calls the one generated with names of
+# its own. Its variables are named apart from the kernel's parameters.
+_NAMED_LAUNCHER = """\
+def make({call}, {unset}):
+    def run({signature}):
+        return {call}({passed})
+    return run
+"""
+
+
+def _own_names(params, reserved, taken: set) -> tuple[list, list]:
+    """(names, signature) of a generated function taking the parameters named ``params``, in
+    order: each by its own name where Python can bind it by that name (an identifier, not a
+    keyword, not in ``reserved``, not spelt like one before it); else by a name of its own
+    (``_arg<i>``, not in ``taken``, which gets it) and positional only, as are those before it."""
+    names, seen = [], set()
+    for i, n in enumerate(params):
+        if not (n.isidentifier() and not keyword.iskeyword(n) and n not in reserved and n not in seen):
+            n = f"_arg{i}"
+            while n in taken:
+                n += "_"
+            taken.add(n)
+        seen.add(n)
+        names.append(n)
+    last = max((i for i, (n, p) in enumerate(zip(names, params)) if n != p), default=-1)
+    return names, names[:last + 1] + ["/"] * (last >= 0) + names[last + 1:]
+
+
+def _variables(source: str) -> set:
+    """The names the function ``run`` in ``source`` binds or reads (its parameters, locals,
+    closure variables, globals and builtins; not attributes, strings or comments)."""
+    import ast
+    run = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef) and n.name == "run")
     names = set()
-    for t in templates:
-        t = re.sub(r"#[^\n]*|\{[^{}]*\}|'[^']*'", " ", t)
-        names.update(re.findall(r"(?<![.\w])[A-Za-z_]\w*", t))
-    return frozenset(names)
-
-
-_FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIBLE_CODE, _ONE_CODE, _LAUNCH_BODY,
-                             _FAMILY_LAUNCHER, _SELECT_CODE, _TUNED_SELECT_CODE, *_GRID_CODE.values())
+    for node in ast.walk(run):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Nonlocal):
+            names.update(node.names)
+    return names
 
 
 def _argument_code(params, names, derived=None):
@@ -1561,10 +1592,23 @@ class Kernel:
         raise NotImplementedError  # pragma: no cover
 
     def __getitem__(self, grid):
-        """Triton-style ``kernel[grid](*args, stream=None)``."""
-        def run(*args, stream=None):
-            self.launch(grid, args, stream)
+        """Triton-style ``kernel[grid](*args, stream=None)``: the arguments by position or by name."""
+        def run(*args, stream=None, **named):
+            self.launch(grid, self._bound(args, named) if named else args, stream)
         return run
+
+    def _bound(self, args, named: dict) -> list:
+        """The arguments of a call by position and by name, in parameter order, as Python binds
+        them (and with its errors): a function of the parameters' names does it."""
+        bind = self.__dict__.get("_binder")
+        if bind is None:
+            params = [n for n, _ in self.given_params]
+            names, signature = _own_names(params, {"stream"}, set(params))
+            namespace = {}
+            exec(f"def bind({', '.join(signature)}):\n    return [{', '.join(names)}]\n", {}, namespace)
+            bind = self._binder = namespace["bind"]
+            bind.__name__ = bind.__qualname__ = self.name
+        return bind(*args, **named)
 
     def __repr__(self):
         sig = ", ".join(f"{n}: {t}" for n, t in self.given_params)
@@ -1882,6 +1926,7 @@ class KernelFamily:
         self.name = name
         self.params = [(str(n), str(parse_type(t)) if isinstance(t, str) else str(t)) for n, t in params]
         self.constexpr_names = list(constexpr_names)
+        self._check_names()
         # index: constexpr identities (constexpr_identity, in constexpr_names order) -> {num_warps: spec}
         self._specs, self._index = [], {}
         self._ambiguous = set()     # (constexpr identities, num_warps) of tuned configs differing in num_stages only
@@ -1910,9 +1955,21 @@ class KernelFamily:
         self._plain = {}      # (*values, *their kinds) -> the same, where those tell the identities (_kinds_tell)
         self._runs = {}       # grid (with its elements' kinds unless they are ints) -> its launcher
         self._callable_run = None   # the launcher for callable grids (generated once)
+        self._direct = {}     # grid kind -> whether its launchers take the kernel's own names (_runner)
         self._dispatch = None if tuning is None else TunedDispatch(self.name, [n for n, _ in self.params],
                                                                    tuning, self._specs)
         self._tuned = {}      # key argument values -> a selection as _selection makes, for tuned launches
+
+    def _check_names(self) -> None:
+        """Constexprs are keywords of the launch (identifiers, and not ``stream``, the launch's
+        stream); no name is two parameters'."""
+        for n in self.constexpr_names:
+            if not isinstance(n, str) or not n.isidentifier() or keyword.iskeyword(n) or n == "stream":
+                raise ValueError(f"{self.name}: the constexpr name {n!r} cannot be a keyword of the launch")
+        names = [n for n, _ in self.params] + self.constexpr_names
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"{self.name}: the parameter names {', '.join(twice)} are given twice")
 
     def _identities(self, constexprs: dict) -> tuple:
         """The constexpr values' identities in ``constexpr_names`` order: what selects a specialization."""
@@ -1996,13 +2053,15 @@ class KernelFamily:
 
     @staticmethod
     def _describe(constexprs: dict, num_warps=None, beside=None) -> str:
-        """``BLOCK=64, num_warps=4``. Where ``beside`` (name -> values shown next to these) holds a value
-        that compares equal to one of these or prints alike, that one says what tells them apart
-        (``_shown``)."""
+        """``BLOCK=64, num_warps=4`` (num_warps once where a constexpr of that name says it). Where
+        ``beside`` (name -> values shown next to these) holds a value that compares equal to one of
+        these or prints alike, that one says what tells them apart (``_shown``)."""
         beside = beside or {}
+        said = "num_warps" in constexprs and \
+            constexpr_identity(constexprs["num_warps"]) == constexpr_identity(num_warps)
         return ", ".join([f"{k}={_shown(v, beside.get(k, ()))}" for k, v in constexprs.items()]
                          + ([f"num_warps={_shown(num_warps, beside.get('num_warps', ()))}"]
-                            if num_warps is not None else []))
+                            if num_warps is not None and not said else []))
 
     def select(self, constexprs: dict, num_warps: int | None = None) -> dict:
         """The specialization dict built for constexpr values of these identities (kind and exact
@@ -2109,7 +2168,7 @@ class KernelFamily:
         if callable(grid):
             if self._callable_run is None:
                 self._callable_run = self._runner(None, "callable")
-            return functools.partial(self._callable_run, _grid=grid)
+            return functools.partial(self._callable_run, **{self._callable_run.grid_keyword: grid})
         try:
             _grid3(grid)
             run = self._runner(grid, "fixed")
@@ -2124,22 +2183,33 @@ class KernelFamily:
         return run
 
     def _runner(self, grid, grid_kind: str):
-        """The generated ``fam[grid]`` launcher (``launcher_source`` shows its code)."""
-        cx = self.constexpr_names
-        if any(n in _FAMILY_NAMES or n.startswith("_") for n in cx):   # cannot be keywords there
-            def run(*args, stream=None, num_warps=None, _grid=grid, **constexprs):
-                self.launch(_grid, args, constexprs, num_warps, stream)
-            return run
+        """The generated ``fam[grid]`` launcher (``launcher_source`` shows its code): the kernel's
+        parameters are its own, by their names. Where the generated code uses one of those names
+        itself (``_x``, ``type``, ``_grid``...), it is generated with names of its own instead, behind
+        a function of the kernel's names that calls it (``_named``)."""
+        publics = [n for n, _ in self.params] + self.constexpr_names
+        direct = self._direct.get(grid_kind)
+        if not direct:
+            inner = self._generated(grid, grid_kind, [f"_arg{i}" for i in range(len(self.params))],
+                                    [f"_cx{i}" for i in range(len(self.constexpr_names))])
+            if direct is None:
+                taken = _variables(inner.launcher_source) - set(inner.placeholders)
+                direct = self._direct[grid_kind] = all(
+                    n.isidentifier() and not keyword.iskeyword(n) and n not in taken for n in publics)
+            if not direct:
+                return self._named(inner, grid_kind)
+        return self._generated(grid, grid_kind, [n for n, _ in self.params], self.constexpr_names)
+
+    def _generated(self, grid, grid_kind: str, names, cx):
+        """The launcher of ``_FAMILY_LAUNCHER`` whose run-time arguments are the variables ``names``
+        and whose constexprs are the keywords ``cx`` (in the family's order)."""
         params = [(n, parse_type(t)) for n, t in self.params]
-        names = []   # the launcher's parameter names: the kernel's, unless the generated code needs one
-        for i, (n, _) in enumerate(params):
-            usable = n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_")
-            names.append(n if usable and n not in _FAMILY_NAMES and n not in names else f"_arg{i}")
-        meta = "".join(f"{n!r}: {a}, " for (n, _), a in zip(params, names)) + "".join(f"{n!r}: {n}, " for n in cx)
+        meta = "".join(f"{n!r}: {a}, " for (n, _), a in zip(params, names)) + \
+            "".join(f"{n!r}: {c}, " for n, c in zip(self.constexpr_names, cx))
         select = _SELECT_CODE.format(
             hit=" and ".join([f"{n} is _sel[{i}]" for i, n in enumerate(cx)] + [f"num_warps is _sel[{len(cx)}]"]),
             key="".join(f"{n}, " for n in cx) + "num_warps, ", kinds="".join(f"type({n}), " for n in cx) + "type(num_warps)",
-            given=", ".join(f"{n!r}: {n}" for n in cx),
+            given=", ".join(f"{n!r}: {c}" for n, c in zip(self.constexpr_names, cx)),
             params="".join(f"{n}, " for n in names))
         keywords = "".join(f"{n}, " for n in cx)
         if self._dispatch is not None:
@@ -2159,7 +2229,42 @@ class KernelFamily:
         run = make(self, grid, gx, gy, gz, self._found, self._plain, self._tuned, packer.pack_into, params, None,
                    **converters)
         run.__name__ = run.__qualname__ = self.name   # Python's own argument errors name the kernel
-        run.launcher_source = source
+        run.launcher_source, run.placeholders, run.grid_keyword = source, [*names, *cx], "_grid"
+        return run
+
+    def _named(self, inner, grid_kind: str):
+        """A function of the kernel's own parameter names that calls ``inner`` (a launcher of
+        ``_generated`` with names of its own), so that Python binds every argument by the kernel's
+        names; its own variables are named apart from them. A run-time parameter named like a
+        launch option (``stream``, ``num_warps``: no compiled kernel has one) is positional only."""
+        taken = {n for n, _ in self.params} | set(self.constexpr_names)
+
+        def fresh(name):
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            return name
+        own = {"num_warps"} if "num_warps" in self.constexpr_names else {"stream", "num_warps"}
+        names, signature = _own_names([n for n, _ in self.params], own, taken)
+        call, unset = fresh("_launch"), fresh("_UNSET")
+        default = f"={unset}" if self._dispatch is not None else ""
+        signature += ["*"] + [f"{n}{default}" for n in self.constexpr_names] + ["stream=None"]
+        signature += ["num_warps=None"] * ("num_warps" not in self.constexpr_names)
+        warps = "num_warps" if not default or "num_warps" not in self.constexpr_names else \
+            f"None if num_warps is {unset} else num_warps"
+        passed = names + [f"{c}={n}" for n, c in zip(self.constexpr_names, inner.placeholders[len(names):])]
+        passed += ["stream=stream", f"num_warps={warps}"]
+        grid = fresh("_grid") if grid_kind == "callable" else None
+        if grid is not None:
+            signature.append(grid)
+            passed.append(f"_grid={grid}")
+        source = _NAMED_LAUNCHER.format(call=call, unset=unset, signature=", ".join(signature),
+                                        passed=", ".join(passed))
+        namespace = {}
+        exec(compile(source, f"<launcher of {self.name}[grid]>", "exec"), {}, namespace)
+        run = namespace["make"](inner, _UNSET)
+        run.__name__ = run.__qualname__ = self.name
+        run.launcher_source, run.grid_keyword = source + "\n" + inner.launcher_source, grid
         return run
 
 
