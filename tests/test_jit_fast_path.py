@@ -196,3 +196,14 @@ def test_the_jit_constexpr_key_is_each_value_s_kind_and_exact_value():
     assert key([float("nan")]) == key([math.nan]) and key([(float("nan"),)]) == key([(math.nan,)])
     assert key([tl.float16]) == key([tl.float16]) and key([[1, (2.0,)]]) == key([[1, (2.0,)]])
     assert key([1, 2]) != key([2, 1]) and key([(1, 2)]) != key([1, 2])
+
+
+def test_num_warps_of_another_type_is_not_served_the_int_s_kernel(fake):
+    x, y = rt.DeviceArray(256, "fp32"), rt.DeviceArray(256, "fp32")
+    for n in (64, np.int32(64)):                     # the fast path and the full path
+        scale[(1,)](x, y, n, 1, BLOCK=64, num_warps=4)
+        for bad in (4.0, np.float64(4.0)):
+            with pytest.raises(mytriton.CompilationError,
+                               match=r"num_warps must be a power of 2 from 1 to 32, got (np.float64\()?4.0"):
+                scale[(1,)](x, y, n, 1, BLOCK=64, num_warps=bad)
+    assert len(fake.launches) == 2
