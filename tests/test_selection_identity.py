@@ -10,6 +10,8 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mytriton.runtime import driver as rt
 from tests.test_runtime_cpu import ADD_PARAMS, CUBIN, FakeDriver, install_fake_driver
@@ -269,3 +271,114 @@ def test_kernel_arguments_by_name(fake):
         k[1](0x1000, type=5)
     with pytest.raises(TypeError, match=r"^k\(\) got an unexpected keyword argument 'n'$"):
         k[1](0x1000, 5, 6, n=1)
+
+
+# --------------------------------------------------------------------------- property
+
+def float_of_bits(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+NAN_BITS = st.integers(1, 2**52 - 1).flatmap(lambda m: st.sampled_from([0x7FF0000000000000 | m,
+                                                                         0xFFF0000000000000 | m]))
+FLOATS = st.one_of(st.sampled_from([0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1.0, -1.0, 0.5, 2.0**70]),
+                   st.floats(allow_nan=True), NAN_BITS.map(float_of_bits))
+INTS = st.one_of(st.sampled_from([0, 1, -1, 2, 2**63 - 1, 2**63, 2**64, -2**63 - 1, 2**70]), st.integers(),
+                 st.integers(2**63, 2**100))
+STRS = st.one_of(st.sampled_from(["", "\0", "a", "a\0", "a\0b", "\u00e9", "e\u0301", "\U0001F600", "0", "1", "True",
+                                  "None", "nan"]), st.text(max_size=4))
+VALUES = st.one_of(FLOATS, INTS, st.booleans(), STRS, st.none())
+# values that compare equal to, or print like, one another: most builds hold several
+CONFUSABLE = st.sampled_from([0, 0.0, -0.0, False, 1, 1.0, True, math.nan, -math.nan, float_of_bits(0x7FF0000000000001),
+                              "", "\0", None, 2**64, float(2**64), "nan"])
+
+
+def oracle(value):
+    """What the loader must tell apart, written out here: kind, then the exact value (a float's
+    bits); numpy's scalars as the number they hold; None for what no build can hold."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool", bool(value)
+    if isinstance(value, (int, np.integer)):
+        return "int", int(value)
+    if isinstance(value, (float, np.floating)):
+        return "float", struct.pack("<d", float(value))
+    if isinstance(value, str) or value is None:
+        return type(value).__name__, value
+    return None
+
+
+def near_misses(value) -> list:
+    """Values that compare equal to ``value``, print alike or hold the same number in another kind,
+    and another object of the same identity."""
+    out = [copy(value), [value], (value,), str(value)]
+    if type(value) is float:
+        out += [-value, np.float64(value), float_of_bits(struct.unpack("<Q", struct.pack("<d", value))[0] ^ 1)]
+        if math.isfinite(value):
+            out += [np.float32(value)] if abs(value) < 3e38 else []
+            out += [int(value), bool(value)] if value == int(value) else []
+    elif type(value) is int:
+        out += [value + 1, value - 1, float(value) if abs(value) < 2**1000 else 0.0]
+        out += [np.int64(value)] if -2**63 <= value < 2**63 else []
+        out += [bool(value), np.bool_(value)] if value in (0, 1) else []
+    elif type(value) is bool:
+        out += [int(value), float(value), np.bool_(value), not value]
+    elif type(value) is str:
+        out += [value + "\0", value[:-1], value.encode()]
+    else:
+        out += [0, False, "", 0.0]
+    return out
+
+
+def confusions(value) -> list:
+    """The near misses of ``value`` that compare equal to it or print alike, of another identity."""
+    return [u for u in near_misses(value) if oracle(u) != oracle(value) and oracle(u) is not None
+            and (u == value or repr(u) == repr(value))] or [value]
+
+
+def perturbed(vw):
+    """A built pair with one of its values kept, or replaced by one of its near misses (half the
+    time one that compares equal to it or prints alike)."""
+    v, w = vw
+
+    def near(x):
+        return st.one_of(st.sampled_from(confusions(x)), st.sampled_from([x, *near_misses(x)]))
+    return st.one_of(st.tuples(near(v), st.just(w)), st.tuples(st.just(v), near(w)))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(built=st.lists(st.tuples(st.one_of(CONFUSABLE, VALUES), CONFUSABLE), min_size=1, max_size=6,
+                      unique_by=lambda vw: (oracle(vw[0]), oracle(vw[1]))),
+       data=st.data())
+def test_a_launch_runs_the_specialization_of_its_values_identities(built, data):
+    """Built: a few specializations of (V, W), distinct identities. Launched: each of them (in
+    some order), each again with a value replaced by a near miss, then values drawn from those,
+    from their near misses and from anywhere, mixed, each through the held launcher, fam[grid]
+    and fam.launch; select() agrees. A launch runs the specialization of its values' identities,
+    or raises SpecializationNotFoundError."""
+    specs = [{"id": f"s{i}", "constexprs": {"V": v, "W": w}, "num_warps": 4, "shared": 16 * i, "symbol": "k",
+              "images": {"sm_90": CUBIN}} for i, (v, w) in enumerate(built)]
+    fam = rt.KernelFamily("k", ADD_PARAMS, ["V", "W"], specs)
+    where = {(oracle(v), oracle(w)): i for i, (v, w) in enumerate(built)}
+    near = [u for vw in built for x in vw for u in (x, *near_misses(x))]
+    mixed = st.tuples(st.one_of(st.sampled_from(near), VALUES), st.one_of(st.sampled_from(near), CONFUSABLE))
+    drawn = st.one_of(st.sampled_from(built).flatmap(perturbed), mixed)
+    order = data.draw(st.permutations(built))
+    launches = order + [data.draw(perturbed(vw)) for vw in order] + data.draw(st.lists(drawn, max_size=16))
+    with pytest.MonkeyPatch.context() as mp:
+        fake = install_fake_driver(mp, FakeDriver())
+        launcher = fam[(1,)]
+        for v, w in launches:
+            expected = where.get((oracle(v), oracle(w)))
+            for path in (lambda: launcher(*ARGS, V=v, W=w), lambda: fam[(1,)](*ARGS, W=w, V=v),
+                         lambda: fam.launch(1, ARGS, {"V": v, "W": w})):
+                if expected is None:
+                    message = not_built(path)
+                    assert message.startswith(f"k: no specialization was built for V={v!r}"), message
+                    assert "; built: V=" in message
+                else:
+                    path()
+                    assert ran(fake) == expected, (v, w)
+            if expected is None:
+                not_built(lambda: fam.select({"V": v, "W": w}))
+            else:
+                assert fam.select({"V": v, "W": w}) is specs[expected]

@@ -2208,7 +2208,8 @@ class KernelFamily:
             "".join(f"{n!r}: {c}, " for n, c in zip(self.constexpr_names, cx))
         select = _SELECT_CODE.format(
             hit=" and ".join([f"{n} is _sel[{i}]" for i, n in enumerate(cx)] + [f"num_warps is _sel[{len(cx)}]"]),
-            key="".join(f"{n}, " for n in cx) + "num_warps, ", kinds="".join(f"type({n}), " for n in cx) + "type(num_warps)",
+            key="".join(f"{n}, " for n in cx) + "num_warps, ",
+            kinds="".join(f"type({n}), " for n in cx) + "type(num_warps)",
             given=", ".join(f"{n!r}: {c}" for n, c in zip(self.constexpr_names, cx)),
             params="".join(f"{n}, " for n in names))
         keywords = "".join(f"{n}, " for n in cx)
