@@ -382,3 +382,18 @@ def test_a_launch_runs_the_specialization_of_its_values_identities(built, data):
                 not_built(lambda: fam.select({"V": v, "W": w}))
             else:
                 assert fam.select({"V": v, "W": w}) is specs[expected]
+
+
+def test_numpy_and_ml_dtypes_scalars_are_the_value_they_hold(fake):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert rt.constexpr_identity(ml_dtypes.int4(-3)) == ("int", -3)
+    assert rt.constexpr_identity(ml_dtypes.uint4(1)) == ("int", 1)
+    assert rt.constexpr_identity(ml_dtypes.bfloat16(-0.0)) == ("float", struct.pack("<d", -0.0))
+    assert rt.constexpr_identity(np.str_("a\0b")) == ("str", "a\0b")
+    ints, strs = family("V", [1, 1.0]), family("S", ["a", "b"])
+    ints[1](*ARGS, V=ml_dtypes.int4(1))
+    assert ran(fake) == 0
+    ints[1](*ARGS, V=ml_dtypes.bfloat16(1))
+    assert ran(fake) == 1
+    strs[1](*ARGS, S=np.str_("b"))
+    assert ran(fake) == 1

@@ -158,9 +158,10 @@ def constexpr_identity(value):
     A launch runs the specialization built for a value of the same identity and no other:
     ``0.0`` and ``-0.0`` differ (``1/x`` is +inf or -inf), so do ``1``, ``1.0`` and ``True``, and a
     NaN is the NaN of its own bits (equal to itself, unlike ``==``). numpy's integer and floating
-    scalars are numbers of their value (``np.int64(64)`` is ``64``; ``np.float32(0.1)`` is the
-    double it converts to, not ``0.1``). None for a value that cannot be a constexpr's
-    (unhashable, or of another kind): such a value was never built."""
+    scalars (and ml_dtypes' ``int4``, ``bfloat16``...) are numbers of their value (``np.int64(64)``
+    is ``64``; ``np.float32(0.1)`` is the double it converts to, not ``0.1``), ``np.str_`` the
+    string it holds. None for a value that cannot be a constexpr's (unhashable, or of another
+    kind): such a value was never built."""
     kind = type(value)
     if kind is bool:
         return ("bool", value)
@@ -179,8 +180,12 @@ def constexpr_identity(value):
             return ("bool", bool(value))
         if np is not None and isinstance(value, np.integer):
             return ("int", int(value))
+        if module == "ml_dtypes" and kind.__name__.startswith(("int", "uint")):   # (int2, int4, uint4...)
+            return ("int", int(value))
         if module == "ml_dtypes" or (np is not None and isinstance(value, np.floating)):
             return ("float", struct.pack("<d", float(value)))
+        if np is not None and isinstance(value, np.str_):
+            return ("str", str(value))
     return None
 
 
