@@ -1910,11 +1910,14 @@ def _equal(a, b) -> bool:
 class KernelFamily:
     """The built specializations of one kernel, launched Triton-style:
     ``fam[grid](*args, CONSTEXPR=value, ..., num_warps=None, stream=None)``, on the device of
-    the pointer arguments, as :meth:`Kernel.launch`.
+    the pointer arguments, as :meth:`Kernel.launch`; the arguments by position or by name.
 
     The constexpr values (and ``num_warps`` when several were built for them) select the
-    specialization; each one's ``Kernel`` is created on first use.  ``grid`` may be a
-    callable of ``meta``: the runtime arguments by name, the constexprs and num_warps.
+    specialization by identity (:func:`constexpr_identity`: kind and exact bits, so ``-0.0`` does
+    not launch the one built for ``0.0``, nor ``True`` or ``1.0`` the one built for ``1``; a NaN
+    launches the one built for the NaN of its bits); each one's ``Kernel`` is created on first
+    use.  ``grid`` may be a callable of ``meta``: the runtime arguments by name, the constexprs
+    and num_warps.
     ``specializations`` are dicts ``{"id", "constexprs", "num_warps", "shared", "symbol",
     "images", "sha256"}`` (and ``"num_stages"``; ``"made_tensor_maps"`` and ``"tma_images"`` for
     a kernel whose descriptors made in the kernel get tensor maps at launch: see ``Kernel``).
