@@ -2168,15 +2168,16 @@ class KernelFamily:
                     key = (_BY_KINDS, grid, *map(type, grid))
                     break
         elif type(grid) is not int:
+            if callable(grid):            # (one launcher for all callables, given the grid)
+                run = self._callable_run
+                if run is None:
+                    run = self._callable_run = self._runner(None, "callable")
+                return functools.partial(run, **{run.grid_keyword: grid})
             key = (_BY_KINDS, grid, type(grid))
         try:
             return self._runs[key]
         except (KeyError, TypeError):
             pass
-        if callable(grid):
-            if self._callable_run is None:
-                self._callable_run = self._runner(None, "callable")
-            return functools.partial(self._callable_run, **{self._callable_run.grid_keyword: grid})
         try:
             _grid3(grid)
             run = self._runner(grid, "fixed")
