@@ -295,7 +295,8 @@ def _fast_keys(runtime):
 def _constexpr_key(values) -> tuple:
     """What tells these constexpr values from others, for the keys of compiled kernels: each
     value's type and exact value (``_identity``), read cheaply for the common kinds (ints, bools,
-    strs, None, and floats but zeros and NaNs, whose ``==`` with the type tells them)."""
+    strs, None, and floats but zeros and NaNs, whose ``==`` with the type tells them; dtypes and
+    the other kinds ``_identity`` keeps as they are, once it has seen one)."""
     key = []
     for v in values:
         kind = type(v)
@@ -303,9 +304,16 @@ def _constexpr_key(values) -> tuple:
             key += (kind, v)
         elif kind is float:
             key += (kind, v if v == v and v != 0.0 else struct.pack("<d", v))
+        elif kind in _AS_THEY_ARE:
+            key += (kind, v)
         else:
-            key += (kind, _identity(v))
+            identity = _identity(v)
+            key += (kind, v if kind in _AS_THEY_ARE else identity)
     return tuple(key)
+
+
+# the types whose values _identity keeps as they are (a dtype's, a function's): learned as it meets them
+_AS_THEY_ARE: set = set()
 
 
 def _identity(value, depth: int = 0):
@@ -335,6 +343,7 @@ def _identity(value, depth: int = 0):
         number = _runtime().constexpr_identity(value)      # numpy's scalars: the number's bits
         if number is not None:
             return kind, number
+        _AS_THEY_ARE.add(kind)                # (constexpr_identity's answer depends on the type alone)
     return kind, value
 
 
