@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -206,15 +208,81 @@ def test_non_finite_float_constexprs_render_as_python(tmp_path):
             "specs": [[s["id"], repr(s["constexprs"]["BOUND"])] for s in specs],
             "inf": clamp.clamp_kernel.select({"BOUND": math.inf, "BLOCK": 64})["id"],
             "minus_inf": clamp.clamp_kernel.select({"BOUND": -math.inf, "BLOCK": 64})["id"],
+            "nan": [clamp.clamp_kernel.select({"BOUND": nan, "BLOCK": 64})["id"] for nan in (math.nan, float("nan"))],
         }))
     """, tmp_path / "out")
     assert info["specs"] == [["BOUNDinf_BLOCK64_w4", "inf"], ["BOUNDminf_BLOCK64_w4", "-inf"],
                              ["BOUNDnan_BLOCK64_w4", "nan"], ["BOUND1p5_BLOCK64_w4", "1.5"]]
     assert info["inf"] == "BOUNDinf_BLOCK64_w4" and info["minus_inf"] == "BOUNDminf_BLOCK64_w4"
+    assert info["nan"] == ["BOUNDnan_BLOCK64_w4"] * 2      # (a NaN is equal to nothing, but its bits are its own)
     source = (tmp_path / "out" / "clamp" / "__init__.py").read_text()
     assert "float('inf')" in source and "float('-inf')" in source and "float('nan')" in source
     for spec_id, _ in info["specs"]:
         assert (tmp_path / "out" / "clamp" / "kernels" / "clamp_kernel" / f"{spec_id}.sm_90.cubin").is_file()
+
+
+ODD_KERNEL = """\
+import mytriton as triton
+import mytriton.language as tl
+
+
+@triton.jit
+def odd(_x, type, _grid, out, num_warps: tl.constexpr, _B: tl.constexpr, SCALE: tl.constexpr):
+    offs = tl.program_id(0) * _B + tl.arange(0, _B)
+    mask = offs < _grid
+    tl.store(out + offs, tl.load(_x + offs, mask=mask) * type / SCALE, mask=mask)
+"""
+
+ODD_MANIFEST = """\
+package: oddnames
+targets: [sm_90]
+kernels:
+  - kernel: kernels/k.py:odd
+    signature: {_x: "*fp32:16", type: "fp32", _grid: "i32", out: "*fp32:16"}
+    constexprs: {num_warps: [4], _B: [64], SCALE: [-0.0, .nan, 1]}
+"""
+
+
+def test_a_package_launches_by_constexpr_identity_and_takes_arguments_by_name(tmp_path, monkeypatch):
+    """The built loader's launches (against the fake driver): SCALE=-0.0, NaN and 1 each run their
+    own specialization and nothing else does (0.0, True, 1.0); every parameter is passed by its own
+    name, even those named like the launcher's variables; a constexpr named num_warps is the
+    launch's num_warps too."""
+    from test_runtime_cpu import FakeDriver, install_fake_driver
+    manifest = write_project(tmp_path, ODD_MANIFEST, kernels=ODD_KERNEL)
+    build_packages([str(manifest)], out_dir=str(tmp_path / "out"), jobs=1, echo=lambda line: None)
+    monkeypatch.syspath_prepend(str(tmp_path / "out"))
+    try:
+        pkg = importlib.import_module("oddnames")
+        fake = install_fake_driver(monkeypatch, FakeDriver(), rt=pkg._runtime)
+        fake.param_sizes = [8, 4, 4, 8]
+        images = {(tmp_path / "out" / "oddnames" / "kernels" / "odd" / f"{s['id']}.sm_90.cubin").read_bytes(): s["id"]
+                  for s in pkg.odd.specializations}
+
+        def ran() -> str:
+            return images[fake.modules[int(fake.launches[-1]["f"]) - 1001]].split("_SCALE")[1]
+        x, out = pkg.DeviceArray(64, "fp32"), pkg.DeviceArray(64, "fp32")
+        for scale, spec in [(-0.0, "m0p0_w4"), (math.nan, "nan_w4"), (float("nan"), "nan_w4"), (1, "1_w4")] * 2:
+            pkg.odd[(1,)](x, 2.0, 64, out, num_warps=4, _B=64, SCALE=scale)
+            assert ran() == spec, scale
+            pkg.odd[(1,)](_x=x, type=2.0, _grid=64, out=out, num_warps=4, _B=64, SCALE=scale)
+            assert ran() == spec, scale
+        assert {tuple(la["args"][1:3]) for la in fake.launches} == {(struct.pack("<f", 2.0), struct.pack("<i", 64))}
+        error = pkg._runtime.SpecializationNotFoundError
+        built = "built: num_warps=4, _B=64, SCALE=-0.0; num_warps=4, _B=64, SCALE=nan; num_warps=4, _B=64, SCALE=1"
+        with pytest.raises(error) as info:
+            pkg.odd[(1,)](x, 2.0, 64, out, num_warps=4, _B=64, SCALE=0.0)
+        assert str(info.value) == f"odd: no specialization was built for num_warps=4, _B=64, SCALE=0.0; {built}"
+        with pytest.raises(error, match=r"for num_warps=4, _B=64, SCALE=True \(bool\); built: .*SCALE=1 \(int\)$"):
+            pkg.odd[(1,)](x, 2.0, 64, out, num_warps=4, _B=64, SCALE=True)
+        with pytest.raises(error, match=r"SCALE=1.0 \(float\); built"):
+            pkg.odd[(1,)](x, 2.0, 64, out, num_warps=4, _B=64, SCALE=1.0)
+        with pytest.raises(TypeError, match=r"^odd\(\) missing 1 required positional argument: '_x'$"):
+            pkg.odd[(1,)](type=2.0, _grid=64, out=out, num_warps=4, _B=64, SCALE=1)
+        assert len(fake.launches) == 16
+    finally:
+        for name in [m for m in sys.modules if m == "oddnames" or m.startswith("oddnames.")]:
+            del sys.modules[name]
 
 
 def _build_wheel(package: Path, tmp_path: Path) -> Path:

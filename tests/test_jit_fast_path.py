@@ -3,7 +3,10 @@ for real): a launch whose arguments are of kinds seen before takes the fast path
 launch compiled, and a change of kind — an integer that stops being 1 or divisible by 16, a pointer
 that loses its 16-byte alignment, another dtype — compiles (or finds) its own specialization, the
 arguments each passes being the ones it was compiled for. On the GPU: tests/test_jit_gpu.py."""
+import math
 import struct
+
+import numpy as np
 
 import pytest
 
@@ -131,3 +134,77 @@ def test_do_not_specialize_names_its_parameters(option, value, error, message):
         pass
     with pytest.raises(error, match=message):
         mytriton.jit(**{option: value})(f)
+
+
+# --------------------------------------------------------------------------- constexprs by identity
+
+@mytriton.jit
+def divide(x_ptr, y_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) / SCALE, mask=offs < n)
+
+
+@mytriton.jit
+def divide_by_first(x_ptr, y_ptr, n, SCALES: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) / SCALES[0][0], mask=offs < n)
+
+
+def compiled_for(kernel) -> str:
+    """The constexprs a JIT kernel was compiled with, as its CUDA source's header says."""
+    line, = [t for t in kernel.asm["cu"].splitlines() if t.startswith("// constexprs: ")]
+    return line[len("// constexprs: "):]
+
+
+@pytest.mark.parametrize("n", [64, np.int32(64)], ids=["fast path", "full path"])   # (a numpy scalar: no fast key)
+def test_the_jit_compiles_each_constexpr_identity_once(fake, n):
+    """-0.0 and 0.0 (1/x is -inf or +inf), 1, 1.0 and True are specializations of their own; a NaN
+    finds the kernel of the NaN of its bits, again and again; the same inside tuples."""
+    x, y = rt.DeviceArray(256, "fp32"), rt.DeviceArray(256, "fp32")
+    for k in (divide, divide_by_first):
+        k._cache.clear()
+        k._fast.clear()
+    kernels = {}
+    for _ in range(2):
+        for v in [-0.0, 0.0, 1, 1.0, True, 2.5, float("nan"), math.nan, float("nan")]:   # (a new NaN each time)
+            kernel = divide[(1,)](x, y, n, SCALE=v, BLOCK=64)
+            assert compiled_for(kernel) == f"SCALE={v!r}, BLOCK=64", v
+            assert kernels.setdefault((type(v), repr(v)), kernel) is kernel, v   # (these values: repr tells them)
+            nested = divide_by_first[(1,)](x, y, n, SCALES=((v, 1),), BLOCK=64)
+            assert compiled_for(nested) == f"SCALES={((v, 1),)!r}, BLOCK=64", v
+            assert kernels.setdefault(("nested", type(v), repr(v)), nested) is nested, v
+    # NaNs of the same bits are one specialization: seven kernels of each
+    assert len({id(k) for k in kernels.values()}) == len(kernels) == 14
+    assert len(divide._cache) == len(divide_by_first._cache) == 2 * 7    # (keyed by device and by target)
+    assert len(divide._fast) == len(divide_by_first._fast) == (7 if type(n) is int else 0)
+
+
+def test_the_jit_constexpr_key_is_each_value_s_kind_and_exact_value():
+    import types
+    key = L._constexpr_key
+    distinct = [0.0, -0.0, 0, False, 1, 1.0, True, np.float32(1.0), np.float64(1.0), np.int64(1), 1 + 0j, 0j,
+                complex(-0.0, 0.0), np.complex128(0j), np.complex128(complex(-0.0, 0.0)), np.float64(-0.0),
+                float("nan"), -math.nan, math.inf, 2**70, 2**70 + 1, float(2**70), "a", "a\0", "a\0b", "\u00e9", b"a",
+                None, (), (0.0,), (-0.0,), ((0.0,),), ((-0.0,),), (1,), (True,), [0.0], [-0.0], {0.0}, {-0.0},
+                frozenset({1}), {"k": 0.0}, {"k": -0.0}, {0.0: 1}, {-0.0: 1}, types.SimpleNamespace(a=0.0),
+                types.SimpleNamespace(a=-0.0), tl.float16, tl.float32, tl.pointer_type(tl.float16), math, math.sqrt,
+                divide, divide_by_first, int, float]
+    L._AS_THEY_ARE.clear()                         # (the first key of a dtype, a function... learns its type)
+    keys = [key([v]) for v in distinct]
+    assert len(set(keys)) == len(distinct)
+    assert [key([v]) for v in distinct] == keys    # a value's own key again, hashable
+    assert all(hash(key([v])) == hash(k) for v, k in zip(distinct, keys))
+    assert key([float("nan")]) == key([math.nan]) and key([(float("nan"),)]) == key([(math.nan,)])
+    assert key([tl.float16]) == key([tl.float16]) and key([[1, (2.0,)]]) == key([[1, (2.0,)]])
+    assert key([1, 2]) != key([2, 1]) and key([(1, 2)]) != key([1, 2])
+
+
+def test_num_warps_of_another_type_is_not_served_the_int_s_kernel(fake):
+    x, y = rt.DeviceArray(256, "fp32"), rt.DeviceArray(256, "fp32")
+    for n in (64, np.int32(64)):                     # the fast path and the full path
+        scale[(1,)](x, y, n, 1, BLOCK=64, num_warps=4)
+        for bad in (4.0, np.float64(4.0)):
+            with pytest.raises(mytriton.CompilationError,
+                               match=r"num_warps must be a power of 2 from 1 to 32, got (np.float64\()?4.0"):
+                scale[(1,)](x, y, n, 1, BLOCK=64, num_warps=bad)
+    assert len(fake.launches) == 2

@@ -1098,8 +1098,9 @@ def test_family_fast_path_matches_the_general_path(family, fake):
 
 
 def test_family_launcher_takes_the_kernel_signature(family, fake):
-    """Runtime arguments by position or by name, like the JIT; parameter names that the generated
-    code uses itself are renamed there, constexpr names it cannot take fall back to the general path."""
+    """Runtime arguments by position or by name, like the JIT; where the generated code uses a
+    parameter's name itself, it is generated with names of its own behind a function of the
+    kernel's names (tests/test_selection_identity.py has more)."""
     fake.param_sizes = [8, 8, 8, 4]
     family[3](0x1000, 0x2000, 0x3000, 10, BLOCK=64)
     family[3](0x1000, 0x2000, n=10, out=0x3000, BLOCK=64)
@@ -1109,12 +1110,13 @@ def test_family_launcher_takes_the_kernel_signature(family, fake):
                           ["_self"], [{"id": "a", "constexprs": {"_self": 1}, "num_warps": 4, "symbol": "odd",
                                        "images": {"sm_90": CUBIN}}])
     fake.param_sizes = [8, 4, 4, 4]
-    odd[2](0x1000, 7, 8, 9, _self=1)             # '_self' cannot be a keyword of the generated code
+    odd[2](0x1000, 7, 8, 9, _self=1)             # ('_self' is a variable of the generated code)
     plain = rt.KernelFamily("plain", odd.params, ["BLOCK"], [
         {"id": "a", "constexprs": {"BLOCK": 1}, "num_warps": 4, "symbol": "odd", "images": {"sm_90": CUBIN}}])
     plain[2](0x1000, 7, 8, 9, BLOCK=1)
-    plain[2](0x1000, 7, 8, 9, BLOCK=1)
-    assert "def run(_arg0, _arg1, _arg2, x, *, BLOCK, stream=None, num_warps=None):" in plain[2].launcher_source
+    plain[2](0x1000, x=9, type=8, _fn=7, BLOCK=1)
+    # ('stream', a launch option, positional only: no compiled kernel has such a parameter)
+    assert "def run(_arg0, /, _fn, type, x, *, BLOCK, stream=None, num_warps=None):" in plain[2].launcher_source
     assert [la["args"] for la in fake.launches[2:]] == [
         [struct.pack("<Q", 0x1000), struct.pack("<i", 7), struct.pack("<i", 8), struct.pack("<i", 9)]] * 3
     with pytest.raises(TypeError, match="^plain\\(\\) missing 1 required positional argument: 'x'$"):

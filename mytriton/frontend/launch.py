@@ -4,7 +4,9 @@ for numpy arrays (or with MYTRITON_INTERPRET=1), run it in the CPU interpreter."
 from __future__ import annotations
 
 import os
+import struct
 import sys
+import types
 from dataclasses import replace
 
 from ..errors import CompilationError
@@ -155,12 +157,12 @@ def launch(jit_fn, grid, args, kwargs):
     # the device the launch runs on (-1: the current context's, for int addresses): its compute
     # capability is the compile target
     device = driver.launch_device(jit_fn.__name__, devices)
-    values = constexprs.values()
-    try:      # types too: BLOCK=2 and BLOCK=2.0 (or 1 and True) compare equal but compile differently
-        key = (device, *signature, num_warps, num_stages, *values, *map(type, values))
+    try:      # the constexprs by identity: -0.0 and 0.0 (or 1, 1.0 and True) compare equal but compile differently
+        key = (device, *signature, num_warps, type(num_warps), num_stages, type(num_stages),
+               *_constexpr_key(constexprs.values()))
         kernel = jit_fn._cache.get(key)
-    except TypeError:                          # an unhashable constexpr value
-        key = (device, *signature, num_warps, num_stages, repr(constexprs))
+    except TypeError:                          # an unhashable value the key holds as it is (opaque)
+        key = (device, *signature, num_warps, type(num_warps), num_stages, type(num_stages), repr(constexprs))
         kernel = jit_fn._cache.get(key)
     if kernel is None or (kernel.globals_read and globals_changed(kernel.globals_read)):
         with jit_fn._lock:                     # (a module constant the kernel baked in changed: recompile)
@@ -290,6 +292,61 @@ def _fast_keys(runtime):
     return keys
 
 
+def _constexpr_key(values) -> tuple:
+    """What tells these constexpr values from others, for the keys of compiled kernels: each
+    value's type and exact value (``_identity``), read cheaply for the common kinds (ints, bools,
+    strs, None, and floats but zeros and NaNs, whose ``==`` with the type tells them; dtypes and
+    the other kinds ``_identity`` keeps as they are, once it has seen one)."""
+    key = []
+    for v in values:
+        kind = type(v)
+        if kind is int or kind is bool or kind is str or v is None:
+            key += (kind, v)
+        elif kind is float:
+            key += (kind, v if v == v and v != 0.0 else struct.pack("<d", v))
+        elif kind in _AS_THEY_ARE:
+            key += (kind, v)
+        else:
+            identity = _identity(v)
+            key += (kind, v if kind in _AS_THEY_ARE else identity)
+    return tuple(key)
+
+
+# the types whose values _identity keeps as they are (a dtype's, a function's): learned as it meets them
+_AS_THEY_ARE: set = set()
+
+
+def _identity(value, depth: int = 0):
+    """A constexpr value's exact identity, hashable: a float by its bits (``0.0`` and ``-0.0``
+    differ; a NaN is the NaN of its bits), a complex by its parts' bits, numpy's scalars by their
+    type and the number's bits, tuples, lists, sets, dicts and SimpleNamespaces by their type and
+    their items' identities; any other value (a dtype, a function, a module, a class) with its type,
+    as it is: its own equality, an object's identity or a dtype's value. Types are compared
+    exactly (``issubclass`` of the type, never ``isinstance``, which may ask the value)."""
+    kind = type(value)
+    if kind is float:
+        return struct.pack("<d", value)
+    if issubclass(kind, complex):
+        bits = struct.pack("<dd", value.real, value.imag)
+        return bits if kind is complex else (kind, bits)
+    if depth > 64:                             # (deeper than codegen admits: as it is)
+        return kind, value
+    if issubclass(kind, (tuple, list)):        # (tuple, list and tl's Shape: the kinds admitted)
+        return (kind, *(_identity(v, depth + 1) for v in value))
+    if kind is set or kind is frozenset:
+        return kind, frozenset(_identity(v, depth + 1) for v in value)
+    if kind is dict:
+        return (kind, *((_identity(k, depth + 1), _identity(v, depth + 1)) for k, v in value.items()))
+    if kind is types.SimpleNamespace:
+        return (kind, *((k, _identity(v, depth + 1)) for k, v in vars(value).items()))
+    if kind not in (int, bool, str, bytes, type(None)):
+        number = _runtime().constexpr_identity(value)      # numpy's scalars: the number's bits
+        if number is not None:
+            return kind, number
+        _AS_THEY_ARE.add(kind)                # (constexpr_identity's answer depends on the type alone)
+    return kind, value
+
+
 def _fast_lookup(jit_fn, runtime, constexprs, num_warps, num_stages):
     """``(key, kernel or None)`` of the fast path, or None where the launch's arguments or
     constexprs cannot be keyed cheaply (it then takes the full path and is not remembered)."""
@@ -298,11 +355,10 @@ def _fast_lookup(jit_fn, runtime, constexprs, num_warps, num_stages):
     keys = _fast_keys(runtime)
     if keys is None:
         return None
-    values = constexprs.values()
-    key = (num_warps, num_stages, *keys, *values, *map(type, values))
     try:
+        key = (num_warps, type(num_warps), num_stages, type(num_stages), *keys, *_constexpr_key(constexprs.values()))
         return key, jit_fn._fast.get(key)
-    except TypeError:                          # an unhashable constexpr value
+    except TypeError:                          # an unhashable value the key holds as it is (opaque)
         return None
 
 

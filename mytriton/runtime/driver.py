@@ -158,9 +158,10 @@ def constexpr_identity(value):
     A launch runs the specialization built for a value of the same identity and no other:
     ``0.0`` and ``-0.0`` differ (``1/x`` is +inf or -inf), so do ``1``, ``1.0`` and ``True``, and a
     NaN is the NaN of its own bits (equal to itself, unlike ``==``). numpy's integer and floating
-    scalars are numbers of their value (``np.int64(64)`` is ``64``; ``np.float32(0.1)`` is the
-    double it converts to, not ``0.1``). None for a value that cannot be a constexpr's
-    (unhashable, or of another kind): such a value was never built."""
+    scalars (and ml_dtypes' ``int4``, ``bfloat16``...) are numbers of their value (``np.int64(64)``
+    is ``64``; ``np.float32(0.1)`` is the double it converts to, not ``0.1``), ``np.str_`` the
+    string it holds. None for a value that cannot be a constexpr's (unhashable, or of another
+    kind): such a value was never built."""
     kind = type(value)
     if kind is bool:
         return ("bool", value)
@@ -179,8 +180,12 @@ def constexpr_identity(value):
             return ("bool", bool(value))
         if np is not None and isinstance(value, np.integer):
             return ("int", int(value))
+        if module == "ml_dtypes" and kind.__name__.startswith(("int", "uint")):   # (int2, int4, uint4...)
+            return ("int", int(value))
         if module == "ml_dtypes" or (np is not None and isinstance(value, np.floating)):
             return ("float", struct.pack("<d", float(value)))
+        if np is not None and isinstance(value, np.str_):
+            return ("str", str(value))
     return None
 
 
@@ -1317,9 +1322,11 @@ def make(_self, _tls, _pack_into, _params, _spec, {converters}):
 # keywords, so Python itself reports a wrong call as it does for the JIT
 # ("add_kernel() missing 1 required positional argument: 'n'").  ``_last`` remembers the
 # latest selection; identical constexpr objects (the usual case: the same call site) find
-# it with one ``is`` each, anything else looks it up in the family's table.
+# it with one ``is`` each (the same object: the same kind and bits), other objects by their
+# values and kinds where those tell the identities (``_plain``, see ``_kinds_tell``), anything
+# else by the values' identities (``_found``); the next launch's ``is`` tests find those objects.
 _FAMILY_LAUNCHER = """\
-def make(_fam, _grid, _gx, _gy, _gz, _fast, _tuned, _pack_into, _params, {converters}):
+def make(_fam, _grid, _gx, _gy, _gz, _found, _plain, _tuned, _pack_into, _params, {converters}):
     _last = (_UNSET,) * {nkey}
     def run({params}*, {keywords}stream=None, num_warps=None{grid_keyword}):
         nonlocal _last
@@ -1334,9 +1341,12 @@ _SELECT_CODE = """\
         _sel = _last
         if not ({hit}):
             try:
-                _sel = _last = _fast[({key})]
+                _sel = _last = ({key}_plain[{key}{kinds}])
             except (KeyError, TypeError):
-                return _fam.launch(_grid, ({params}), {{{given}}}, num_warps, stream)
+                _sel = _found(({key}))
+                if _sel is None:
+                    return _fam.launch(_grid, ({params}), {{{given}}}, num_warps, stream)
+                _last = _sel
 """
 # A family tuned at build time: no constexprs (and no num_warps) means the tuned choice for the
 # key arguments' values, remembered per distinct values (the first launch with new values asks
@@ -1360,18 +1370,49 @@ _GRID_CODE = {
 }
 
 
-def _identifiers(*templates) -> frozenset:
-    """The variable names a generated launcher uses (placeholders, strings, attributes and
-    comments left out); a kernel parameter spelt like one of them is renamed there."""
+# A family's launcher whose kernel has parameters named like variables of the generated code:
+# a function of the kernel's names (KernelFamily._named) calls the one generated with names of
+# its own. Its variables are named apart from the kernel's parameters.
+_NAMED_LAUNCHER = """\
+def make({call}, {unset}):
+    def run({signature}):
+        return {call}({passed})
+    return run
+"""
+
+
+def _own_names(params, reserved, taken: set) -> tuple[list, list]:
+    """(names, signature) of a generated function taking the parameters named ``params``, in
+    order: each by its own name where Python can bind it by that name (an identifier, not a
+    keyword, not in ``reserved``, not spelt like one before it); else by a name of its own
+    (``_arg<i>``, not in ``taken``, which gets it) and positional only, as are those before it."""
+    names, seen = [], set()
+    for i, n in enumerate(params):
+        if not (n.isidentifier() and not keyword.iskeyword(n) and n not in reserved and n not in seen):
+            n = f"_arg{i}"
+            while n in taken:
+                n += "_"
+            taken.add(n)
+        seen.add(n)
+        names.append(n)
+    last = max((i for i, (n, p) in enumerate(zip(names, params)) if n != p), default=-1)
+    return names, names[:last + 1] + ["/"] * (last >= 0) + names[last + 1:]
+
+
+def _variables(source: str) -> set:
+    """The names the function ``run`` in ``source`` binds or reads (its parameters, locals,
+    closure variables, globals and builtins; not attributes, strings or comments)."""
+    import ast
+    run = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef) and n.name == "run")
     names = set()
-    for t in templates:
-        t = re.sub(r"#[^\n]*|\{[^{}]*\}|'[^']*'", " ", t)
-        names.update(re.findall(r"(?<![.\w])[A-Za-z_]\w*", t))
-    return frozenset(names)
-
-
-_FAMILY_NAMES = _identifiers(_POINTER_CODE, _ALIGN_CODE, _CONVERT_CODE, _DIVISIBLE_CODE, _ONE_CODE, _LAUNCH_BODY,
-                             _FAMILY_LAUNCHER, _SELECT_CODE, _TUNED_SELECT_CODE, *_GRID_CODE.values())
+    for node in ast.walk(run):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Nonlocal):
+            names.update(node.names)
+    return names
 
 
 def _argument_code(params, names, derived=None):
@@ -1556,10 +1597,23 @@ class Kernel:
         raise NotImplementedError  # pragma: no cover
 
     def __getitem__(self, grid):
-        """Triton-style ``kernel[grid](*args, stream=None)``."""
-        def run(*args, stream=None):
-            self.launch(grid, args, stream)
+        """Triton-style ``kernel[grid](*args, stream=None)``: the arguments by position or by name."""
+        def run(*args, stream=None, **named):
+            self.launch(grid, self._bound(args, named) if named else args, stream)
         return run
+
+    def _bound(self, args, named: dict) -> list:
+        """The arguments of a call by position and by name, in parameter order, as Python binds
+        them (and with its errors): a function of the parameters' names does it."""
+        bind = self.__dict__.get("_binder")
+        if bind is None:
+            params = [n for n, _ in self.given_params]
+            names, signature = _own_names(params, {"stream"}, set(params))
+            namespace = {}
+            exec(f"def bind({', '.join(signature)}):\n    return [{', '.join(names)}]\n", {}, namespace)
+            bind = self._binder = namespace["bind"]
+            bind.__name__ = bind.__qualname__ = self.name
+        return bind(*args, **named)
 
     def __repr__(self):
         sig = ", ".join(f"{n}: {t}" for n, t in self.given_params)
@@ -1776,6 +1830,7 @@ class Kernel:
 # --------------------------------------------------------------------------- KernelFamily
 
 _UNSET = object()    # a constexpr keyword that was not passed
+_BY_KINDS = object()    # begins the key of a grid kept with its elements' kinds (KernelFamily.__getitem__)
 
 
 def _log_point(value) -> float:
@@ -1814,14 +1869,55 @@ class TunedDispatch:
                             f"{type(values[self.key.index(bad)]).__name__}") from None
         return min(self.points, key=lambda point: sum((a - b) ** 2 for a, b in zip(point[0], here)))[1]
 
+
+def _kinds_tell(values) -> bool:
+    """Whether values equal to these (``==``) and of the same types are of the same identities
+    (``constexpr_identity``): ints, bools, strs and None are, and floats other than zeros (``0.0 ==
+    -0.0``) and NaNs (equal to nothing)."""
+    for v in values:
+        kind = type(v)
+        if kind is float:
+            if v == 0.0 or v != v:
+                return False
+        elif kind is not int and kind is not bool and kind is not str and v is not None:
+            return False
+    return True
+
+
+def _shown(value, others=()) -> str:
+    """A constexpr value as a message shows it: its repr, and what tells it from a value among
+    ``others`` of another identity that compares equal (its kind: ``True (bool)`` beside ``1
+    (int)``) or prints alike (a NaN's bits)."""
+    text, mine = repr(value), constexpr_identity(value)
+    for other in others:
+        theirs = constexpr_identity(other)
+        if mine is None or theirs is None or theirs == mine:
+            continue
+        if theirs[0] != mine[0] and _equal(value, other):
+            return f"{text} ({mine[0]})"
+        if theirs[0] == mine[0] == "float" and repr(other) == text:
+            return f"{text} (bits 0x{struct.unpack('<Q', mine[1])[0]:016x})"
+    return text
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:            # (numpy may refuse to compare)
+        return False
+
+
 class KernelFamily:
     """The built specializations of one kernel, launched Triton-style:
     ``fam[grid](*args, CONSTEXPR=value, ..., num_warps=None, stream=None)``, on the device of
-    the pointer arguments, as :meth:`Kernel.launch`.
+    the pointer arguments, as :meth:`Kernel.launch`; the arguments by position or by name.
 
     The constexpr values (and ``num_warps`` when several were built for them) select the
-    specialization; each one's ``Kernel`` is created on first use.  ``grid`` may be a
-    callable of ``meta``: the runtime arguments by name, the constexprs and num_warps.
+    specialization by identity (:func:`constexpr_identity`: kind and exact bits, so ``-0.0`` does
+    not launch the one built for ``0.0``, nor ``True`` or ``1.0`` the one built for ``1``; a NaN
+    launches the one built for the NaN of its bits); each one's ``Kernel`` is created on first
+    use.  ``grid`` may be a callable of ``meta``: the runtime arguments by name, the constexprs
+    and num_warps.
     ``specializations`` are dicts ``{"id", "constexprs", "num_warps", "shared", "symbol",
     "images", "sha256"}`` (and ``"num_stages"``; ``"made_tensor_maps"`` and ``"tma_images"`` for
     a kernel whose descriptors made in the kernel get tensor maps at launch: see ``Kernel``).
@@ -1838,31 +1934,54 @@ class KernelFamily:
         self.name = name
         self.params = [(str(n), str(parse_type(t)) if isinstance(t, str) else str(t)) for n, t in params]
         self.constexpr_names = list(constexpr_names)
-        self._specs, self._index = [], {}   # index: constexpr values -> {num_warps: spec}
-        self._ambiguous = set()     # (constexpr values, num_warps) of tuned configs differing in num_stages only
+        self._check_names()
+        # index: constexpr identities (constexpr_identity, in constexpr_names order) -> {num_warps: spec}
+        self._specs, self._index = [], {}
+        self._ambiguous = set()     # (constexpr identities, num_warps) of tuned configs differing in num_stages only
         for spec in specializations:
             cx = dict(spec.get("constexprs", {}))
             if set(cx) != set(self.constexpr_names):
                 raise ValueError(f"{name}: specialization {spec.get('id')!r} has constexprs {sorted(cx)}, "
                                  f"expected {sorted(self.constexpr_names)}")
-            values = tuple(cx[n] for n in self.constexpr_names)
-            by_warps = self._index.setdefault(values, {})
+            bad = next((k for k in self.constexpr_names if constexpr_identity(cx[k]) is None), None)
+            if bad is not None:
+                raise ValueError(f"{name}: specialization {spec.get('id')!r}: constexpr {bad}={cx[bad]!r} is not "
+                                 "a constexpr value (a bool, an int, a float, a str or None)")
+            key = self._identities(cx)
+            by_warps = self._index.setdefault(key, {})
             if spec["num_warps"] in by_warps:
                 if tuning is None:
                     raise ValueError(f"{name}: duplicate specialization {self._describe(cx, spec['num_warps'])}")
-                self._ambiguous.add((values, spec["num_warps"]))
+                self._ambiguous.add((key, spec["num_warps"]))
             else:
                 by_warps[spec["num_warps"]] = spec
             self._specs.append(spec)
         self._kernels = {}    # id(spec) -> Kernel
-        # (*constexpr values, num_warps) -> (*the same, (Kernel, its thread slots, block, shared, native spec)):
-        # the selections launched so far, for launch() and the generated launchers
+        # (*constexpr identities, identity of num_warps as asked) -> (Kernel, its thread slots, block,
+        # shared, native spec): the selections launched so far, for launch() and the generated launchers
         self._fast = {}
-        self._runs = {}       # grid -> its launcher, for fam[grid](...)
+        self._plain = {}      # (*values, *their kinds) -> the same, where those tell the identities (_kinds_tell)
+        self._runs = {}       # grid (with its elements' kinds unless they are ints) -> its launcher
         self._callable_run = None   # the launcher for callable grids (generated once)
+        self._direct = {}     # grid kind -> whether its launchers take the kernel's own names (_runner)
         self._dispatch = None if tuning is None else TunedDispatch(self.name, [n for n, _ in self.params],
                                                                    tuning, self._specs)
-        self._tuned = {}      # key argument values -> a selection as in _fast, for tuned launches
+        self._tuned = {}      # key argument values -> a selection as _selection makes, for tuned launches
+
+    def _check_names(self) -> None:
+        """Constexprs are keywords of the launch (identifiers, and not ``stream``, the launch's
+        stream); no name is two parameters'."""
+        for n in self.constexpr_names:
+            if not isinstance(n, str) or not n.isidentifier() or keyword.iskeyword(n) or n == "stream":
+                raise ValueError(f"{self.name}: the constexpr name {n!r} cannot be a keyword of the launch")
+        names = [n for n, _ in self.params] + self.constexpr_names
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"{self.name}: the parameter names {', '.join(twice)} are given twice")
+
+    def _identities(self, constexprs: dict) -> tuple:
+        """The constexpr values' identities in ``constexpr_names`` order: what selects a specialization."""
+        return tuple(constexpr_identity(constexprs[n]) for n in self.constexpr_names)
 
     @property
     def specializations(self) -> list[dict]:
@@ -1888,11 +2007,35 @@ class KernelFamily:
         return self._public(self._dispatch.choose(tuple(key_values[n] for n in key)))
 
     def _selection(self, spec: dict, num_warps) -> tuple:
-        """What the launchers keep of a selection: ``(*constexpr values, num_warps as asked,
-        (Kernel, its thread slots, block, shared, native spec))``."""
-        kernel = self.kernel(spec)
+        """What the tuned launchers keep of a selection: ``(*constexpr values, num_warps as asked,
+        payload)`` (see ``_payload``)."""
         values = tuple(spec["constexprs"][n] for n in self.constexpr_names)
-        return (*values, num_warps, (kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec))
+        return (*values, num_warps, self._payload(spec))
+
+    def _payload(self, spec: dict) -> tuple:
+        """What a generated launcher launches a specialization with: ``(Kernel, its thread slots,
+        block, shared, native spec)``."""
+        kernel = self.kernel(spec)
+        return kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec
+
+    def _found(self, values: tuple):
+        """The selection of an earlier launch with constexpr values (and num_warps, last) of these
+        identities, as ``(*values, payload)``: the caller's own objects, which the generated launcher's
+        ``is`` tests then find at its next launch with them; None where no launch had them. Values
+        whose kinds and ``==`` tell their identities (``_kinds_tell``) are found by those first."""
+        plain = (*values, *map(type, values))
+        try:
+            return (*values, self._plain[plain])
+        except (KeyError, TypeError):
+            pass
+        payload = self._fast.get(tuple(map(constexpr_identity, values)))
+        if payload is None:
+            return None
+        if _kinds_tell(values):
+            if len(self._plain) >= 4096:
+                self._plain.clear()
+            self._plain[plain] = payload
+        return (*values, payload)
 
     def _tuned_selection(self, args) -> tuple:
         """The selection for a launch without constexprs of a tuned family, remembered per values."""
@@ -1917,13 +2060,21 @@ class KernelFamily:
         return f"<KernelFamily {self.name}: {len(self._specs)} specializations>"
 
     @staticmethod
-    def _describe(constexprs: dict, num_warps=None) -> str:
-        return ", ".join([f"{k}={v!r}" for k, v in constexprs.items()]
-                         + ([f"num_warps={num_warps}"] if num_warps is not None else []))
+    def _describe(constexprs: dict, num_warps=None, beside=None) -> str:
+        """``BLOCK=64, num_warps=4`` (num_warps once where a constexpr of that name says it). Where
+        ``beside`` (name -> values shown next to these) holds a value that compares equal to one of
+        these or prints alike, that one says what tells them apart (``_shown``)."""
+        beside = beside or {}
+        said = "num_warps" in constexprs and \
+            constexpr_identity(constexprs["num_warps"]) == constexpr_identity(num_warps)
+        return ", ".join([f"{k}={_shown(v, beside.get(k, ()))}" for k, v in constexprs.items()]
+                         + ([f"num_warps={_shown(num_warps, beside.get('num_warps', ()))}"]
+                            if num_warps is not None and not said else []))
 
     def select(self, constexprs: dict, num_warps: int | None = None) -> dict:
-        """The specialization dict for these constexpr values (and num_warps): TypeError
-        for missing/unknown keywords, SpecializationNotFoundError listing what was built."""
+        """The specialization dict built for constexpr values of these identities (kind and exact
+        bits: ``constexpr_identity``) and num_warps (an int): TypeError for missing/unknown keywords,
+        SpecializationNotFoundError listing what was built."""
         missing = [n for n in self.constexpr_names if n not in constexprs]
         unknown = [n for n in constexprs if n not in self.constexpr_names]
         if missing or unknown:
@@ -1931,27 +2082,35 @@ class KernelFamily:
                 [f"missing constexpr argument(s) {', '.join(missing)}"] * bool(missing)
                 + [f"unexpected keyword argument(s) {', '.join(unknown)}"] * bool(unknown))
                 + f" (constexprs: {', '.join(self.constexpr_names) or 'none'})")
-        try:
-            by_warps = self._index.get(tuple(constexprs[n] for n in self.constexpr_names)) or {}
-        except TypeError:  # unhashable value: certainly not built
-            by_warps = {}
-        if num_warps is None and len(by_warps) == 1:
-            num_warps = next(iter(by_warps))
-        if num_warps in by_warps:
-            if (tuple(constexprs[n] for n in self.constexpr_names), num_warps) in self._ambiguous:
+        key = self._identities(constexprs)
+        by_warps = self._index.get(key, {})
+        warps = num_warps
+        if num_warps is not None:    # (np.int64(4) is 4; True and 4.0 were never built)
+            ident = constexpr_identity(num_warps)
+            warps = ident[1] if ident is not None and ident[0] == "int" else _UNSET
+        elif len(by_warps) == 1:
+            warps = next(iter(by_warps))
+        if warps in by_warps:
+            if (key, warps) in self._ambiguous:
                 stages = sorted(str(s.get("num_stages")) for s in self._specs
-                                if s["num_warps"] == num_warps and s["constexprs"] == constexprs)
+                                if s["num_warps"] == warps and self._identities(s["constexprs"]) == key)
                 raise SpecializationNotFoundError(
-                    f"{self.name}: several tuned configs were built for {self._describe(constexprs, num_warps)} "
+                    f"{self.name}: several tuned configs were built for {self._describe(constexprs, warps)} "
                     f"(num_stages {', '.join(stages)}); launch without constexprs for the tuned choice")
-            return by_warps[num_warps]
-        wanted = self._describe(constexprs, num_warps)
+            return by_warps[warps]
+        raise self._not_built(constexprs, num_warps, by_warps)
+
+    def _not_built(self, constexprs: dict, num_warps, by_warps: dict) -> SpecializationNotFoundError:
+        wanted = self._describe(constexprs, num_warps, beside={
+            "num_warps": [s["num_warps"] for s in self._specs],
+            **{n: [s["constexprs"][n] for s in self._specs] for n in self.constexpr_names}})
         if by_warps and num_warps is None:
-            raise SpecializationNotFoundError(f"{self.name}: several specializations were built for {wanted} "
-                                              f"(num_warps {sorted(by_warps)}); pass num_warps=")
-        built = "; ".join(self._describe(s.get("constexprs", {}), s["num_warps"]) for s in self._specs)
-        raise SpecializationNotFoundError(f"{self.name}: no specialization was built for {wanted}; "
-                                          f"built: {built or 'nothing'}")
+            return SpecializationNotFoundError(f"{self.name}: several specializations were built for {wanted} "
+                                               f"(num_warps {sorted(by_warps)}); pass num_warps=")
+        asked = {"num_warps": [num_warps], **{n: [v] for n, v in constexprs.items()}}
+        built = "; ".join(self._describe(s.get("constexprs", {}), s["num_warps"], beside=asked) for s in self._specs)
+        return SpecializationNotFoundError(f"{self.name}: no specialization was built for {wanted}; "
+                                           f"built: {built or 'nothing'}")
 
     def kernel(self, spec: dict) -> Kernel:
         """The Kernel of one specialization dict (created once)."""
@@ -1987,29 +2146,38 @@ class KernelFamily:
         kernel.launch(grid, args, stream)
 
     def _select_kernel(self, constexprs: dict, num_warps) -> Kernel:
-        try:   # fast path: the same selection as before
-            kernel = self._fast[(*map(constexprs.__getitem__, self.constexpr_names), num_warps)][-1][0] \
-                if len(constexprs) == len(self.constexpr_names) else None
-        except (KeyError, TypeError):
-            kernel = None
-        if kernel is None:
-            selection = self._selection(self.select(constexprs, num_warps), num_warps)
-            kernel = selection[-1][0]
+        if len(constexprs) == len(self.constexpr_names):     # the same selection as before
             try:
-                self._fast[selection[:-1]] = selection
-            except TypeError:   # unhashable constexpr value: no fast path
-                pass
-        return kernel
+                found = self._found((*map(constexprs.__getitem__, self.constexpr_names), num_warps))
+            except KeyError:                                  # (a constexpr missing: select says which)
+                found = None
+            if found is not None:
+                return found[-1][0]
+        payload = self._payload(self.select(constexprs, num_warps))
+        self._fast[(*self._identities(constexprs), constexpr_identity(num_warps))] = payload
+        return payload[0]
 
     def __getitem__(self, grid):
+        # Apps launch with a few grids: their launchers are kept, each under its own grid exactly.
+        # (1,), (1.0,) and (True,) compare equal, but only the first is a valid grid: one that is not
+        # made of exact ints is kept with its elements' kinds.
+        key = grid
+        if type(grid) is tuple:
+            for g in grid:
+                if type(g) is not int:
+                    key = (_BY_KINDS, grid, *map(type, grid))
+                    break
+        elif type(grid) is not int:
+            if callable(grid):            # (one launcher for all callables, given the grid)
+                run = self._callable_run
+                if run is None:
+                    run = self._callable_run = self._runner(None, "callable")
+                return functools.partial(run, **{run.grid_keyword: grid})
+            key = (_BY_KINDS, grid, type(grid))
         try:
-            return self._runs[grid]       # apps launch with a few grids: reuse their launchers
+            return self._runs[key]
         except (KeyError, TypeError):
             pass
-        if callable(grid):
-            if self._callable_run is None:
-                self._callable_run = self._runner(None, "callable")
-            return functools.partial(self._callable_run, _grid=grid)
         try:
             _grid3(grid)
             run = self._runner(grid, "fixed")
@@ -2018,27 +2186,40 @@ class KernelFamily:
         try:
             if len(self._runs) >= 64:
                 self._runs.clear()
-            self._runs[grid] = run
+            self._runs[key] = run
         except TypeError:                 # an unhashable grid (a list): fine, just not cached
             pass
         return run
 
     def _runner(self, grid, grid_kind: str):
-        """The generated ``fam[grid]`` launcher (``launcher_source`` shows its code)."""
-        cx = self.constexpr_names
-        if any(n in _FAMILY_NAMES or n.startswith("_") for n in cx):   # cannot be keywords there
-            def run(*args, stream=None, num_warps=None, _grid=grid, **constexprs):
-                self.launch(_grid, args, constexprs, num_warps, stream)
-            return run
+        """The generated ``fam[grid]`` launcher (``launcher_source`` shows its code): the kernel's
+        parameters are its own, by their names. Where the generated code uses one of those names
+        itself (``_x``, ``type``, ``_grid``...), it is generated with names of its own instead, behind
+        a function of the kernel's names that calls it (``_named``)."""
+        publics = [n for n, _ in self.params] + self.constexpr_names
+        direct = self._direct.get(grid_kind)
+        if not direct:
+            inner = self._generated(grid, grid_kind, [f"_arg{i}" for i in range(len(self.params))],
+                                    [f"_cx{i}" for i in range(len(self.constexpr_names))])
+            if direct is None:
+                taken = _variables(inner.launcher_source) - set(inner.placeholders)
+                direct = self._direct[grid_kind] = all(
+                    n.isidentifier() and not keyword.iskeyword(n) and n not in taken for n in publics)
+            if not direct:
+                return self._named(inner, grid_kind)
+        return self._generated(grid, grid_kind, [n for n, _ in self.params], self.constexpr_names)
+
+    def _generated(self, grid, grid_kind: str, names, cx):
+        """The launcher of ``_FAMILY_LAUNCHER`` whose run-time arguments are the variables ``names``
+        and whose constexprs are the keywords ``cx`` (in the family's order)."""
         params = [(n, parse_type(t)) for n, t in self.params]
-        names = []   # the launcher's parameter names: the kernel's, unless the generated code needs one
-        for i, (n, _) in enumerate(params):
-            usable = n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_")
-            names.append(n if usable and n not in _FAMILY_NAMES and n not in names else f"_arg{i}")
-        meta = "".join(f"{n!r}: {a}, " for (n, _), a in zip(params, names)) + "".join(f"{n!r}: {n}, " for n in cx)
+        meta = "".join(f"{n!r}: {a}, " for (n, _), a in zip(params, names)) + \
+            "".join(f"{n!r}: {c}, " for n, c in zip(self.constexpr_names, cx))
         select = _SELECT_CODE.format(
             hit=" and ".join([f"{n} is _sel[{i}]" for i, n in enumerate(cx)] + [f"num_warps is _sel[{len(cx)}]"]),
-            key="".join(f"{n}, " for n in cx) + "num_warps,", given=", ".join(f"{n!r}: {n}" for n in cx),
+            key="".join(f"{n}, " for n in cx) + "num_warps, ",
+            kinds="".join(f"type({n}), " for n in cx) + "type(num_warps)",
+            given=", ".join(f"{n!r}: {c}" for n, c in zip(self.constexpr_names, cx)),
             params="".join(f"{n}, " for n in names))
         keywords = "".join(f"{n}, " for n in cx)
         if self._dispatch is not None:
@@ -2055,9 +2236,45 @@ class KernelFamily:
             grid_keyword=", _grid" if grid_kind == "callable" else "",
             grid_code=_GRID_CODE[grid_kind].format(meta=meta))
         gx, gy, gz = _grid3(grid) if grid_kind == "fixed" else (None, None, None)
-        run = make(self, grid, gx, gy, gz, self._fast, self._tuned, packer.pack_into, params, None, **converters)
+        run = make(self, grid, gx, gy, gz, self._found, self._plain, self._tuned, packer.pack_into, params, None,
+                   **converters)
         run.__name__ = run.__qualname__ = self.name   # Python's own argument errors name the kernel
-        run.launcher_source = source
+        run.launcher_source, run.placeholders, run.grid_keyword = source, [*names, *cx], "_grid"
+        return run
+
+    def _named(self, inner, grid_kind: str):
+        """A function of the kernel's own parameter names that calls ``inner`` (a launcher of
+        ``_generated`` with names of its own), so that Python binds every argument by the kernel's
+        names; its own variables are named apart from them. A run-time parameter named like a
+        launch option (``stream``, ``num_warps``: no compiled kernel has one) is positional only."""
+        taken = {n for n, _ in self.params} | set(self.constexpr_names)
+
+        def fresh(name):
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            return name
+        own = {"num_warps"} if "num_warps" in self.constexpr_names else {"stream", "num_warps"}
+        names, signature = _own_names([n for n, _ in self.params], own, taken)
+        call, unset = fresh("_launch"), fresh("_UNSET")
+        default = f"={unset}" if self._dispatch is not None else ""
+        signature += ["*"] + [f"{n}{default}" for n in self.constexpr_names] + ["stream=None"]
+        signature += ["num_warps=None"] * ("num_warps" not in self.constexpr_names)
+        warps = "num_warps" if not default or "num_warps" not in self.constexpr_names else \
+            f"None if num_warps is {unset} else num_warps"
+        passed = names + [f"{c}={n}" for n, c in zip(self.constexpr_names, inner.placeholders[len(names):])]
+        passed += ["stream=stream", f"num_warps={warps}"]
+        grid = fresh("_grid") if grid_kind == "callable" else None
+        if grid is not None:
+            signature.append(grid)
+            passed.append(f"_grid={grid}")
+        source = _NAMED_LAUNCHER.format(call=call, unset=unset, signature=", ".join(signature),
+                                        passed=", ".join(passed))
+        namespace = {}
+        exec(compile(source, f"<launcher of {self.name}[grid]>", "exec"), {}, namespace)
+        run = namespace["make"](inner, _UNSET)
+        run.__name__ = run.__qualname__ = self.name
+        run.launcher_source, run.grid_keyword = source + "\n" + inner.launcher_source, grid
         return run
 
 
