@@ -226,6 +226,27 @@ class AxisAnalysis:
         const = tuple(min(a.constancy[d], b.constancy[d]) for d in range(n))
         return AxisInfo(contig, div, const)
 
+    def rule_mod(self, op: Op):
+        """``x % n`` for ``x`` running +1 from a multiple of D and ``n`` a multiple of D, the same over
+        the run: the run holds D values in a row before it can wrap, so the result runs +1 for
+        D elements from a multiple of D (Triton's rule; as Triton's, it reads the offsets as not
+        negative, where C's remainder of a negative run would count down)."""
+        if not isinstance(op.result.type, BlockType):
+            return None
+        a, b = self.operands(op)
+        contig, div, const = [], [], []
+        for d in range(len(a.contiguity)):
+            c = 1
+            if a.contiguity[d] > 1 and b.constancy[d] >= a.contiguity[d]:
+                c = min(a.contiguity[d], a.divisibility[d], b.divisibility[d])
+            v = min(a.divisibility[d], b.divisibility[d])
+            if a.contiguity[d] > c or b.contiguity[d] > c:
+                v = min(v, c)
+            contig.append(c)
+            div.append(v)
+            const.append(min(a.constancy[d], b.constancy[d]))
+        return AxisInfo(tuple(contig), tuple(div), tuple(const))
+
     def _constancy_only(self, op: Op):
         if not isinstance(op.result.type, BlockType):
             return None

@@ -421,9 +421,8 @@ def _wgmma_dots(em, chains: list[_Chain]) -> set[Op]:
         stagings = {i: _stagings(em, c, True) for i, c in mine.items()}
         if any(st is None for st in stagings.values()) or (0 in stagings and stagings[0][0].trans):
             continue
-        # (tf32 and int8 B, held along N, goes through registers into its K-major ring)
-        if all(_tma_box(em, c, stagings[i][1]) if c.loads[0].name == "tma_load"
-               else all(_copies(em, ld, stagings[i][1]) or (i == 1 and not half) for ld in c.loads)
+        # (a tile cp.async cannot copy goes through registers into its ring, as tf32 and int8 B)
+        if all(_tma_box(em, c, stagings[i][1]) if c.loads[0].name == "tma_load" else True
                for i, c in mine.items()):
             found.add(dot)
     return found
