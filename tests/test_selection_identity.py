@@ -179,6 +179,15 @@ def test_a_grid_launcher_is_kept_for_that_exact_grid(fake):
     fam[(np.int64(2),)](*ARGS, BLOCK=64)  # numpy's integers are ints here too
     assert [la["grid"] for la in fake.launches] == [(1, 1, 1), (3, 2, 1), (1, 1, 1), (2, 1, 1)]
     assert fam[(1,)] is fam[(1,)] and fam[(1.0,)] is not fam[(1,)] and fam[True] is not fam[1]
+    # the grid object of the last launch (a loop's hoisted grid) finds its launcher first: still exactly
+    hoisted, equal = (1.0,), (1,)
+    for grid in (hoisted, equal, hoisted, equal):
+        if grid is hoisted:
+            with pytest.raises(TypeError, match=float_grid):
+                fam[grid](*ARGS, BLOCK=64)
+        else:
+            fam[grid](*ARGS, BLOCK=64)
+    assert [la["grid"] for la in fake.launches][-2:] == [(1, 1, 1), (1, 1, 1)]
 
 # --------------------------------------------------------------------------- parameters by name
 

@@ -1962,6 +1962,7 @@ class KernelFamily:
         self._fast = {}
         self._plain = {}      # (*values, *their kinds) -> the same, where those tell the identities (_kinds_tell)
         self._runs = {}       # grid (with its elements' kinds unless they are ints) -> its launcher
+        self._last_run = (_UNSET, None)     # (the grid object of the last fam[grid], its launcher)
         self._callable_run = None   # the launcher for callable grids (generated once)
         self._direct = {}     # grid kind -> whether its launchers take the kernel's own names (_runner)
         self._dispatch = None if tuning is None else TunedDispatch(self.name, [n for n, _ in self.params],
@@ -2160,7 +2161,12 @@ class KernelFamily:
     def __getitem__(self, grid):
         # Apps launch with a few grids: their launchers are kept, each under its own grid exactly.
         # (1,), (1.0,) and (True,) compare equal, but only the first is a valid grid: one that is not
-        # made of exact ints is kept with its elements' kinds.
+        # made of exact ints is kept with its elements' kinds. The grid object of the last call
+        # (a loop's hoisted grid) finds its launcher first: a tuple is what it was, so the same
+        # object is the same grid, kinds and all.
+        last = self._last_run
+        if last[0] is grid:
+            return last[1]
         key = grid
         if type(grid) is tuple:
             for g in grid:
@@ -2175,20 +2181,23 @@ class KernelFamily:
                 return functools.partial(run, **{run.grid_keyword: grid})
             key = (_BY_KINDS, grid, type(grid))
         try:
-            return self._runs[key]
+            run = self._runs[key]
         except (KeyError, TypeError):
-            pass
-        try:
-            _grid3(grid)
-            run = self._runner(grid, "fixed")
-        except (TypeError, ValueError):   # refused at the call, after the arguments were checked
-            run = self._runner(grid, "invalid")
-        try:
-            if len(self._runs) >= 64:
-                self._runs.clear()
-            self._runs[key] = run
-        except TypeError:                 # an unhashable grid (a list): fine, just not cached
-            pass
+            run = None
+        if run is None:
+            try:
+                _grid3(grid)
+                run = self._runner(grid, "fixed")
+            except (TypeError, ValueError):   # refused at the call, after the arguments were checked
+                run = self._runner(grid, "invalid")
+            try:
+                if len(self._runs) >= 64:
+                    self._runs.clear()
+                self._runs[key] = run
+            except TypeError:                 # an unhashable grid (a list): fine, just not cached
+                return run
+        if type(grid) is tuple or type(grid) is int:     # (immutable: the same object is the same grid)
+            self._last_run = (grid, run)
         return run
 
     def _runner(self, grid, grid_kind: str):
