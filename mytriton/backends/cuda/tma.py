@@ -274,6 +274,10 @@ def tma_load(em, op: Op):
     em.emit(f"const bool by_tma = {b.aligned()};")
     em.emit(f"unsigned long long* const bar = reinterpret_cast<unsigned long long*>(tile + {b.nbytes});")
     em.emit("if (by_tma) {")
+    # (the threads' own accesses to this memory before -- an earlier tile, a dot's staging -- are
+    # ordered before TMA's writes into it only through a proxy fence: the barrier alone orders the
+    # generic proxy, and the copy could land under a late generic write)
+    em.emit("  mt_fence_proxy_async();")
     em.emit("  if (tid == 0) mt_mbarrier_init(bar);")
     em.emit("  __syncthreads();")
     em.emit(f"  if (tid == 0) mt_tma_load_{b.rank}d(tile, &{em.ref(tmap)}, bar, {b.nbytes}u, {b.coordinates()});")
