@@ -232,12 +232,14 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, 
     if backend == "mlir":
         from .backends.mlir import emit_mlir
         stages["mlir"], shared, tensor_maps, settle, ptxas = emit_mlir(func), 0, {}, None, ()
+        explain = []
     else:
         emitter = CudaEmitter(func, target)
         stages["cu"], shared = emitter.generate()
         tensor_maps = emitter.tensor_maps
         settle = (symbol, emitter.num_threads, shared) if emitter.occupancy_tunable else None
         ptxas = emitter.ptxas_options
+        explain = emitter.explain
     # an absolute name: NVRTC writes a relative one into the line info prefixed with the working
     # directory, and a build must give the same bytes wherever it runs
     # NVRTC's messages name the source: the kernel's own name where it is plain ASCII
@@ -259,6 +261,8 @@ def _compile(fn, signature, constexprs, target, num_warps, backend, num_stages, 
         # (frontend/launch_maps.py: recipes, with their box and swizzle)
         "made_tensor_maps": launch_maps.with_encodings(func.made_tensor_maps, tensor_maps),
         "constexprs": {k: v for k, v in func.constexprs.items()},
+        # what computes each tl.dot and how its operands reach it, a line each (backends/cuda/dot.py)
+        "explain": list(explain),
     }
     return CompiledKernel(asm, metadata, func)
 

@@ -14,7 +14,7 @@ def test_cuda_stages_and_metadata():
     assert ck.metadata == {"name": "k_add_kernel", "num_warps": 2, "num_stages": None, "shared": 0, "target": "sm_90",
                            "backend": "cuda",
                            "signature": SIG, "constexprs": {"BLOCK": 512}, "tensor_maps": {},
-                           "made_tensor_maps": [], "ptxas_options": []}
+                           "made_tensor_maps": [], "ptxas_options": [], "explain": []}
     assert "#blocked<spt=[4], tpw=[32], wpc=[2], order=[0]>" in ck.asm["ssa_layout"]
 
 

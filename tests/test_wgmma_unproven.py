@@ -139,3 +139,24 @@ def test_emulated_plain_wgmma_gemm_agrees_with_the_interpreter(dtype, m, n, k, b
 def test_emulated_promised_wrapped_gemm_agrees_with_the_interpreter():
     got, interp, want = _run("fp16", 96, 80, 80, 64, 32, 32, 4, True)
     np.testing.assert_allclose(got.astype(np.float32), interp.astype(np.float32), rtol=2e-3, atol=2e-2)
+
+
+@pytest.mark.parametrize("dtype,promised,warps,bm,target,story", [
+    ("fp16", True, 8, 128, "sm_90a", "tl.dot 128x32 @ 32x64 fp16: wgmma; A copied by cp.async into a 4-buffer ring; "
+                                     "B copied by cp.async into a 4-buffer ring"),
+    ("fp16", False, 8, 128, "sm_90a", "tl.dot 128x32 @ 32x64 fp16: wgmma; A loaded into registers and stored into a "
+                                      "4-buffer ring: its addresses are not proven contiguous along dimension 1"),
+    ("fp16", True, 4, 32, "sm_90a", "tl.dot 32x32 @ 32x64 fp16: mma.sync; not wgmma: the result's 32 rows are not a "
+                                    "multiple of 64 (64 rows for each of the 1 warpgroup of num_warps=4)"),
+    ("fp16", True, 4, 128, "sm_90", "mma.sync; not wgmma: the target is sm_90: wgmma is the sm_90a target's (add "
+                                    "sm_90a to the targets for H100/H200)"),
+    ("fp32", True, 4, 64, "sm_90a", "fp32: wgmma; A copied by cp.async into a 3-buffer ring; B loaded into registers "
+                                    "and stored into a 3-buffer ring: the ring holds the tile along dimension 0 and "
+                                    "its memory runs along dimension 1: it is transposed through registers"),
+])
+def test_the_kernel_says_what_computes_each_dot_and_why(dtype, promised, warps, bm, target, story):
+    sig, ones = signature(dtype, promised)
+    ck = mytriton.compile(wrapped_gemm.wrapped_matmul, sig, dict(BM=bm, BN=64, BK=32, GROUP=4, **ones), target=target,
+                          num_warps=warps)
+    (line,) = ck.metadata["explain"]
+    assert line.startswith("wrapped_gemm.py:") and story in line, line

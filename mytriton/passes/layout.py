@@ -213,18 +213,53 @@ def wgmma_kind(op: Op) -> str | None:
 
 def wgmma_candidate(op: Op, num_warps: int, target: str) -> bool:
     """Whether the CUDA backend may compute ``op`` with Hopper's ``wgmma`` (``backends/cuda/dot.py``
-    decides, once it sees how the operands lie in shared memory): the sm_90a target, a type wgmma
-    computes (``wgmma_kind``), operands both read from shared-memory rings, whole warpgroups each
-    64 rows of the result, N up to 256, K steps of 32 to 128 bytes."""
-    return target == "sm_90a" and wgmma_shapes(op, num_warps) and _in_ring(op.operands[0]) and _in_ring(op.operands[1])
+    decides, once it sees how the operands lie in shared memory): see ``wgmma_refusal``."""
+    return wgmma_refusal(op, num_warps, target) is None
+
+
+def wgmma_refusal(op: Op, num_warps: int, target: str) -> str | None:
+    """Why ``op`` cannot be Hopper's ``wgmma``, as a user reads it, or None where it may be: the
+    sm_90a target, a type and shapes wgmma computes (``wgmma_shape_refusal``), both operands read
+    from the pipelined loop's shared-memory rings."""
+    if target != "sm_90a":
+        return (f"the target is {target}: wgmma is the sm_90a target's (add sm_90a to the targets for "
+                "H100/H200)" if target.startswith("sm_90") else f"the target {target} has no wgmma")
+    if (why := wgmma_shape_refusal(op, num_warps)) is not None:
+        return why
+    for i, name in enumerate("AB"):
+        if not _in_ring(op.operands[i]):
+            return (f"operand {name} is not loaded in the loop the dot is in (wgmma reads both operands from "
+                    "the loop's shared-memory rings)")
+    return None
 
 
 def wgmma_shapes(op: Op, num_warps: int) -> bool:
     """``wgmma_candidate`` but for the target and the rings: the type and the shapes."""
-    a, res = op.operands[0], op.result.type
-    k_bytes = a.type.shape[-1] * a.type.scalar.bits // 8
-    return (res.rank == 2 and wgmma_kind(op) is not None and num_warps % 4 == 0
-            and res.shape[0] % (16 * num_warps) == 0 and 8 <= res.shape[1] <= 256 and 32 <= k_bytes <= 128)
+    return wgmma_shape_refusal(op, num_warps) is None
+
+
+def wgmma_shape_refusal(op: Op, num_warps: int) -> str | None:
+    """Why wgmma cannot compute ``op``'s types and shapes, or None: a 2-d dot of a type it computes
+    (``wgmma_kind``), whole warpgroups each 64 rows of the result, N of 8 to 256, K steps of 32 to
+    128 bytes."""
+    a, b, res = op.operands[0].type, op.operands[1].type, op.result.type
+    k_bytes = a.shape[-1] * a.scalar.bits // 8
+    if res.rank != 2:
+        return "a batched (3-d) dot runs on the CUDA cores"
+    if wgmma_kind(op) is None:
+        precision = f" with input_precision={op.attrs.get('input_precision')!r}" if a.scalar == F32 else ""
+        return f"wgmma does not compute {a.scalar.name} x {b.scalar.name} into {res.scalar.name}{precision}"
+    if num_warps % 4:
+        return f"num_warps={num_warps} is not whole warpgroups of 4 warps"
+    if res.shape[0] % (16 * num_warps):
+        groups = num_warps // 4
+        return (f"the result's {res.shape[0]} rows are not a multiple of {16 * num_warps} (64 rows for each of "
+                f"the {groups} warpgroup{'s' if groups > 1 else ''} of num_warps={num_warps})")
+    if not 8 <= res.shape[1] <= 256:
+        return f"the result's {res.shape[1]} columns are not 8 to 256"
+    if not 32 <= k_bytes <= 128:
+        return f"a K step of {a.shape[-1]} {a.scalar.name} elements is {k_bytes} bytes, not 32 to 128"
+    return None
 
 
 def dot_layout(op: Op, num_warps: int, chained: bool = False, wgmma: bool = False) -> MmaLayout | None:

@@ -452,6 +452,9 @@ class CudaEmitter:
         # (and the tensor maps whose TMA copies fill rings: their box and swizzle, for the host)
         self.tensor_maps: dict[str, dict] = {}
         self.swizzled_stores: dict = {}              # (tma.swizzled_stores)
+        # the kernel's story, a line per tensor-core decision (dot.explain_dot): metadata["explain"]
+        self.explain: list[str] = []
+        self.wgmma_refusals: dict[Op, str] = {}      # (dot._wgmma_dots: why a candidate is not wgmma)
         self.rings, ring_bytes = plan_rings(self)
         # then the two buffers of each staged column (passes/layout.staged_column) and of each load
         # copied by cp.async (_copied_loads): its loop's iterations write them in turn, so one

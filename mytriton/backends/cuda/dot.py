@@ -41,6 +41,7 @@ themselves), else both operands are staged in shared memory and read back as mma
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 from ...errors import CompilationError
@@ -152,7 +153,8 @@ class Ring:
     ``late``: without the buffer more, the copies of iteration i + S - 1 are issued after that dot
     (once the last iteration's group is waited for and a barrier ended every warpgroup's reads of
     the buffer they overwrite, as Triton's pipeliner orders them); ``through_registers``: some of
-    its tiles are loaded into registers and stored (``staged_load``), generic-proxy writes that a
+    its tiles are loaded into registers and stored (``staged_load``; ``registers_why`` says why),
+    generic-proxy writes that a
     wgmma's reads need a proxy fence after (``cp.async`` copies do not: as in Triton, their wait
     and the loop's barrier order them)."""
     staging: _Staging
@@ -166,7 +168,11 @@ class Ring:
     carried: bool = False
     late: bool = False
     tma: "TmaFill | None" = None
-    through_registers: bool = False
+    registers_why: str | None = None     # why some of its tiles go through registers (copy_refusal)
+
+    @property
+    def through_registers(self) -> bool:
+        return self.registers_why is not None
 
     @property
     def size(self) -> int:
@@ -290,9 +296,9 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
             # loads for iteration i + S - 1 are issued: one buffer more, or those loads after the dot)
             carried, late = c.dot in in_flight, in_flight.get(c.dot, False)
             buffers = c.stages + (1 if carried and not late else 0)
+            why = next((w for ld in c.loads if ld.name == "load" and (w := copy_refusal(em, ld, stored))), None)
             ring = Ring(stored, c_type, buffers, offset, slot, c.stages - 1, (c.stages - 2) * copies, c.dot in wgmma,
-                        carried, late, through_registers=any(ld.name == "load" and not _copies(em, ld, stored)
-                                                             for ld in c.loads))
+                        carried, late, registers_why=why)
             offset += buffers * ring.size
             made.append((c, ring, seen))
         # the loop's TMA-filled rings of one buffer count share an mbarrier a buffer, after them:
@@ -409,23 +415,36 @@ def _wgmma_dots(em, chains: list[_Chain]) -> set[Op]:
         return set()
     found = set()
     for dot in {c.dot for c in chains}:
-        mine = {c.operand: c for c in chains if c.dot is dot}
-        lay, nw = dot.result.layout, em.fn.num_warps
-        a_in_regs = isinstance(dot.operands[0].layout, DotOperandLayout)
-        half = dot.operands[0].type.scalar.bits == 16
-        if set(mine) != ({1} if a_in_regs and half else {0, 1}):
-            continue
-        if not (wgmma_kind(dot) and lay.warps_per_cta == (nw, 1) and nw % 4 == 0
-                and dot.result.type.shape[0] % (16 * nw) == 0 and dot.result.type.shape[1] <= 256):
-            continue
-        stagings = {i: _stagings(em, c, True) for i, c in mine.items()}
-        if any(st is None for st in stagings.values()) or (0 in stagings and stagings[0][0].trans):
-            continue
-        # (a tile cp.async cannot copy goes through registers into its ring, as tf32 and int8 B)
-        if all(_tma_box(em, c, stagings[i][1]) if c.loads[0].name == "tma_load" else True
-               for i, c in mine.items()):
+        why = _wgmma_refusal(em, dot, {c.operand: c for c in chains if c.dot is dot})
+        if why is None:
             found.add(dot)
+        else:
+            em.wgmma_refusals[dot] = why
     return found
+
+
+def _wgmma_refusal(em, dot: Op, mine: dict) -> str | None:
+    """Why ``dot`` (a wgmma candidate of the layout pass, its operands' pipelined chains ``mine``
+    by operand) cannot be wgmma after all, or None."""
+    lay, nw = dot.result.layout, em.fn.num_warps
+    a_in_regs = isinstance(dot.operands[0].layout, DotOperandLayout)
+    half = dot.operands[0].type.scalar.bits == 16
+    if set(mine) != ({1} if a_in_regs and half else {0, 1}):
+        return "an operand's tiles do not come from the loop's pipelined loads alone"
+    if not (wgmma_kind(dot) and lay.warps_per_cta == (nw, 1) and nw % 4 == 0
+            and dot.result.type.shape[0] % (16 * nw) == 0 and dot.result.type.shape[1] <= 256):
+        return "the result's layout is not warpgroups along M"
+    stagings = {i: _stagings(em, c, True) for i, c in mine.items()}
+    if any(st is None for st in stagings.values()):
+        return "an operand's tile rows do not fit wgmma's swizzled layout (rows of 32, 64 or 128 bytes)"
+    if 0 in stagings and stagings[0][0].trans:
+        return "A is held along M: wgmma reads A from shared memory along K only"
+    # (a tile cp.async cannot copy goes through registers into its ring, as tf32 and int8 B)
+    for i, c in mine.items():
+        if c.loads[0].name == "tma_load" and not _tma_box(em, c, stagings[i][1]):
+            return (f"TMA cannot copy operand {'AB'[i]}'s boxes into the ring: its offset along the last "
+                    "dimension is not proven a multiple of 16 bytes")
+    return None
 
 
 def _tma_box(em, c: "_Chain", st: _Staging) -> tuple[int, int] | None:
@@ -445,15 +464,39 @@ def _tma_box(em, c: "_Chain", st: _Staging) -> tuple[int, int] | None:
 def _copies(em, op: Op, st: _Staging) -> int:
     """The bytes ``cp.async`` copies at once for the load ``op`` into a tile laid out as ``st``
     (its 4- to 16-byte runs along the tile's rows, aligned, under masks constant over them,
-    masked-off elements 0), or 0 where the tile goes through registers."""
+    masked-off elements 0), or 0 where the tile goes through registers (``copy_refusal`` says why)."""
+    return 0 if copy_refusal(em, op, st) is not None else em.vector_width(op.operands[0], op.operands[1:2], op)[0] * st.eb
+
+
+def copy_refusal(em, op: Op, st: _Staging) -> str | None:
+    """Why ``cp.async`` cannot copy the load ``op``'s tile into a ring laid out as ``st`` (as a user
+    reads it: what is not proven, and what would prove it), or None where it can."""
     from .codegen import _zero_bits
     ptr = op.operands[0]
     masks = op.operands[1:2]
+    d = em.vector_dim(ptr)
+    info = em.axis.get(ptr)
     vec, aligned = em.vector_width(ptr, masks, op)
-    ok = (vec * st.eb >= 4 and aligned and st.vec == vec and st.col_dim == em.vector_dim(ptr)
-          and all(em.mask_constancy(m, ptr) >= vec for m in masks)
-          and (len(op.operands) < 3 or _zero_bits(op.operands[2])))
-    return vec * st.eb if ok else 0
+    if vec * st.eb < 4:
+        if info.contiguity[d] * st.eb < 4:
+            return (f"its addresses are not proven contiguous along dimension {d} (that dimension's stride is "
+                    "not promised to be 1, or its offsets wrap by a size not promised divisible by 16)")
+        if any(em.mask_constancy(m, ptr) * st.eb < 4 for m in masks):
+            return ("its mask is not proven the same over runs of elements along the rows (the size it compares "
+                    "with is not promised divisible by 16)")
+        return f"a thread holds runs of fewer than 4 bytes along dimension {d}"
+    if not aligned:
+        return ("its runs are not proven 16-byte aligned (the pointer, a row stride or an offset is not promised "
+                "divisible by 16)")
+    if any(em.mask_constancy(m, ptr) < vec for m in masks):
+        return "its mask is not proven the same over a whole run (the size it compares with is not promised :16)"
+    if len(op.operands) >= 3 and not _zero_bits(op.operands[2]):
+        return "its `other` value is not zero (cp.async fills masked-off elements with zeros)"
+    if st.vec != vec or st.col_dim != d:
+        runs = max(range(len(info.contiguity)), key=lambda k: info.contiguity[k])
+        return (f"the ring holds the tile along dimension {st.col_dim} and its memory runs along dimension {runs}: "
+                "it is transposed through registers (wgmma reads tf32 and int8 B along K only)")
+    return None
 
 
 def staged_load(em, op: Op, ring: Ring):
@@ -515,6 +558,35 @@ def _tma_fill(em, op: Op, ring: Ring, slot: str):
     em.emit("}")
 
 
+def explain_dot(em, op: Op, path: str) -> None:
+    """One line of the kernel's story (``metadata["explain"]``): where the dot is, what computes it
+    (``path``), why not wgmma where the target has it, and how each operand reaches it."""
+    from ...passes.layout import wgmma_refusal
+    a, b = op.operands[:2]
+    loc = op.loc
+    where = f"{os.path.basename(loc.file)}:{loc.line}" if loc is not None else "the kernel"
+    shape = f"{'x'.join(map(str, a.type.shape))} @ {'x'.join(map(str, b.type.shape))} {a.type.scalar.name}"
+    parts = [f"{where}: tl.dot {shape}: {path}"]
+    if path != "wgmma" and em.target.startswith("sm_9"):
+        why = wgmma_refusal(op, em.fn.num_warps, em.target) or em.wgmma_refusals.get(op)
+        if why:
+            parts.append(f"not wgmma: {why}")
+    for name, x in (("A", a), ("B", b)):
+        ring = em.rings.get(x)
+        if isinstance(x.layout, DotOperandLayout):
+            how = "in registers"
+        elif ring is None:
+            how = "stored to shared memory each step (not pipelined)"
+        elif ring.tma is not None:
+            how = f"copied by TMA into a {ring.stages}-buffer ring"
+        elif ring.through_registers:
+            how = f"loaded into registers and stored into a {ring.stages}-buffer ring: {ring.registers_why}"
+        else:
+            how = f"copied by cp.async into a {ring.stages}-buffer ring"
+        parts.append(f"{name} {how}")
+    em.explain.append("; ".join(parts))
+
+
 def dot_mma(em, op: Op):
     """``tl.dot`` on the tensor cores: into fp32, fp16/bf16 operands with ``mma.sync.m16n8k16``,
     fp32 ones with ``mma.sync.m16n8k8.tf32`` ("tf32": the hardware reads the top 19 bits;
@@ -534,7 +606,9 @@ def dot_mma(em, op: Op):
     in_regs = isinstance(a.layout, DotOperandLayout)     # A's fragments are its registers
     ra_, rb_ = em.rings.get(a), em.rings.get(b)
     if rb_ and rb_.wgmma:
+        explain_dot(em, op, "wgmma")
         return dot_wgmma(em, op, ra_.staging if ra_ else None, rb_.staging, rb_.carried)
+    explain_dot(em, op, "mma.sync")
     sa = None if in_regs else ra_.staging if ra_ else _Staging.of_operand(em, a, 1)
     sb = rb_.staging if rb_ else _Staging.of_operand(em, b, 0)
     a_bytes = 0 if in_regs or ra_ else sa.nbytes
@@ -754,6 +828,7 @@ def dot_portable(em, op: Op):
     fp32 for fp32/fp16/bf16, tf32-truncated for input_precision "tf32"; fp64; int32 for int8),
     then each thread sums its result elements' rows and columns over K, onto the accumulator. A
     batched (3-d) dot does so in each batch: the operands' tiles lie batch after batch."""
+    explain_dot(em, op, "the CUDA cores (no tensor-core instruction takes these types and shapes)")
     a, b, acc = op.operands
     res = op.result
     (*batch, m, kk), n = a.type.shape, b.type.shape[-1]
