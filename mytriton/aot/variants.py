@@ -207,16 +207,19 @@ def _more_contiguous(before, after) -> bool:
 
 
 def _facts(func) -> list[tuple]:
-    """What the compiler proves of each access: per operand its contiguity, divisibility and
-    constancy along the fastest axis, each as far as a 16-byte vector reaches."""
+    """What the compiler proves of each access: per block operand (pointers, masks, values) its
+    contiguity, divisibility and constancy along the fastest axis, each as far as a 16-byte vector
+    reaches; a TMA copy's scalar operands (its offsets) by their divisibility. (An access of one
+    element moves no vector, whatever its address is known to be.)"""
     axis, ops = _accesses(func)
     facts = []
     for op in ops:
         entry = [op.name]
         for v in op.operands:
             info = axis.get(v)
-            entry.append(tuple(min(x[-1], _CAP) if x else 0
-                               for x in (info.contiguity, info.divisibility, info.constancy)))
+            if info.contiguity or op.name.startswith("tma_"):
+                entry.append(tuple(min(x[-1], _CAP) if x else 0
+                                   for x in (info.contiguity, info.divisibility, info.constancy)))
         facts.append(tuple(entry))
     return facts
 
