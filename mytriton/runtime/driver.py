@@ -1680,6 +1680,7 @@ class Kernel:
         if problem is not None:
             raise ValueError(f"kernel {self.name}: its specialized variant {problem}")
         self._twin_checks = _twin_promises(self.params, twin.params)
+        self._twin_unusable = set()     # int(context) where its images cannot run (see _twin_function)
         return twin
 
     def _twin_holds(self, packed) -> bool:
@@ -1968,10 +1969,14 @@ class Kernel:
     def _twin_function(self, ctx, device: int):
         """The specialized variant's CUfunction in the current context, or None where its images
         cannot run on ``device`` (no image for it, too many registers for num_warps, too much
-        shared memory): this kernel serves its launches there."""
+        shared memory): this kernel serves its launches there (the variant is not tried there
+        again)."""
+        if int(ctx) in self._twin_unusable:
+            return None
         try:
             return self.twin._function(ctx, device)
         except KernelLoadError:
+            self._twin_unusable.add(int(ctx))
             return None
 
     def _launch_target(self, slot, fn, ctx, device: int, twin: bool) -> tuple:
