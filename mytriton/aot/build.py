@@ -158,8 +158,11 @@ def _build_shard(units: list[Unit], shard: tuple[int, int], shared: SharedCache,
         share = [results[u.plan.dest, u.ident] for u in mine if u.plan is plan]
         failed = sum(isinstance(r, Failure) for r in share)
         cached = sum(isinstance(r, Artifacts) and r.cached for r in share)
-        echo(f"{plan.manifest.package}: shard {shard[0]}/{shard[1]}: {len(share)} of "
-             f"{sum(u.plan is plan for u in units)} compiles ({len(share) - failed - cached} compiled, {cached} cached, "
+        twins = sum(u.variant for u in mine if u.plan is plan)
+        echo(f"{plan.manifest.package}: shard {shard[0]}/{shard[1]}: {len(share) - twins} of "
+             f"{sum(u.plan is plan and not u.variant for u in units)} compiles"
+             + (f" and their {twins} specialized variants" if twins else "")
+             + f" ({len(share) - failed - cached} compiled, {cached} cached, "
              f"{failed} failed) in {shared.folder}; the package is written by a build without --shard")
         reports.append(PackageReport(plan.manifest.package, plan.dest, 0, len(share) - failed - cached, cached, failed,
                                      False))
