@@ -331,3 +331,25 @@ def test_property_the_native_and_python_paths_choose_alike(native_fake, args):
         kind, got, _ = native_fake.launched()
     assert kind == ("twin" if promises_hold(args) else "plain"), args
     assert got == packed(args, kind == "twin")
+
+
+def test_the_variant_is_loaded_at_its_first_launch(fake):
+    fam = rt.KernelFamily("mm", PLAIN, ["BLOCK"], [spec()])
+    misaligned, keep = [0x1002, 0x2000, 0x3000, *ROW_MAJOR], [0x1000, 0x2000, 0x3000, *ROW_MAJOR]
+    for _ in range(2):
+        fam[(8,)](*misaligned, BLOCK=64)
+    assert fake.modules == [PLAIN_IMAGE] and fake.launched()[0] == "plain"
+    fam[(8,)](*keep, BLOCK=64)
+    assert fake.modules == [PLAIN_IMAGE, TWIN_IMAGE] and fake.launched()[0] == "twin"
+
+
+def test_the_native_launcher_leaves_a_variant_it_has_not_loaded_to_python(native_fake):
+    fam = rt.KernelFamily("mm", PLAIN, ["BLOCK"], [spec()])
+    misaligned, keep = [0x1002, 0x2000, 0x3000, *ROW_MAJOR], [0x1000, 0x2000, 0x3000, *ROW_MAJOR]
+    fam[(8,)](*misaligned, BLOCK=64)                 # (Python: binds the plain function only)
+    fam[(8,)](*misaligned, BLOCK=64)                 # native, plain
+    fam[(8,)](*keep, BLOCK=64)                       # native declines: Python loads the variant and runs it
+    fam[(8,)](*keep, BLOCK=64)                       # native, the variant
+    assert [k for k, _, _ in native_fake.native_launches] == ["plain", "twin"]
+    assert [native_fake.launched(i)[0] for i in range(len(native_fake.launches))] == ["plain", "twin"]
+    assert native_fake.modules == [PLAIN_IMAGE, TWIN_IMAGE]

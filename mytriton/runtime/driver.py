@@ -1316,12 +1316,16 @@ _TWIN_LAUNCH = """\
         except Exception:
             _v = _self._twin_holds([{packed}])
         if _dev >= 0:
-            if _v:
-                _err, = {launch}(_slot[8], _gx, _gy, _gz, {block}, 1, 1, _slot[10], stream, _slot[9], 0)
-            else:
+            if not _v:
                 _err, = {launch}(_slot[1], _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
-            if not _err:
-                return
+                if not _err:
+                    return
+            elif (_f := _slot[8]) is not None:      # (None: not loaded in this context yet)
+                _err, = {launch}(_f, _gx, _gy, _gz, {block}, 1, 1, _slot[10], stream, _slot[9], 0)
+                if not _err:
+                    return
+            else:
+                _err = 0
         else:
             _err = 0
         _self._launch_slow(_err, _slot, [{names}], _gx, _gy, _gz, stream, {cooperative_flag}, _v)
@@ -1909,7 +1913,9 @@ class Kernel:
         else:
             current = int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
         if device < 0 or device == current:
-            fn, argv, shared = self._launch_target(slot, self._bind(slot, ctx, current), ctx, current, twin)
+            fn, argv, shared = self._bind(slot, ctx, current, twin), slot[4], self.shared
+            if twin and slot[8] is not None:
+                fn, argv, shared = slot[8], slot[9], slot[10]
             err, = launch(fn, gx, gy, gz, block, 1, 1, shared, stream, argv, 0)
             device = current
         else:
@@ -1951,20 +1957,31 @@ class Kernel:
         call = "cuLaunchCooperativeKernel" if cooperative else "cuLaunchKernel"
         return _cuda_error(err, f"{call}({self.name!r}, grid={grid}, block={32 * self.num_warps})")
 
-    def _bind(self, slot, ctx, device: int):
+    def _bind(self, slot, ctx, device: int, twin: bool = False):
         """Make the current context ``ctx`` (on ``device``) the thread's: its function, loaded
         there once, goes into the slot, for the hot path and the native one; and the specialized
-        variant's, or this kernel's again where the variant's images cannot run there."""
+        variant's where it is loaded there (``twin``: load it now, for a launch that runs it)."""
         fn = self._function(ctx, device)
         slot[0], slot[1], slot[6], slot[7] = ctx, fn, (int(fn), device), device
         if self.twin is not None:
-            twin = self._twin_function(ctx, device)
-            if twin is None:
-                slot[8], slot[9], slot[10] = fn, slot[4], self.shared
-            else:
-                slot[8], slot[9], slot[10] = twin, ctypes.addressof(slot[11]), self.twin.shared
-                slot[6] = (int(fn), device, int(twin))
+            self._bind_twin(slot, ctx, device, fn, twin)
         return fn
+
+    def _bind_twin(self, slot, ctx, device: int, fn, load: bool) -> None:
+        """The slot's specialized variant in ``ctx``: its function (slot[8], slot[9], slot[10]; and
+        a third element of slot[6] for the native path), loaded at the first launch that runs it;
+        until then None (and 0), which sends such a launch to the slow path; where it cannot run
+        there, this kernel's function again (and no third element: the native path runs fn)."""
+        twin = None
+        if int(ctx) not in self._twin_unusable and (load or int(ctx) in self.twin._loaded):
+            twin = self._twin_function(ctx, device)
+        if twin is not None:
+            slot[8], slot[9], slot[10] = twin, ctypes.addressof(slot[11]), self.twin.shared
+            slot[6] = (int(fn), device, int(twin))
+        elif int(ctx) in self._twin_unusable:
+            slot[8], slot[9], slot[10] = fn, slot[4], self.shared
+        else:
+            slot[8], slot[6] = None, (int(fn), device, 0)
 
     def _twin_function(self, ctx, device: int):
         """The specialized variant's CUfunction in the current context, or None where its images

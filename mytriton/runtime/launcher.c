@@ -33,8 +33,9 @@
  *       checks holds two bytes per parameter ('1', 0: the twin compiled the value 1 in and does
  *       not take it; 'A' and the alignment or divisor, 0 where it is over 255; '-', 0: nothing
  *       more); where every argument, as read, keeps them, the twin function runs on the same
- *       argument bytes less those it compiled in, with its own shared memory; else fn. A
- *       function pair without the twin's (its images cannot run on this device) runs fn.
+ *       argument bytes less those it compiled in, with its own shared memory (a twin fn of 0, not
+ *       loaded in the context yet: -1, the Python path loads it); else fn. A function pair
+ *       without the twin's (its images cannot run on this device) runs fn.
  *
  * A DeviceArray's (address, dtype, device) is its one attribute _launch.  A tensor is read through
  * PyTorch's stable C accessors where the runtime found and checked them (tensor_info[2], see
@@ -411,9 +412,7 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             return PyLong_FromLong(PYTHON_PATH);
         }
         twin_shared = PyLong_AsUnsignedLong(PyTuple_GetItem(spec, 5));
-        twin_fn = PyLong_AsVoidPtr(PyTuple_GetItem(args[1], 2));
-        if (twin_fn == NULL)
-            checks = NULL;
+        twin_fn = PyLong_AsVoidPtr(PyTuple_GetItem(args[1], 2));    /* NULL: not loaded here yet */
     }
     if (PyErr_Occurred() || fn == NULL || block > UINT32_MAX || shared > UINT32_MAX || twin_shared > UINT32_MAX ||
         gx > UINT32_MAX || gy > UINT32_MAX || gz > UINT32_MAX) {
@@ -435,7 +434,7 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             return PyLong_FromLong(PYTHON_PATH);
     }
     int holds = checks != NULL ? twin_holds(checks, n, slots) : 0;
-    if (holds < 0)
+    if (holds < 0 || (holds && twin_fn == NULL))   /* (the Python path loads the twin) */
         return PyLong_FromLong(PYTHON_PATH);
     if (holds) {                             /* the twin: the same slots, less those it compiled in */
         Py_ssize_t kept = 0;
