@@ -259,3 +259,32 @@ def test_a_cached_record_that_breaks_the_plain_promises_is_refused():
         assert variant_from({"signature": bad, "why": "w"}, plain) is None, bad
     assert variant_from({"signature": None, "why": "none"}, plain).why == "none"
     assert variant_from({"signature": None}, plain) is None
+
+
+# -- tuning ---------------------------------------------------------------------------------------
+
+def test_a_tuning_record_says_which_variant_each_config_ran_and_the_report_notes_plain_runs(tmp_path):
+    """--tune-from takes a record whose problems say which variant each config was timed on (a
+    config runs its specialized variant where the problem's arguments keep its promises); the
+    report notes the configs timed on their plain variant; a malformed ``variants`` is refused."""
+    import copy
+    from mytriton.aot import UsageError, tuning
+    from test_autotune_build import RECORD, TUNED
+    record = copy.deepcopy(RECORD)
+    record["kernels"]["add_kernel"]["problems"][0]["variants"] = ["specialized", "specialized", "plain"]
+    record["kernels"]["add_kernel"]["problems"][1]["variants"] = ["specialized"] * 3
+    (tmp_path / "rec.json").write_text(json.dumps(record))
+    path = write_project(tmp_path, TUNED)
+    lines = build(path, tmp_path / "out", tune_from=[str(tmp_path / "rec.json")])
+    assert "(+3 specialized variants)" in lines[-1]
+    report = (tmp_path / "out" / "tuned" / "tuning.txt").read_text()
+    assert ("note: BLOCK=1024 w4 @ n=1000: timed on its plain variant (the problem's arguments break a promise of "
+            "its specialized variant)") in report
+    assert report.count("timed on its plain variant") == 1
+    manifest = load_manifest(str(path))
+    for bad in (["specialized"], ["specialized", "fast", "plain"], "plain"):
+        record["kernels"]["add_kernel"]["problems"][1]["variants"] = bad
+        (tmp_path / "bad.json").write_text(json.dumps(record))
+        with pytest.raises(UsageError, match=r"problem 2 \(n=1000000 kind=big\): variants must list one of "
+                                             r"\"specialized\", \"plain\" or null per config \(3\)"):
+            tuning.load_recorded([str(tmp_path / "bad.json")], [manifest])

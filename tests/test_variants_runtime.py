@@ -353,3 +353,17 @@ def test_the_native_launcher_leaves_a_variant_it_has_not_loaded_to_python(native
     assert [k for k, _, _ in native_fake.native_launches] == ["plain", "twin"]
     assert [native_fake.launched(i)[0] for i in range(len(native_fake.launches))] == ["plain", "twin"]
     assert native_fake.modules == [PLAIN_IMAGE, TWIN_IMAGE]
+
+
+def test_parameters_named_like_the_launcher_s_own_variables(fake):
+    """A kernel whose parameters are named like what the variant's code uses (_v, _f, _tw) still binds
+    them by name and chooses by their values."""
+    plain, special = b"\x7fELF odd", b"\x7fELF odd twin"          # (images whose arguments are not read back)
+    params = [("_v", "*fp32"), ("_f", "i32"), ("_tw", "i32")]
+    twin = {"signature": [("_v", "*fp32:16"), ("_f", "i32:16"), ("_tw", "i32:1")], "images": {"sm_90": special}}
+    fam = rt.KernelFamily("odd", params, [], [{"id": "w4", "constexprs": {}, "num_warps": 4, "symbol": "odd",
+                                               "images": {"sm_90": plain}, "specialized": twin}])
+    for args, want in (((0x1000, 32, 1), special), ((0x1000, 32, 2), plain), ((0x1004, 32, 1), plain)):
+        fam[(1,)](_tw=args[2], _f=args[1], _v=args[0])
+        assert fake.modules[int(fake.launches[-1]["f"]) - 1001] == want, args
+    assert "def run(_v, _f, _tw, *, stream=None, num_warps=None):" in fam[(1,)].launcher_source
