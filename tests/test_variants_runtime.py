@@ -180,7 +180,8 @@ def test_families_without_variants_generate_the_launcher_of_before():
     assert "_tw" not in source and "_slot[8]" not in source and "_twin_holds" not in source
     twinned = rt.KernelFamily("mm", PLAIN, ["BLOCK"], [spec()])[(8,)].launcher_source
     assert ("_v = _tw and (not (_p0 % 16 or _p1 % 16 or N & 15 or K & 15 or stride_am & 15 or stride_bk & 15 or "
-            "stride_cm & 15) and stride_ak == 1 and stride_bn == 1 and stride_cn == 1)") in twinned
+            "stride_cm & 15) and (stride_ak is _one or stride_ak == 1) and (stride_bn is _one or stride_bn == 1) and "
+            "(stride_cn is _one or stride_cn == 1))") in twinned
 
 
 # -- the property ---------------------------------------------------------------------------------

@@ -1538,8 +1538,9 @@ def _twin_test(params, twins, names) -> str:
     twin parameter types)``; an index of None is the kernel's own twin, else the payload's ``_tw``
     says which one the selected kernel has (0: none). It reads the packed locals (``_p<i>`` for
     pointers) one operation each, in the forms CPython runs fastest (measured on 3.11): an address
-    (two 30-bit digits) by ``%``, a smaller int by ``&``, and ``== 1``; failing at the first broken
-    promise."""
+    (two 30-bit digits) by ``%``, a smaller int by ``&``, a unit stride by identity with the int 1
+    (``_one``: CPython's one object for it), else by ``== 1`` (a bool, a numpy int); failing at the
+    first broken promise."""
     locals_ = [(f"_p{i}", True) if t.is_pointer else (a, False)
                for i, ((_, t), a) in enumerate(zip(params, names)) if not t.one]
     tests = []
@@ -1548,7 +1549,7 @@ def _twin_test(params, twins, names) -> str:
         for j, align in _twin_promises(params, twin):
             name, pointer = locals_[j]
             if align == 0:
-                ones.append(f"{name} == 1")
+                ones.append(f"({name} is _one or {name} == 1)")
             else:
                 divisible.append(f"{name} % {align}" if pointer else f"{name} & {align - 1}")
         test = " and ".join(([f"not ({' or '.join(divisible)})"] if divisible else []) + ones) or "True"
@@ -1594,6 +1595,7 @@ def _generate(template: str, label: str, params, names, block: str, shared: str,
     native = "" if cooperative or derived else _NATIVE_CODE.format(passed=", ".join(passed))
     launch = "_launch_cooperative" if cooperative else "_launch_kernel"
     if twins:
+        converters["_one"] = 1
         launch_code = _TWIN_LAUNCH.format(test=_twin_test(params, twins, given), packed=", ".join(packed),
                                           launch=launch, block=block, shared=shared, names=", ".join(given),
                                           cooperative_flag=cooperative)
