@@ -55,6 +55,14 @@ def strided_scale(x, out, n, stride, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def wrapped_rows(src, dst, n, stride_n, BLOCK: tl.constexpr):
+    """Offsets wrapped around the row (``% n``, as Triton's tutorial GEMM wraps its tiles): a run
+    only where n is a multiple of 16, so stride_n is the unit stride only in the common case."""
+    cols = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)) % n
+    tl.store(dst + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK), tl.load(src + cols * stride_n))
+
+
+@triton.jit
 def scalar_sum(x, out, n, count):
     """Reads one value at a time: no access it makes can move a vector, whatever it is promised."""
     total = 0.0
@@ -94,6 +102,14 @@ def test_the_stride_of_the_fastest_axis_is_the_unit_one(tmp_path):
                                             "stride_col": "i32"}, {"BLOCK": 128})
     assert dict(got.signature)["stride_row"] == "i32:1"
     assert dict(got.signature)["stride_col"] in ("i32", "i32:16")       # (never compiled in as 1)
+
+
+@pytest.mark.skipif(not hasattr(__import__("mytriton.passes.axisinfo", fromlist=["x"]).AxisAnalysis, "rule_mod"),
+                    reason="this axis analysis keeps no runs through %")
+def test_unit_strides_are_looked_for_with_the_other_promises_made(tmp_path):
+    got = analyze(tmp_path, "wrapped_rows", {"src": "*fp32", "dst": "*fp32", "n": "i32", "stride_n": "i32"},
+                  {"BLOCK": 128})
+    assert dict(got.signature) == {"src": "*fp32:16", "dst": "*fp32:16", "n": "i32:16", "stride_n": "i32:1"}
 
 
 def test_do_not_specialize_leaves_parameters_as_triton_does(tmp_path):

@@ -11,9 +11,10 @@ launch runs the plain one, which serves every launch::
       ─→ the promises that change what the compiler proves of a memory access ─→ the variant's signature
 
 Which integers are *unit strides* is read from the kernel itself, not from names: the frontend's
-SSA of the plain signature (no NVRTC), with the parameter compiled in as 1 and without, through
-the axis analysis the CUDA backend vectorizes by (``passes/axisinfo.py``); a parameter whose being
-1 makes a load or store contiguous along its fastest axis is one. The variant then promises each
+SSA (no NVRTC) of the common case (every other promise made: an offset wrapped by ``% N`` keeps its
+runs only where ``N`` is a multiple of 16), with the parameter compiled in as 1 and without,
+through the axis analysis the CUDA backend vectorizes by (``passes/axisinfo.py``); a parameter
+whose being 1 makes a load or store contiguous along its fastest axis is one. The variant then promises each
 pointer 16-byte alignment, each unit stride the value 1 and each other integer divisibility by 16
 (``do_not_specialize`` leaves a parameter plain, ``do_not_specialize_on_alignment`` allows it only
 ``:1``, as in Triton), less the promises that change nothing the compiler proves of the kernel's
@@ -126,14 +127,16 @@ def specialized_signature(fn, job: AnalysisJob) -> tuple[tuple[tuple[str, str], 
     pointers = [n for n, t in types.items() if t.is_pointer and t.align < 16 and n not in fn.not_aligned]
     if not integers and not pointers:
         return None, "its signature promises all it can already"
-    base = _ssa(fn, job, plain)
+    # the common case, where unit strides are looked for: every other promise made (an offset
+    # wrapped by `% N` stays a run only where N is a multiple of 16)
+    common = {**plain, **{n: _aligned(types[n]) for n in pointers},
+              **{n: _aligned(types[n]) for n in integers if n not in fn.not_aligned}}
+    base = _ssa(fn, job, common)
     if base.made_tensor_maps:
         return None, "its launches encode tensor maps (descriptors made in the kernel)"
     contiguous = _contiguity(base)
-    unit = [n for n in integers if _more_contiguous(contiguous, _try_contiguity(fn, job, {**plain, n: _one(types[n])}))]
-    full = {**plain, **{n: _aligned(types[n]) for n in pointers},
-            **{n: _one(types[n]) for n in unit},
-            **{n: _aligned(types[n]) for n in integers if n not in unit and n not in fn.not_aligned}}
+    unit = [n for n in integers if _more_contiguous(contiguous, _try_contiguity(fn, job, {**common, n: _one(types[n])}))]
+    full = {**common, **{n: _one(types[n]) for n in unit}}
     promised = [n for n in full if full[n] != plain[n]]
     if not promised:
         return None, "no parameter can take a promise (do_not_specialize)"
