@@ -249,8 +249,33 @@ def _analyze(units: list[Unit], workers: Workers, echo, shared: SharedCache | No
     folder, kernel, spec id): the previous build's answer or the shared cache's where one has the
     key, else analyzed now (in worker processes or on the cluster, as compiles are; a fraction of
     a second each, so an interrupted build keeps none of them)."""
-    found, todo, previous = {}, [], {}
-    first = {}          # one compile of each specialization among units: its job says what the analysis reads
+    found, todo = _known_analyses(units, shared)
+    if not todo:
+        return found
+    start = time.perf_counter()
+
+    def done(index: int, result) -> None:
+        where, _, key = todo[index]
+        if isinstance(result, Failure):           # (a worker that cannot run it: not kept)
+            found[where] = _variants.Variant(None, f"not analyzed: {result.message}")
+            return
+        found[where] = replace(result, key=key, toolchain=None)
+        if key is not None and shared is not None:
+            shared.put_variant(key, result)
+    local = executor == "local" and len(todo) <= IN_PROCESS_ANALYSES and workers.pool is None
+    run_jobs([job for _, job, _ in todo], 1 if local else workers, done, executor,
+             task=_variants.analyze_job, check=_variants.checked)
+    made = sum(found[where].signature is not None for where, _, _ in todo)
+    echo(f"analyzed {len(todo)} specialization{'s' * (len(todo) != 1)} for specialized variants in "
+         f"{time.perf_counter() - start:.1f} s: {made} to build")
+    return found
+
+
+def _known_analyses(units: list[Unit], shared: SharedCache | None) -> tuple[dict, list]:
+    """(the analyses already known, by (package folder, kernel, spec id): ``specialize: false``, or
+    kept under their key by the previous build or the shared cache; [(where, AnalysisJob, key)] of
+    the others), one per specialization of *units* (its first compile says what the analysis reads)."""
+    first, found, todo, previous = {}, {}, [], {}
     for unit in units:
         if not unit.variant:
             first.setdefault((unit.plan.dest, unit.entry.name, unit.spec.id), unit)
@@ -271,25 +296,7 @@ def _analyze(units: list[Unit], workers: Workers, echo, shared: SharedCache | No
             found[where] = replace(cached, key=key)
         else:
             todo.append((where, job, key))
-    if not todo:
-        return found
-    start = time.perf_counter()
-
-    def done(index: int, result) -> None:
-        where, _, key = todo[index]
-        if isinstance(result, Failure):           # (a worker that cannot run it: not kept)
-            found[where] = _variants.Variant(None, f"not analyzed: {result.message}")
-            return
-        found[where] = replace(result, key=key, toolchain=None)
-        if key is not None and shared is not None:
-            shared.put_variant(key, result)
-    local = executor == "local" and len(todo) <= IN_PROCESS_ANALYSES and workers.pool is None
-    run_jobs([job for _, job, _ in todo], 1 if local else workers, done, executor,
-             task=_variants.analyze_job, check=_variants.checked)
-    made = sum(found[where].signature is not None for where, _, _ in todo)
-    echo(f"analyzed {len(todo)} specialization{'s' * (len(todo) != 1)} for specialized variants in "
-         f"{time.perf_counter() - start:.1f} s: {made} to build")
-    return found
+    return found, todo
 
 
 def _variant_units(units: list[Unit], found: dict, toolchain: Toolchain) -> list[Unit]:
