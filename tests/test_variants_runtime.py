@@ -368,3 +368,10 @@ def test_parameters_named_like_the_launcher_s_own_variables(fake):
         fam[(1,)](_tw=args[2], _f=args[1], _v=args[0])
         assert fake.modules[int(fake.launches[-1]["f"]) - 1001] == want, args
     assert "def run(_v, _f, _tw, *, stream=None, num_warps=None):" in fam[(1,)].launcher_source
+
+
+def test_a_cooperative_launch_runs_the_variant_too(fake):
+    kernel = rt.Kernel("mm", PLAIN, 4, 0, {"sm_90": PLAIN_IMAGE}, symbol="mm", specialized=spec()["specialized"])
+    for args, want in (([0x1000, 0x2000, 0x3000, *ROW_MAJOR], "twin"), ([0x1002, 0x2000, 0x3000, *ROW_MAJOR], "plain")):
+        kernel.launch_cooperative(8, args)
+        assert fake.launched()[0] == want and fake.launches[-1]["cooperative"] is True
