@@ -64,11 +64,10 @@ def test_build_writes_the_documented_package(tmp_path):
     pkg = tmp_path / "out" / "small"
     files = sorted(tree_bytes(pkg))
     library = ["_mtlaunch.abi3.so"] if native_buildable() else []
-    assert files == ["__init__.py", *library, "_runtime.py",
-                     "kernels/add_kernel/BLOCK256_w4.cu", "kernels/add_kernel/BLOCK256_w4.ptx",
-                     "kernels/add_kernel/BLOCK256_w4.sm_80.cubin", "kernels/add_kernel/BLOCK256_w4.sm_90.cubin",
-                     "kernels/add_kernel/BLOCK64_w4.cu", "kernels/add_kernel/BLOCK64_w4.ptx",
-                     "kernels/add_kernel/BLOCK64_w4.sm_80.cubin", "kernels/add_kernel/BLOCK64_w4.sm_90.cubin",
+    # (each specialization and its specialized variant, which promises n divisible by 16)
+    images = [f"kernels/add_kernel/{spec}{variant}.{kind}" for spec in ("BLOCK256_w4", "BLOCK64_w4")
+              for variant in ("", ".specialized") for kind in ("cu", "ptx", "sm_80.cubin", "sm_90.cubin")]
+    assert files == ["__init__.py", *library, "_runtime.py", *images,
                      "manifest.json", "pyproject.toml", *(["setup.py"] if library else [])]
     assert (pkg / "_runtime.py").read_bytes() == (REPO / "mytriton" / "runtime" / "driver.py").read_bytes()
     assert (pkg / "kernels/add_kernel/BLOCK64_w4.sm_90.cubin").read_bytes()[:4] == b"\x7fELF"
@@ -96,25 +95,34 @@ def test_build_writes_the_documented_package(tmp_path):
     assert [(s["id"], s["constexprs"], s["num_warps"]) for s in specs] == [
         ("BLOCK64_w4", {"BLOCK": 64}, 4), ("BLOCK256_w4", {"BLOCK": 256}, 4)]
     for spec in specs:
-        assert isinstance(spec["shared"], int) and spec["symbol"]
-        assert set(spec["sha256"]) == {"sm_80", "sm_90", "ptx", "cu"}
-        paths = {**spec["images"], "cu": spec["source"]}
-        for key, relative in paths.items():
-            from hashlib import sha256
-            assert sha256((pkg / relative).read_bytes()).hexdigest() == spec["sha256"][key], relative
+        twin, plain = spec["variants"]
+        assert plain == {"name": "plain", "signature": kernel["signature"]}
+        assert twin["name"] == "specialized" and twin["id"] == spec["id"] + ".specialized"
+        assert twin["signature"] == kernel["signature"][:3] + [["n", "i32:16"]]
+        assert spec["specialize"]["signature"] == twin["signature"] and len(spec["specialize"]["analysis"]) == 64
+        assert spec["specialize"]["why"] == "promises n divisible by 16"
+        for record in (spec, twin):
+            assert isinstance(record["shared"], int) and record["symbol"]
+            assert set(record["sha256"]) == {"sm_80", "sm_90", "ptx", "cu"}
+            paths = {**record["images"], "cu": record["source"]}
+            for key, relative in paths.items():
+                from hashlib import sha256
+                assert sha256((pkg / relative).read_bytes()).hexdigest() == record["sha256"][key], relative
+        assert twin["build"]["sm_90"]["key"] != spec["build"]["sm_90"]["key"]
     assert 'name = "small"' in (pkg / "pyproject.toml").read_text()
 
 
 def test_second_build_compiles_nothing_and_touches_nothing(tmp_path, compile_calls):
     manifest = write_project(tmp_path, TWO_TARGETS)
-    build(manifest, tmp_path / "out")
-    assert len(compile_calls) == 4
+    lines = build(manifest, tmp_path / "out")
+    assert len(compile_calls) == 8 and lines[0].startswith("analyzed 2 specializations for specialized variants")
     pkg = tmp_path / "out" / "small"
     before = {p: p.stat().st_mtime_ns for p in pkg.rglob("*")}
     lines = build(manifest, tmp_path / "out")
-    assert len(compile_calls) == 4, "the no-op rebuild compiled something"
-    assert lines[-1] == f"small: 2 specializations up to date ({pkg})"
-    assert all(line.endswith("cached") for line in lines[:-1]) and len(lines) == 5
+    assert len(compile_calls) == 8, "the no-op rebuild compiled something"
+    assert lines[-1] == f"small: 2 specializations (+2 specialized variants) up to date ({pkg})"
+    # (nothing analyzed again: the package's manifest.json has the answers)
+    assert all(line.endswith("cached") for line in lines[:-1]) and len(lines) == 9, lines
     assert {p: p.stat().st_mtime_ns for p in pkg.rglob("*")} == before
 
 
@@ -146,31 +154,31 @@ def test_native_launcher_is_reused_and_optional(tmp_path, monkeypatch):
 def test_only_what_changed_is_recompiled(tmp_path, compile_calls):
     manifest = write_project(tmp_path, SMALL_MANIFEST.replace("targets: [sm_90]", "targets: [sm_80]"))
     build(manifest, tmp_path / "out")
-    assert len(compile_calls) == 2
+    assert len(compile_calls) == 4                    # (each specialization and its specialized variant)
 
-    # A new constexpr value: only the new specialization is compiled.
+    # A new constexpr value: only the new specialization is compiled (and its variant).
     manifest.write_text(manifest.read_text().replace("BLOCK: [64, 256]", "BLOCK: [64, 256, 1024]"))
     build(manifest, tmp_path / "out")
-    assert compile_calls[2:] == [("add_kernel", (("BLOCK", 1024),), 4, "sm_80")]
+    assert compile_calls[4:] == [("add_kernel", (("BLOCK", 1024),), 4, "sm_80")] * 2
 
     # A new, newer target: sm_80 stays the PTX target, so only the sm_90 cubins are new.
     manifest.write_text(manifest.read_text().replace("targets: [sm_80]", "targets: [sm_80, sm_90]"))
     build(manifest, tmp_path / "out")
-    assert sorted(c[3] for c in compile_calls[3:]) == ["sm_90"] * 3
+    assert sorted(c[3] for c in compile_calls[6:]) == ["sm_90"] * 6
 
     # Another num_warps: a new specialization per BLOCK and target.
     manifest.write_text(manifest.read_text() + "    num_warps: [4, 8]\n")
     del compile_calls[:]
     lines = build(manifest, tmp_path / "out")
-    assert sorted(set(c[2] for c in compile_calls)) == [8] and len(compile_calls) == 6
-    assert "6 compiled, 6 cached" in lines[-1]
+    assert sorted(set(c[2] for c in compile_calls)) == [8] and len(compile_calls) == 12
+    assert "12 compiled, 12 cached" in lines[-1]
 
     # An edited kernel source: everything of that kernel is rebuilt.
     kernel = tmp_path / "kernels" / "k.py"
     kernel.write_text(kernel.read_text().replace("x + y, mask=mask", "y + x, mask=mask"))
     del compile_calls[:]
     build(manifest, tmp_path / "out")
-    assert len(compile_calls) == 12
+    assert len(compile_calls) == 24
 
 
 CONSTANT_KERNELS = KERNELS + """
@@ -195,7 +203,7 @@ CONSTANT_MANIFEST = SMALL_MANIFEST + """\
 def test_editing_a_module_constant_recompiles_the_kernels_that_read_it(tmp_path, compile_calls):
     manifest = write_project(tmp_path, CONSTANT_MANIFEST, kernels=CONSTANT_KERNELS)
     build(manifest, tmp_path / "out")
-    assert len(compile_calls) == 4
+    assert len(compile_calls) == 8
     sources = tmp_path / "out" / "small" / "kernels" / "scale_by_constant"
     assert "2.0f" in (sources / "BLOCK64_w4.cu").read_text()
 
@@ -203,10 +211,10 @@ def test_editing_a_module_constant_recompiles_the_kernels_that_read_it(tmp_path,
     kernel.write_text(kernel.read_text().replace("SCALE = 2.0", "SCALE = 3.0"))
     del compile_calls[:]
     lines = build(manifest, tmp_path / "out")
-    assert sorted(compile_calls) == [("scale_by_constant", (("BLOCK", 64),), 4, "sm_90"),
-                                     ("scale_by_constant", (("BLOCK", 128),), 4, "sm_90")]
-    assert "2 compiled, 2 cached" in lines[-1], lines
-    for spec in ("BLOCK64_w4", "BLOCK128_w4"):
+    assert sorted(compile_calls) == [("scale_by_constant", (("BLOCK", 64),), 4, "sm_90")] * 2 + \
+        [("scale_by_constant", (("BLOCK", 128),), 4, "sm_90")] * 2
+    assert "4 compiled, 4 cached" in lines[-1], lines
+    for spec in ("BLOCK64_w4", "BLOCK128_w4", "BLOCK64_w4.specialized"):
         cu = (sources / f"{spec}.cu").read_text()
         assert "3.0f" in cu and "2.0f" not in cu, cu
 
@@ -218,7 +226,7 @@ def test_a_damaged_artifact_is_rebuilt(tmp_path, compile_calls):
     good = cubin.read_bytes()
     cubin.write_bytes(b"garbage")
     build(manifest, tmp_path / "out")
-    assert compile_calls[2:] == [("add_kernel", (("BLOCK", 64),), 4, "sm_90")]
+    assert compile_calls[4:] == [("add_kernel", (("BLOCK", 64),), 4, "sm_90")]
     assert cubin.read_bytes() == good
 
 
@@ -277,13 +285,20 @@ def test_cli_prints_one_line_per_compile_and_a_summary(tmp_path):
     assert result.returncode == 0
     assert result.stderr == "" if native_buildable() else result.stderr.startswith("native launcher not built: ")
     lines = [re.sub(r"\d+\.\d\d s$", "T", line) for line in result.stdout.splitlines()]
-    assert lines[:2] == ["[1/2] add_kernel BLOCK=64 w4 sm_90   T", "[2/2] add_kernel BLOCK=256 w4 sm_90  T"]
-    assert re.fullmatch(r"small: 2 specializations for sm_90: 2 compiled, 0 cached in \d+\.\d s -> out/small",
-                        lines[2]), lines[2]
+    assert re.fullmatch(r"analyzed 2 specializations for specialized variants in \d+\.\d s: 2 to build",
+                        lines[0]), lines[0]
+    assert lines[1:5] == ["[1/4] add_kernel BLOCK=64 w4 sm_90               T",
+                          "[2/4] add_kernel BLOCK=256 w4 sm_90              T",
+                          "[3/4] add_kernel BLOCK=64 w4 specialized sm_90   T",
+                          "[4/4] add_kernel BLOCK=256 w4 specialized sm_90  T"]
+    assert re.fullmatch(r"small: 2 specializations \(\+2 specialized variants\) for sm_90: 4 compiled, 0 cached in "
+                        r"\d+\.\d s -> out/small", lines[5]), lines[5]
     again = run_cli(["m.yaml", "--out", "out"], cwd=tmp_path)
-    assert again.stdout.splitlines() == ["[1/2] add_kernel BLOCK=64 w4 sm_90   cached",
-                                         "[2/2] add_kernel BLOCK=256 w4 sm_90  cached",
-                                         "small: 2 specializations up to date (out/small)"]
+    assert again.stdout.splitlines() == ["[1/4] add_kernel BLOCK=64 w4 sm_90               cached",
+                                         "[2/4] add_kernel BLOCK=256 w4 sm_90              cached",
+                                         "[3/4] add_kernel BLOCK=64 w4 specialized sm_90   cached",
+                                         "[4/4] add_kernel BLOCK=256 w4 specialized sm_90  cached",
+                                         "small: 2 specializations (+2 specialized variants) up to date (out/small)"]
 
 
 def test_target_option_overrides_the_manifest_and_output_defaults_to_build(tmp_path):
@@ -340,7 +355,7 @@ def test_concurrent_builds_into_one_folder_are_serialized(tmp_path):
     outputs = [proc.communicate(timeout=300) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], outputs
     summaries = sorted(out.splitlines()[-1] for out, _ in outputs)
-    assert "up to date" in summaries[1] and "4 compiled" in summaries[0], summaries
+    assert "up to date" in summaries[1] and "8 compiled" in summaries[0], summaries
     info = json.loads((tmp_path / "out" / "small" / "manifest.json").read_text())
     assert len(info["kernels"]["add_kernel"]["specializations"]) == 2
     assert leftovers(tmp_path / "out") == []
@@ -417,7 +432,7 @@ def test_several_manifests_in_one_run(tmp_path):
                   .replace("BLOCK: [64, 256]", "BLOCK: [128]"), name="b.yaml")
     result = run_cli(["a.yaml", "b.yaml", "--out", "out", "-j", "1"], cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "[3/3]" in result.stdout
+    assert "[6/6]" in result.stdout
     assert (tmp_path / "out/small/kernels/add_kernel/BLOCK256_w4.sm_90.cubin").is_file()
     assert (tmp_path / "out/other/kernels/add_kernel/BLOCK128_w4.sm_90.cubin").is_file()
 
@@ -554,10 +569,11 @@ def test_ctrl_c_keeps_the_compiles_that_finished(tmp_path, compile_calls):
     proc, out, err = _interrupt(tmp_path, [sys.executable, "-c", second_hangs], "hanging", env_with_repo())
     assert proc.returncode == 130, err
     assert_no_traceback(err)
-    assert "[1/2] add_kernel BLOCK=64 w4 sm_90" in out
+    assert "[1/4] add_kernel BLOCK=64 w4 sm_90" in out
     assert not (tmp_path / "out" / "small").exists()
     lines = build(manifest, tmp_path / "out")
-    assert [c[1] for c in compile_calls] == [(("BLOCK", 256),)], "the finished compile was compiled again"
+    assert [c[1] for c in compile_calls] == [(("BLOCK", 256),)] + [(("BLOCK", 64),), (("BLOCK", 256),)], \
+        "the finished compile was compiled again"
     assert any(re.search(r"BLOCK=64 w4 sm_90 +cached$", line) for line in lines), lines
     # The package holds them now: nothing else is left beside it (no cache, no lock file).
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["small"]

@@ -23,7 +23,7 @@ CASES = {
     "misspelled kernel key": (HEAD + "  - kernel: kernels/k.py:add_kernel\n"
                                      "    singature: {x_ptr: i32}  #<\n",
                               "unknown key 'singature' in kernel entry (expected one of: kernel, signature, "
-                              "constexprs, specializations, num_warps, num_stages, autotune); did you mean 'signature'?"),
+                              "constexprs, specializations, num_warps, num_stages, autotune, specialize); did you mean 'signature'?"),
     "misspelled top-level key": ("package: pkg\ntarget: [sm_90]  #<\nkernels:\n" + ADD,
                                  "unknown key 'target' in the manifest (expected one of: package, version, "
                                  "targets, kernels); did you mean 'targets'?"),

@@ -194,7 +194,7 @@ def test_tune_from_reproduces_a_tuned_build_byte_for_byte(tmp_path, monkeypatch)
     """A --tune build (its measurement replaced by a recording: there is no GPU here) and a build
     --tune-from the tuning.json it wrote are the same files; --tune prints the report table."""
     path = write_project(tmp_path, TUNED)
-    monkeypatch.setattr(tuning, "measure", lambda manifest, artifacts, echo: copy.deepcopy(RECORD))
+    monkeypatch.setattr(tuning, "measure", lambda manifest, artifacts, echo, *variants: copy.deepcopy(RECORD))
     lines, _ = build(path, tmp_path / "a", tune=True)
     assert any("add_kernel (key: n)" in line and "tuned dispatch vs the best single config" in line for line in lines)
     first = tree_bytes(tmp_path / "a" / "tuned")
@@ -477,7 +477,7 @@ def test_tune_where_no_config_runs_is_an_error(tmp_path, monkeypatch):
         monkeypatch.setattr(driver, name, value)
 
     class NothingRuns:
-        def __init__(self, manifest, entry, artifacts, progress):
+        def __init__(self, manifest, entry, artifacts, progress, *variants):
             pass
 
         def run(self):

@@ -892,9 +892,12 @@ def family():
 
 def test_family_selection(family, fake):
     assert family.specializations == [
-        {"id": "BLOCK64_w4", "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": None, "shared": 0},
-        {"id": "BLOCK256_w4", "constexprs": {"BLOCK": 256}, "num_warps": 4, "num_stages": None, "shared": 0},
-        {"id": "BLOCK256_w8", "constexprs": {"BLOCK": 256}, "num_warps": 8, "num_stages": None, "shared": 0}]
+        {"id": "BLOCK64_w4", "constexprs": {"BLOCK": 64}, "num_warps": 4, "num_stages": None, "shared": 0,
+         "specialized": None},
+        {"id": "BLOCK256_w4", "constexprs": {"BLOCK": 256}, "num_warps": 4, "num_stages": None, "shared": 0,
+         "specialized": None},
+        {"id": "BLOCK256_w8", "constexprs": {"BLOCK": 256}, "num_warps": 8, "num_stages": None, "shared": 0,
+         "specialized": None}]
     args = (0x1000, 0x2000, 0x3000, 10)
     family[(1,)](*args, BLOCK=64)                     # one build for BLOCK=64: num_warps may be omitted
     family[2](*args, BLOCK=256, num_warps=8)
@@ -1219,7 +1222,7 @@ def test_tuned_dispatch_several_keys_and_ties():
 def test_tuned_dispatch_without_choices_runs_the_first_config_and_best_checks_its_keywords():
     fam = tuned_family([])
     assert fam.best(n=123) == {"id": "BLOCK64_w1", "constexprs": {"BLOCK": 64}, "num_warps": 1,
-                               "num_stages": None, "shared": 0}
+                               "num_stages": None, "shared": 0, "specialized": None}
     with pytest.raises(TypeError, match=r"add_kernel.best\(\) takes the tuning key n as keywords: missing n; "
                                         r"unexpected m"):
         fam.best(m=3)

@@ -27,14 +27,14 @@ def test_a_second_build_elsewhere_reuses_the_compiles(tmp_path):
     cache = tmp_path / "shared"
     first = run_cli(["m.yaml", "--out", "a", "--cache", str(cache), "-j", "1"], cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    assert "3 compiled, 0 cached" in first.stdout
+    assert "6 compiled, 0 cached" in first.stdout            # (and the specialized variants)
     second = run_cli(["m.yaml", "--out", "b", "--cache", str(cache), "-j", "1"], cwd=tmp_path)
     assert second.returncode == 0, second.stderr
-    assert "0 compiled, 3 cached" in second.stdout
+    assert "0 compiled, 6 cached" in second.stdout and "analyzed" not in second.stdout
     assert tree_bytes(tmp_path / "a" / "pkg") == tree_bytes(tmp_path / "b" / "pkg")
     info = run_cli(["--cache-info", "--cache", str(cache)], cwd=tmp_path)
-    assert info.returncode == 0 and f"{cache / 'compile'}: 3 compiles" in info.stdout
-    assert "3 hits, 3 misses (50.0 %)" in info.stdout, info.stdout
+    assert info.returncode == 0 and f"{cache / 'compile'}: 6 compiles" in info.stdout
+    assert "6 hits, 6 misses (50.0 %)" in info.stdout, info.stdout
 
 
 def test_a_damaged_entry_is_a_miss_and_is_replaced(tmp_path):
@@ -42,13 +42,13 @@ def test_a_damaged_entry_is_a_miss_and_is_replaced(tmp_path):
     cache = tmp_path / "shared"
     assert run_cli(["m.yaml", "--out", "a", "--cache", str(cache), "-j", "1"], cwd=tmp_path).returncode == 0
     entries = sorted((cache / "compile").glob("??/*.json"))
-    assert len(entries) == 3
+    assert len(entries) == 6
     damaged = entries[0]
     data = bytearray(damaged.read_bytes())
     data[len(data) // 2] ^= 0x01
     damaged.write_bytes(bytes(data))
     again = run_cli(["m.yaml", "--out", "b", "--cache", str(cache), "-j", "1"], cwd=tmp_path)
-    assert again.returncode == 0 and "1 compiled, 2 cached" in again.stdout, again.stdout
+    assert again.returncode == 0 and "1 compiled, 5 cached" in again.stdout, again.stdout
     assert SharedCache(cache).lookup(damaged.stem, emit_ptx=True) is not None      # (written again, whole)
     assert tree_bytes(tmp_path / "a" / "pkg") == tree_bytes(tmp_path / "b" / "pkg")
 
@@ -59,9 +59,9 @@ def test_no_cache_writes_nothing_and_the_default_is_the_environment_s(tmp_path):
     result = run_cli(["m.yaml", "--no-cache", "-j", "1"], cwd=tmp_path, MYTRITON_CACHE_DIR=str(home))
     assert result.returncode == 0 and not home.exists()
     result = run_cli(["m.yaml", "--out", "c", "-j", "1"], cwd=tmp_path, MYTRITON_CACHE_DIR=str(home))
-    assert result.returncode == 0 and len(list((home / "compile").glob("??/*.json"))) == 3
+    assert result.returncode == 0 and len(list((home / "compile").glob("??/*.json"))) == 6
     info = run_cli(["--cache-info"], cwd=tmp_path, MYTRITON_CACHE_DIR=str(home))
-    assert "3 compiles" in info.stdout and "0 hits, 3 misses (0.0 %)" in info.stdout
+    assert "6 compiles" in info.stdout and "0 hits, 6 misses (0.0 %)" in info.stdout
     refused = run_cli(["--cache-info", "--no-cache"], cwd=tmp_path)
     assert refused.returncode == 2 and "no cache to describe" in refused.stderr
     assert_no_traceback(refused.stderr)
@@ -104,9 +104,9 @@ def test_shards_fill_the_cache_and_an_unsharded_build_assembles(tmp_path):
         assert f"pkg: shard {i}/3: " in shard.stdout and "the package is written by a build without --shard" in shard.stdout
         counts.append(int(shard.stdout.split(f"shard {i}/3: ")[1].split(" of 6")[0]))
         assert not (tmp_path / "s" / "pkg").exists()
-    assert sum(counts) == 6                     # (each compile in exactly one share)
+    assert sum(counts) == 6                     # (each compile in exactly one share, with its specialized variant)
     final = run_cli(["m.yaml", "--out", "s", "--cache", str(cache), "-j", "1"], cwd=tmp_path)
-    assert final.returncode == 0 and "0 compiled, 6 cached" in final.stdout, final.stdout
+    assert final.returncode == 0 and "0 compiled, 12 cached" in final.stdout, final.stdout
     local = run_cli(["m.yaml", "--out", "local", "--no-cache", "-j", "1"], cwd=tmp_path)
     assert local.returncode == 0
     assert tree_bytes(tmp_path / "s" / "pkg") == tree_bytes(tmp_path / "local" / "pkg")
@@ -122,7 +122,7 @@ def test_a_cache_that_cannot_be_written_is_a_note_not_a_failure(tmp_path):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the cache's folder would be")
     result = run_cli(["m.yaml", "--cache", str(blocked), "-j", "1"], cwd=tmp_path)
-    assert result.returncode == 0 and "3 compiled, 0 cached" in result.stdout
+    assert result.returncode == 0 and "6 compiled, 0 cached" in result.stdout
     assert "note: the shared compile cache could not be written (" in result.stderr
     assert "this build's compiles are not in it" in result.stderr
     assert_no_traceback(result.stderr)

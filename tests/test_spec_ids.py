@@ -142,7 +142,7 @@ def test_zero_and_negative_zero_build_two_kernels(tmp_path):
     path = write_project(tmp_path, HEAD + ENTRY + "    constexprs: {S: [0.0, -0.0]}\n", kernels=KERNELS + SCALE)
     build_packages([str(path)], out_dir=str(tmp_path / "out"), jobs=1, echo=lambda line: None)
     folder = tmp_path / "out" / "pkg" / "kernels" / "s_kernel"
-    assert sorted(p.name for p in folder.glob("*.cubin")) == ["S0p0_w4.sm_90.cubin", "Sm0p0_w4.sm_90.cubin"]
+    assert sorted(p.name for p in folder.glob("*w4.sm_90.cubin")) == ["S0p0_w4.sm_90.cubin", "Sm0p0_w4.sm_90.cubin"]
     assert (folder / "S0p0_w4.cu").read_bytes() != (folder / "Sm0p0_w4.cu").read_bytes()
 
 

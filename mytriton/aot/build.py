@@ -3,6 +3,7 @@
 ::
 
     load manifests ─→ plan each package ─→ lock its destination ─→ key every compile
+      ─→ analyze each specialization for its specialized variant (cached; aot/variants.py)
       ─→ reuse what the previous build has ─→ compile the rest (-j N processes)
       ─→ write each package whose compiles all succeeded into a staging folder ─→ swap it in
 """
@@ -14,13 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import kernel_source, output, tuning
+from dataclasses import replace
+
+from . import kernel_source, output, tuning, variants as _variants
 from . import toolchain as toolchains
 from .cache import PendingCompiles, PreviousBuild, SharedCache, job_key
 from .toolchain import Toolchain
 from ..runtime import native
 from .errors import CompileFailed, ManifestError, UsageError
-from .jobs import Artifacts, CompileJob, Failure, default_workers, run_jobs
+from .jobs import Artifacts, CompileJob, Failure, Workers, default_workers, run_jobs
 from .manifest import MAX_SPECIALIZATIONS, KernelEntry, Manifest, Specialization, load_manifest
 from .package import PackagePlan, templates_dir, write_package
 from .signature import sort_targets, target_arch, target_error
@@ -28,7 +31,7 @@ from .signature import sort_targets, target_arch, target_error
 
 @dataclass(frozen=True)
 class Unit:
-    """One compile: a specialization for one target."""
+    """One compile: a specialization (or its specialized variant) for one target."""
 
     plan: PackagePlan
     entry: KernelEntry
@@ -36,14 +39,16 @@ class Unit:
     target: str
     job: CompileJob
     key: str
+    variant: bool = False           # the specialization's specialized variant (aot/variants.py)
+    share: str | None = None        # the key that places it in a --shard: its plain compile's
 
     @property
     def ident(self) -> tuple[str, str, str]:
-        return self.entry.name, self.spec.id, self.target
+        return self.entry.name, _variants.variant_id(self.spec.id) if self.variant else self.spec.id, self.target
 
     @property
     def label(self) -> str:
-        return f"{self.entry.name} {self.spec.label} {self.target}"
+        return f"{self.entry.name} {self.spec.label}{' specialized' if self.variant else ''} {self.target}"
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class PackageReport:
     cached: int
     failed: int
     written: bool       # False when the output was already identical (or the build failed)
+    variants: int = 0   # specialized variants among the compiles' specializations
 
 
 def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: list[str] | None = None,
@@ -100,10 +106,18 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
             output.check_replaceable(plan.dest)
         units = [unit for plan in plans for unit in _units(plan, toolchain, notify or echo)]
         shared = SharedCache(Path(cache_dir)) if cache_dir is not None else None
+        if shard is not None and shared is None:
+            raise UsageError("--shard needs the shared compile cache (drop --no-cache): a shard's compiles go there")
+        # (one set of worker processes for the analyses and the compiles; a shard analyzes the
+        # specializations of its own compiles only)
+        workers = locks.enter_context(Workers(jobs or default_workers()))
+        analyzed = units if shard is None else [u for u in units if u.key is not None and in_shard(u.key, shard)]
+        found = _analyze(analyzed, workers, echo, shared, executor)
+        units += _variant_units(units, found, toolchain)
         if shard is not None:
-            return _build_shard(units, shard, shared, jobs or default_workers(), echo, executor)
+            return _build_shard(units, shard, shared, workers, echo, executor)
         try:
-            results = _compile(units, jobs or default_workers(), echo, shared, executor)
+            results = _compile(units, workers, echo, shared, executor)
         finally:
             if shared is not None:
                 shared.record_stats()
@@ -114,9 +128,9 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
         reports = []
         for plan in plans:
             mine = [u for u in units if u.plan is plan]
-            record = _tuning(plan, mine, results, tune, recorded, echo, notify or echo)
+            record = _tuning(plan, mine, results, tune, recorded, echo, notify or echo, found)
             reports.append(_finish(plan, toolchain, mine, results, echo, start, launcher, record, emit_c,
-                                   notify or echo))
+                                   notify or echo, found))
     failures = _failures(units, results)
     if failures:
         raise CompileFailed(failures)
@@ -130,12 +144,11 @@ def in_shard(key: str, shard: tuple[int, int]) -> bool:
     return int(key[:16], 16) % n == i - 1
 
 
-def _build_shard(units: list[Unit], shard: tuple[int, int], shared: SharedCache | None, workers: int,
+def _build_shard(units: list[Unit], shard: tuple[int, int], shared: SharedCache, workers: Workers,
                  echo, executor: str) -> list[PackageReport]:
-    """Compile this shard's share of ``units`` into the shared cache; write no package."""
-    if shared is None:
-        raise UsageError("--shard needs the shared compile cache (drop --no-cache): a shard's compiles go there")
-    mine = [u for u in units if u.key is not None and in_shard(u.key, shard)]
+    """Compile this shard's share of ``units`` into the shared cache; write no package. A
+    specialized variant's compile goes with its plain one (whose shard analyzed it)."""
+    mine = [u for u in units if u.key is not None and in_shard(u.share or u.key, shard)]
     try:
         results = _compile(mine, workers, echo, shared, executor)
     finally:
@@ -145,8 +158,11 @@ def _build_shard(units: list[Unit], shard: tuple[int, int], shared: SharedCache 
         share = [results[u.plan.dest, u.ident] for u in mine if u.plan is plan]
         failed = sum(isinstance(r, Failure) for r in share)
         cached = sum(isinstance(r, Artifacts) and r.cached for r in share)
-        echo(f"{plan.manifest.package}: shard {shard[0]}/{shard[1]}: {len(share)} of "
-             f"{sum(u.plan is plan for u in units)} compiles ({len(share) - failed - cached} compiled, {cached} cached, "
+        twins = sum(u.variant for u in mine if u.plan is plan)
+        echo(f"{plan.manifest.package}: shard {shard[0]}/{shard[1]}: {len(share) - twins} of "
+             f"{sum(u.plan is plan and not u.variant for u in units)} compiles"
+             + (f" and their {twins} specialized variants" if twins else "")
+             + f" ({len(share) - failed - cached} compiled, {cached} cached, "
              f"{failed} failed) in {shared.folder}; the package is written by a build without --shard")
         reports.append(PackageReport(plan.manifest.package, plan.dest, 0, len(share) - failed - cached, cached, failed,
                                      False))
@@ -222,7 +238,82 @@ def _units(plan: PackagePlan, toolchain: Toolchain, remark) -> list[Unit]:
     return units
 
 
-def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None = None,
+# At most this many analyses run in the build process itself: a pool's start (a second or two of
+# spawning and imports) outweighs a few analyses of a fraction of a second each.
+IN_PROCESS_ANALYSES = 4
+
+
+def _analyze(units: list[Unit], workers: Workers, echo, shared: SharedCache | None,
+             executor: str) -> dict[tuple, _variants.Variant]:
+    """The specialized variant (aot/variants.py) of each specialization of *units*, by (package
+    folder, kernel, spec id): the previous build's answer or the shared cache's where one has the
+    key, else analyzed now (in worker processes or on the cluster, as compiles are; a fraction of
+    a second each, so an interrupted build keeps none of them)."""
+    found, todo = _known_analyses(units, shared)
+    if not todo:
+        return found
+    start = time.perf_counter()
+
+    def done(index: int, result) -> None:
+        where, _, key = todo[index]
+        if isinstance(result, Failure):           # (a worker that cannot run it: not kept)
+            found[where] = _variants.Variant(None, f"not analyzed: {result.message}")
+            return
+        found[where] = replace(result, key=key, toolchain=None)
+        if key is not None and shared is not None:
+            shared.put_variant(key, result)
+    local = executor == "local" and len(todo) <= IN_PROCESS_ANALYSES and workers.pool is None
+    run_jobs([job for _, job, _ in todo], 1 if local else workers, done, executor,
+             task=_variants.analyze_job, check=_variants.checked)
+    made = sum(found[where].signature is not None for where, _, _ in todo)
+    echo(f"analyzed {len(todo)} specialization{'s' * (len(todo) != 1)} for specialized variants in "
+         f"{time.perf_counter() - start:.1f} s: {made} to build")
+    return found
+
+
+def _known_analyses(units: list[Unit], shared: SharedCache | None) -> tuple[dict, list]:
+    """(the analyses already known, by (package folder, kernel, spec id): ``specialize: false``, or
+    kept under their key by the previous build or the shared cache; [(where, AnalysisJob, key)] of
+    the others), one per specialization of *units* (its first compile says what the analysis reads)."""
+    first, found, todo, previous = {}, {}, [], {}
+    for unit in units:
+        if not unit.variant:
+            first.setdefault((unit.plan.dest, unit.entry.name, unit.spec.id), unit)
+    for where, unit in first.items():
+        if not unit.entry.specialize:
+            found[where] = _variants.Variant(None, "specialize: false in the manifest")
+            continue
+        job = _variants.AnalysisJob(unit.entry.source, unit.entry.params, unit.spec.constexprs, unit.spec.num_warps,
+                                    unit.spec.num_stages, unit.plan.hoists_tensor_maps, unit.job.source_text,
+                                    unit.job.kernel_key, unit.job.toolchain)
+        key = _variants.analysis_key(unit.job.toolchain, unit.job.kernel_key, job)
+        if unit.plan.dest not in previous:
+            previous[unit.plan.dest] = PreviousBuild(unit.plan.dest)
+        params = unit.entry.params
+        cached = None if key is None else (previous[unit.plan.dest].analysis(key, params)
+                                           or (shared.lookup_variant(key, params) if shared is not None else None))
+        if cached is not None:
+            found[where] = replace(cached, key=key)
+        else:
+            todo.append((where, job, key))
+    return found, todo
+
+
+def _variant_units(units: list[Unit], found: dict, toolchain: Toolchain) -> list[Unit]:
+    """A compile of its specialized variant beside each compile whose specialization has one, keyed
+    by the variant's signature and placed in the --shard of its plain compile."""
+    out = []
+    for unit in units:
+        variant = found.get((unit.plan.dest, unit.entry.name, unit.spec.id))
+        if unit.variant or variant is None or variant.signature is None:
+            continue
+        job = replace(unit.job, signature=variant.signature)
+        out.append(Unit(unit.plan, unit.entry, unit.spec, unit.target, job, job_key(toolchain, job.kernel_key, job),
+                        variant=True, share=unit.key))
+    return out
+
+
+def _compile(units: list[Unit], workers: "int | Workers", echo, shared: SharedCache | None = None,
              executor: str = "local") -> dict[tuple, Artifacts | Failure]:
     """Reuse cached artifacts (the previous build, its pending compiles, the shared cache), compile
     the rest; one progress line per compile. Each finished compile is kept at once in the package's
@@ -272,7 +363,8 @@ def _compile(units: list[Unit], workers: int, echo, shared: SharedCache | None =
     return results
 
 
-def _tuning(plan: PackagePlan, units: list[Unit], results, tune: bool, recorded: dict, echo, remark) -> dict | None:
+def _tuning(plan: PackagePlan, units: list[Unit], results, tune: bool, recorded: dict, echo, remark,
+            found: dict | None = None) -> dict | None:
     """The package's tuning record: measured now (*tune*), recorded (``--tune-from``), or None."""
     tuned = tuning.tuned_entries(plan.manifest)
     package = plan.manifest.package
@@ -283,7 +375,10 @@ def _tuning(plan: PackagePlan, units: list[Unit], results, tune: bool, recorded:
     if any(isinstance(results[plan.dest, u.ident], Failure) for u in units):
         return None                 # the package is not written
     if tune:
-        record = tuning.measure(plan.manifest, {u.ident: results[plan.dest, u.ident] for u in units}, echo)
+        signatures = {(name, spec_id): v.signature for (dest, name, spec_id), v in (found or {}).items()
+                      if dest == plan.dest and v.signature is not None}
+        record = tuning.measure(plan.manifest, {u.ident: results[plan.dest, u.ident] for u in units}, echo,
+                                signatures)
         echo(tuning.report_text(record).rstrip("\n"))
         return record
     if package in recorded:
@@ -308,13 +403,16 @@ def _native_launcher(plans: list[PackagePlan], remark) -> native.NativeBuild:
 
 def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results, echo,
             start: float, launcher: native.NativeBuild, record: dict | None = None,
-            emit_c: bool = False, remark=None) -> PackageReport:
+            emit_c: bool = False, remark=None, found: dict | None = None) -> PackageReport:
     """Write the package if all its compiles succeeded, and print its summary line."""
     mine = [results[plan.dest, unit.ident] for unit in units]
     failed = sum(isinstance(r, Failure) for r in mine)
     cached = sum(isinstance(r, Artifacts) and r.cached for r in mine)
     compiled = len(mine) - failed - cached
     specs = sum(len(entry.specializations) for entry in plan.manifest.kernels)
+    analyses = {(name, spec_id): v for (dest, name, spec_id), v in (found or {}).items() if dest == plan.dest}
+    made = sum(v.signature is not None for v in analyses.values())
+    what = f"{specs} specializations" + (f" (+{made} specialized variants)" if made else "")
     package = plan.manifest.package
     written = False
     if failed:
@@ -323,17 +421,17 @@ def _finish(plan: PackagePlan, toolchain: Toolchain, units: list[Unit], results,
         artifacts = {unit.ident: results[plan.dest, unit.ident] for unit in units}
         keys = {unit.ident: unit.key for unit in units}
         with output.staging(plan.dest) as staged:
-            write_package(staged, plan, toolchain, artifacts, keys, launcher, record, emit_c, remark)
+            write_package(staged, plan, toolchain, artifacts, keys, launcher, record, emit_c, remark, analyses)
             if not output.same_tree(staged, plan.dest):
                 output.swap_in(staged, plan.dest)
                 written = True
         PendingCompiles(plan.dest).clear()      # the package holds them now
         if compiled == 0 and not written:
-            echo(f"{package}: {specs} specializations up to date ({plan.dest})")
+            echo(f"{package}: {what} up to date ({plan.dest})")
         else:
-            echo(f"{package}: {specs} specializations for {', '.join(plan.targets)}: {compiled} compiled, "
+            echo(f"{package}: {what} for {', '.join(plan.targets)}: {compiled} compiled, "
                  f"{cached} cached in {time.perf_counter() - start:.1f} s -> {plan.dest}")
-    return PackageReport(package, plan.dest, specs, compiled, cached, failed, written)
+    return PackageReport(package, plan.dest, specs, compiled, cached, failed, written, made)
 
 
 def _failures(units: list[Unit], results) -> list[tuple[list[str], str]]:

@@ -109,11 +109,13 @@ def read_entry(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes | None:
 
 
 class PreviousBuild:
-    """The artifacts of the build currently in the destination folder, indexed by job key."""
+    """The artifacts of the build currently in the destination folder, indexed by job key (its
+    specialized variants' too), and its specializations' analyses (``aot/variants.py``) by key."""
 
     def __init__(self, folder: Path):
         self.folder = folder
         self.by_key: dict[str, dict] = {}
+        self.analyses: dict[str, dict] = {}    # analysis key -> {"signature", "why"} as recorded
         self.native_launcher = None    # the previous build's record of its native launch library
         try:
             data = json.loads(read_entry(folder / "manifest.json") or b"null")
@@ -127,16 +129,31 @@ class PreviousBuild:
         ptx_target = data["ptx_target"]
         for kernel in data["kernels"].values():
             for spec in kernel["specializations"]:
-                for target, build in spec["build"].items():
-                    if not _valid_recipes(build.get("made_tensor_maps", [])):
-                        continue
-                    entry = {"cubin": (spec["images"][target], spec["sha256"][target]),
-                             "shared": build["shared"], "symbol": build["symbol"],
-                             "made_tensor_maps": tuple(build.get("made_tensor_maps", ()))}
-                    if target == ptx_target:
-                        entry["ptx"] = (spec["images"]["ptx"], spec["sha256"]["ptx"])
-                        entry["cu"] = (spec["source"], spec["sha256"]["cu"])
-                    self.by_key[build["key"]] = entry
+                compiled = [spec] + [v for v in spec.get("variants", ()) if "build" in v]
+                for record in compiled:
+                    self._index_builds(record, ptx_target)
+                analysis = spec.get("specialize") or {}
+                if isinstance(analysis.get("analysis"), str):
+                    self.analyses[analysis["analysis"]] = {"signature": analysis.get("signature"),
+                                                           "why": analysis.get("why")}
+
+    def _index_builds(self, spec: dict, ptx_target: str) -> None:
+        for target, build in spec["build"].items():
+            if not _valid_recipes(build.get("made_tensor_maps", [])):
+                continue
+            entry = {"cubin": (spec["images"][target], spec["sha256"][target]),
+                     "shared": build["shared"], "symbol": build["symbol"],
+                     "made_tensor_maps": tuple(build.get("made_tensor_maps", ()))}
+            if target == ptx_target:
+                entry["ptx"] = (spec["images"]["ptx"], spec["sha256"]["ptx"])
+                entry["cu"] = (spec["source"], spec["sha256"]["cu"])
+            self.by_key[build["key"]] = entry
+
+    def analysis(self, key: str, plain) -> "Variant | None":
+        """The previous build's analysis under *key* of a specialization of signature *plain*, if
+        well-formed (see :func:`variant_from`)."""
+        record = self.analyses.get(key)
+        return None if record is None else variant_from(record, plain)
 
     def lookup(self, key: str, emit_ptx: bool) -> Artifacts | None:
         """The previous build's artifacts for *key*, if all of them are present and intact."""
@@ -250,6 +267,52 @@ def _write_atomically(folder: Path, name: str, payload: bytes) -> None:
         raise
 
 
+# -- analyses (aot/variants.py): one small record each, kept where compiles are --------------------
+
+def variant_from(record, plain) -> "Variant | None":
+    """The Variant a cached record holds, for a specialization of signature *plain*: None unless its
+    signature is None (with a reason) or a specialized variant of *plain* (the same parameters, each
+    type keeping the plain one's promises, one at least adding one: what the runtime accepts)."""
+    from ..runtime.driver import _twin_problem, parse_type
+    from .variants import Variant
+    if not isinstance(record, dict) or not isinstance(record.get("why"), str):
+        return None
+    signature = record.get("signature")
+    if signature is None:
+        return Variant(None, record["why"], cached=True)
+    try:
+        pairs = tuple((str(n), str(t)) for n, t in signature
+                      if type(n) is str and type(t) is str)
+        if len(pairs) != len(signature) or len(pairs) != len(plain):
+            return None
+        if _twin_problem([(n, parse_type(t)) for n, t in plain], [(n, parse_type(t)) for n, t in pairs]):
+            return None
+    except (TypeError, ValueError):
+        return None
+    return Variant(pairs, record["why"], cached=True)
+
+
+def _encode_variant(key: str, variant) -> bytes:
+    record = {"key": key, "signature": None if variant.signature is None else [list(p) for p in variant.signature],
+              "why": variant.why}
+    data = json.dumps(record, sort_keys=True)
+    return json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
+
+
+def _decode_variant(payload: bytes | None, key: str, plain):
+    if payload is None:
+        return None
+    try:
+        outer = json.loads(payload)
+        data = outer["record"]
+        if type(data) is not str or sha256_bytes(data.encode()) != outer["sha256"]:
+            return None
+        record = json.loads(data)
+        return variant_from(record, plain) if record.get("key") == key else None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+
+
 class PendingCompiles:
     """Compiles of a package that its folder does not hold yet, by job key: one file each,
     ``.<package>.cache/<key>.json``, written atomically as each compile finishes. A build that
@@ -299,6 +362,19 @@ class SharedCache:
         try:
             _write_atomically(self._path(key).parent, f"{key}.json", _encode(key, artifacts))
         except OSError as exc:  # (a read-only or full cache: the build goes on without it)
+            self.problem = self.problem or f"{exc.strerror or exc}: {exc.filename or self.folder}"
+
+    def _variant_path(self, key: str) -> Path:
+        return self.folder.parent / "variants" / key[:2] / f"{key}.json"
+
+    def lookup_variant(self, key: str, plain):
+        """An analysis (``aot/variants.py``) under *key* of a specialization of signature *plain*."""
+        return _decode_variant(read_entry(self._variant_path(key)), key, plain)
+
+    def put_variant(self, key: str, variant) -> None:
+        try:
+            _write_atomically(self._variant_path(key).parent, f"{key}.json", _encode_variant(key, variant))
+        except OSError as exc:
             self.problem = self.problem or f"{exc.strerror or exc}: {exc.filename or self.folder}"
 
     def record_stats(self) -> None:

@@ -11,6 +11,12 @@ and for a kernel tuned at build time its configs (``<package>_<kernel>_configs[]
 for key values (``<package>_<kernel>_best(<key>)``: the Python loader's rule, in C) and
 ``<package>_<kernel>_launch_config(config, stream, gx, gy, gz, <args>)``.
 
+A specialization with a specialized variant (``aot/variants.py``) launches it from its function
+(and so from the dispatcher and ``launch_config``) where the arguments keep every promise of its
+signature, and the plain one otherwise, or where the variant's image cannot be loaded in the
+context (it is then not tried there again); ``bool <package>_<kernel>_<spec id>_specialized(<args>)``
+says whether the arguments keep them.
+
 Each specialization's images (every target's cubin and the PTX) are one fatbin made with nvFatbin
 and embedded as bytes, so the driver picks the best image for the GPU. A function is loaded on
 first use in the calling thread's current context (one per device with the primary contexts the
@@ -153,9 +159,11 @@ def _guard(package: str) -> str:
     return f"MYTRITON_{package}_H"
 
 
-def _internal(kernel: int, spec: int) -> tuple[str, str]:
-    """The static names of a specialization's mt_kernel and image: by index, so two kernels never share one."""
-    return f"mt_spec_{kernel}_{spec}", f"mt_image_{kernel}_{spec}"
+def _internal(kernel: int, spec: int, specialized: bool = False) -> tuple[str, str]:
+    """The static names of a specialization's (or its specialized variant's) mt_kernel and image: by
+    index, so two kernels never share one."""
+    suffix = "_specialized" if specialized else ""
+    return f"mt_spec_{kernel}_{spec}{suffix}", f"mt_image_{kernel}_{spec}{suffix}"
 
 
 def _taken(name: str, internal: set[str]) -> str | None:
@@ -176,10 +184,12 @@ def _taken(name: str, internal: set[str]) -> str | None:
 
 def check_public_names(package: str, kernels) -> None:
     """Check the C API's public names of *package* and its *kernels* (``(name, spec ids, tuned)``,
-    in manifest order): none may redeclare an identifier the C files see or declare, nor another
-    public name. AotError naming the package, the kernel and the clash otherwise."""
+    in manifest order, and optionally the ids of the specializations with a specialized variant):
+    none may redeclare an identifier the C files see or declare, nor another public name. AotError
+    naming the package, the kernel and the clash otherwise."""
     internal = set(_template_identifiers()) | {_guard(package)}
-    internal.update(n for k, (_, ids, _) in enumerate(kernels) for s in range(len(ids)) for n in _internal(k, s))
+    internal.update(n for k, (_, ids, *_) in enumerate(kernels) for s in range(len(ids))
+                    for twin in (False, True) for n in _internal(k, s, twin))
     owners: dict[str, str] = {}
 
     def claim(name: str, kernel: str | None, what: str) -> None:
@@ -195,10 +205,12 @@ def check_public_names(package: str, kernels) -> None:
         owners[name] = f"kernel {kernel}'s {what}" if kernel else f"the package's {what}"
     claim(f"{package}_load", None, "load()")
     claim(f"{package}_unload", None, "unload()")
-    for kernel, ids, tuned in kernels:
+    for kernel, ids, tuned, *twins in kernels:
         claim(f"{package}_{kernel}", kernel, "dispatcher")
         for spec_id in ids:
             claim(f"{package}_{kernel}_{spec_id}", kernel, f"specialization {spec_id}'s function")
+        for spec_id in (twins[0] if twins else ()):
+            claim(f"{package}_{kernel}_{spec_id}_specialized", kernel, f"specialization {spec_id}'s specialized()")
         if tuned:
             for suffix, what in (("config", "config type"), ("configs", "configs array"), ("best", "best()"),
                                  ("launch_config", "launch_config()")):
@@ -388,9 +400,11 @@ def c_context(plan, kernels, artifacts, tuning: dict | None = None) -> dict:
     """What the C templates need: plain data, decided and checked here. A kernel tuned at build
     time also gets its configs and the tuning's choices (*tuning*: the package's record, or None:
     no choices)."""
+    from .package import specialized_record
     package = plan.manifest.package
-    check_public_names(package, [(entry.name, [s.id for s in entry.specializations], entry.autotune is not None)
-                                 for entry, _ in kernels])
+    check_public_names(package, [(entry.name, [s.id for s in entry.specializations], entry.autotune is not None,
+                                  [s.id for s, r in zip(entry.specializations, records) if specialized_record(r)])
+                                 for entry, records in kernels])
     out, doubles = [], False
     for k, (entry, records) in enumerate(kernels):
         params, scope = [], {}
@@ -410,21 +424,55 @@ def c_context(plan, kernels, artifacts, tuning: dict | None = None) -> dict:
             where = f"{entry.name} {comment_text(spec.label)}"
             symbol, shared, threads = _launch(record, spec, where)
             maps = _c_maps(record.get("made_tensor_maps"), scope, entry.name, where)
-            images = {target: artifacts[entry.name, spec.id, target].cubin for target in plan.targets}
-            ptx = artifacts[entry.name, spec.id, plan.ptx_target].ptx.encode("utf-8")
-            data = fatbin(images, (plan.ptx_target, ptx), f"{entry.name}.{spec.id}")
+            data = _fatbin_of(plan, artifacts, entry.name, spec.id)
             values = dict(spec.constexprs)
             var, image = _internal(k, s)
+            twin = specialized_record(record)
             specs.append({"id": spec.id, "label": spec.label, "var": var, "image": image, "symbol": symbol,
                           "shared": shared, "threads": threads, "num_warps": spec.num_warps,
                           "bytes": byte_lines(data), "size": len(data),
-                          "conditions": [_condition(c["raw"], values[c["raw"]]) for c in constexprs], "maps": maps})
+                          "conditions": [_condition(c["raw"], values[c["raw"]]) for c in constexprs], "maps": maps,
+                          "twin": None if twin is None else _twin(plan, artifacts, entry, spec, twin, (k, s), where)})
         tuned = _tuned(entry, tuning, params) if entry.autotune is not None else None
         out.append({"name": entry.name, "ref": entry.portable_ref or entry.source.ref, "params": params,
                     "constexprs": constexprs, "specs": specs, "tuned": tuned})
     return {"package": package, "guard": _guard(package), "targets": list(plan.targets),
             "ptx_target": plan.ptx_target, "kernels": out, "double_bits": doubles,
             "made_maps": any(spec["maps"] for kernel in out for spec in kernel["specs"])}
+
+
+def _fatbin_of(plan, artifacts, kernel: str, ident: str) -> bytes:
+    """The fatbin of one compiled variant (``ident``: a spec id, or its specialized variant's)."""
+    images = {target: artifacts[kernel, ident, target].cubin for target in plan.targets}
+    ptx = artifacts[kernel, ident, plan.ptx_target].ptx.encode("utf-8")
+    return fatbin(images, (plan.ptx_target, ptx), f"{kernel}.{ident}")
+
+
+def _twin(plan, artifacts, entry, spec, record: dict, index: tuple[int, int], where: str) -> dict:
+    """What the C templates need of a specialized variant: its kernel, image, the tests of the
+    promises it adds to the plain signature (checked: the signature comes from a record) and the
+    arguments it takes."""
+    from ..runtime.driver import _twin_problem
+    where = f"{where} (specialized)"
+    symbol, shared, _ = _launch(record, spec, where)
+    try:
+        plain = [(n, parse_type(t)) for n, t in entry.params]
+        twin = [(str(n), parse_type(t)) for n, t in record["signature"]]
+    except (TypeError, ValueError) as exc:
+        raise AotError(f"--emit-c: {where}: its signature {shown(record.get('signature'))} is not one: {exc}") from None
+    problem = _twin_problem(plain, twin)
+    if problem is not None:
+        raise AotError(f"--emit-c: {where}: the specialized variant {problem}")
+    checks = []
+    for (name, t), (_, u) in zip(plain, twin):
+        if u.one and not t.one:
+            checks.append(f"{c_param(name)} == 1")
+        elif u.align > t.align:
+            checks.append(f"{c_param(name)} % {u.align} == 0")
+    data = _fatbin_of(plan, artifacts, entry.name, record["id"])
+    var, image = _internal(*index, specialized=True)
+    return {"var": var, "image": image, "symbol": symbol, "shared": shared, "bytes": byte_lines(data),
+            "size": len(data), "checks": checks, "passed": [c_param(n) for n, u in twin if not u.one]}
 
 
 def fatbin(images: dict[str, bytes], ptx: tuple[str, bytes], identifier: str) -> bytes:
@@ -478,8 +526,12 @@ def _images_cut(context: dict) -> dict:
     """*context* with each image's initializer cut to its first line (the others left blank, so
     that line numbers stay those of the real file). The lines cut are numbers that byte_lines
     writes; parsing megabytes of them would make the check take seconds per package, not 50 ms."""
+    def lines(data: list) -> list:
+        return data[:1] + [""] * (len(data) - 1)
+
     def cut(spec: dict) -> dict:
-        return {**spec, "bytes": spec["bytes"][:1] + [""] * (len(spec["bytes"]) - 1)}
+        twin = spec["twin"] and {**spec["twin"], "bytes": lines(spec["twin"]["bytes"])}
+        return {**spec, "bytes": lines(spec["bytes"]), "twin": twin}
     return {**context, "kernels": [{**k, "specs": [cut(s) for s in k["specs"]]} for k in context["kernels"]]}
 
 

@@ -98,6 +98,20 @@ def compile_job(job: CompileJob) -> Artifacts | Failure:
     import mytriton
 
     start = time.perf_counter()
+    loaded = load_keyed(job, start)
+    if isinstance(loaded, Failure):
+        return loaded
+    fn, mine = loaded
+    try:
+        return replace(_compile(mytriton, fn, job, start), toolchain=mine)
+    except Exception as exc:  # noqa: BLE001 - reported to the user, never re-raised
+        return Failure(describe_error(exc), time.perf_counter() - start)
+
+
+def load_keyed(job, start: float):
+    """``(the job's @jit function, this process's toolchain or None)``, or a :class:`Failure` where
+    this process runs another compiler than the job names or the kernel no longer has the key the
+    build computed (a file edited while the build ran): a worker runs exactly what was keyed."""
     try:
         mine = None
         if job.toolchain is not None:
@@ -110,7 +124,7 @@ def compile_job(job: CompileJob) -> Artifacts | Failure:
         if _kernel_key(fn) != job.kernel_key:
             return Failure(f"'{job.source.where}' (or what it reads) changed while the build ran: the compile "
                            "would not be of the source the build keyed; build again", time.perf_counter() - start)
-        return replace(_compile(mytriton, fn, job, start), toolchain=mine)
+        return fn, mine
     except Exception as exc:  # noqa: BLE001 - reported to the user, never re-raised
         return Failure(describe_error(exc), time.perf_counter() - start)
 
@@ -166,36 +180,75 @@ def describe_error(exc: BaseException) -> str:
     return f"internal compiler error: {name}: {exc}{where}"
 
 
-def run_jobs(jobs: list[CompileJob], workers: int,
-             on_done: Callable[[int, Artifacts | Failure], None], executor: str = "local") -> list[Artifacts | Failure]:
+class Workers:
+    """The worker processes of one build, started at its first job that needs them and kept for
+    its next :func:`run_jobs` (the analyses, then the compiles): a start costs seconds of spawning
+    and imports. ``with Workers(n) as workers:`` shuts them down at the end."""
+
+    def __init__(self, count: int):
+        self.count, self.pool = count, None
+
+    def executor(self) -> ProcessPoolExecutor:
+        if self.pool is None:
+            context = multiprocessing.get_context("spawn")   # no fork: the parent may hold threads or locks
+            self.pool = ProcessPoolExecutor(max_workers=self.count, mp_context=context,
+                                            initializer=_init_worker, initargs=(os.getpid(),))
+        return self.pool
+
+    def stop(self) -> None:
+        """Kill the workers now (Ctrl-C, a pool whose worker died); the next job starts new ones."""
+        if self.pool is not None:
+            _stop(self.pool)
+            self.pool = None
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+
+
+def run_jobs(jobs: list[CompileJob], workers: "int | Workers",
+             on_done: Callable[[int, Artifacts | Failure], None], executor: str = "local",
+             task: Callable | None = None, check: Callable | None = None) -> list[Artifacts | Failure]:
     """Compile *jobs*; results come back in job order, *on_done* is called as each one finishes.
-    *executor* is ``"local"`` (this process, or *workers* processes) or ``"dask://HOST:PORT"`` (the
-    workers of a Dask distributed cluster, which must see the kernel files at the same paths)."""
+    *executor* is ``"local"`` (this process, or *workers* processes: a count, or a build's
+    :class:`Workers`, kept running) or ``"dask://HOST:PORT"`` (the workers of a Dask distributed
+    cluster, which must see the kernel files at the same paths). *task* runs one job (a
+    module-level function, for the workers: ``compile_job``, or ``variants.analyze_job``) and
+    *check* (default :func:`checked`) vets what it returned."""
+    task, check = task or compile_job, check or checked
     results: list[Artifacts | Failure | None] = [None] * len(jobs)
     if executor != "local":
         address = dask_address(executor)        # (a bad address is an error even with nothing to compile)
-        return _run_on_dask(address, jobs, on_done, results) if jobs else results
-    if workers <= 1 or len(jobs) <= 1:
+        return _run_on_dask(address, jobs, on_done, results, task, check) if jobs else results
+    kept = isinstance(workers, Workers)
+    if (workers.count if kept else workers) <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
-            results[i] = checked(job, compile_job(job))
+            results[i] = check(job, task(job))
             on_done(i, results[i])
         return results
-    context = multiprocessing.get_context("spawn")   # no fork: the parent may hold threads or locks
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
-                               initializer=_init_worker, initargs=(os.getpid(),))
+    own = None if kept else Workers(min(workers, len(jobs)))
+    pool = (workers if kept else own).executor()
+    broken = False
     try:
-        futures = {pool.submit(compile_job, job): i for i, job in enumerate(jobs)}
+        futures = {pool.submit(task, job): i for i, job in enumerate(jobs)}
         for future in as_completed(futures):
             i = futures[future]
             try:
-                results[i] = checked(jobs[i], future.result())
+                results[i] = check(jobs[i], future.result())
             except BrokenProcessPool:
-                results[i] = Failure("the compiler process died (crashed or was killed) while compiling")
+                results[i], broken = Failure("the compiler process died (crashed or was killed) while compiling"), True
             on_done(i, results[i])
     except BaseException:
-        _stop(pool)
+        (workers if kept else own).stop()
         raise
-    pool.shutdown()
+    if own is not None:
+        own.__exit__()
+    elif broken:
+        workers.stop()                          # (a broken pool takes no more jobs)
     return results
 
 
@@ -249,7 +302,8 @@ def _greets_like_dask(host: str, port: int, timeout: float | None = None) -> str
     return None if 0 < frames < 1024 else "what answers there does not speak Dask's protocol"
 
 
-def _run_on_dask(address: tuple[str, int], jobs: list[CompileJob], on_done, results: list) -> list:
+def _run_on_dask(address: tuple[str, int], jobs: list[CompileJob], on_done, results: list,
+                 task: Callable, check: Callable) -> list:
     """The jobs on a Dask cluster (``distributed.Client`` is an executor of futures); each result
     is the same as a local compile's, so the build's output is too."""
     from .errors import UsageError
@@ -268,11 +322,11 @@ def _run_on_dask(address: tuple[str, int], jobs: list[CompileJob], on_done, resu
     except (OSError, TimeoutError) as exc:
         raise UsageError(f"--executor: cannot reach the Dask scheduler at {where}: {exc}") from None
     try:
-        futures = {client.submit(compile_job, job, pure=False): i for i, job in enumerate(jobs)}
+        futures = {client.submit(task, job, pure=False): i for i, job in enumerate(jobs)}
         for future in dask_completed(futures):
             i = futures[future]
             try:
-                results[i] = checked(jobs[i], future.result())
+                results[i] = check(jobs[i], future.result())
             except Exception as exc:  # noqa: BLE001 - a worker died or could not run the job
                 results[i] = Failure(f"the Dask worker failed: {type(exc).__name__}: {exc}")
             on_done(i, results[i])

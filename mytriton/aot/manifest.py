@@ -3,6 +3,26 @@
 Every error names the manifest file and line::
 
     manifests/x.yaml:7: unknown key 'singature' in kernel entry (expected one of: kernel, ...)
+
+The keys (``TOP_KEYS``, ``KERNEL_KEYS``, ``AUTOTUNE_KEYS``)::
+
+    package: name                  an ASCII identifier that shadows no module; names the package
+    version: 1.2.0                 optional, PEP 440 (default 0.1.0)
+    targets: [sm_80, sm_90a]       optional where --target is given
+    kernels:                       one entry per kernel:
+      - kernel: file.py:function   a path inside the manifest's folder, or module:function
+        signature: {x: "*fp32:16", n: i32, stride: "i32:1"}
+                                   every run-time parameter in order, as Triton's AOT type strings
+        constexprs: {BLOCK: [64, 128]}      a product of values, or
+        specializations: [{BLOCK: 64, num_warps: 4, num_stages: 3}, ...]   an explicit list
+        num_warps: [4, 8]          optional (default [4]); num_stages: N optional (a build option)
+        autotune: {key, configs, problems, inputs, tolerance}   instead of constexprs/specializations
+        specialize: true           optional (default true): also build, for each specialization
+                                   whose signature leaves promises out, the specialized variant
+                                   Triton's JIT would compile for the common case (pointers :16,
+                                   integers :16, unit strides :1; see aot/variants.py), launched
+                                   where the arguments keep its promises; false builds the
+                                   signature as written only
 """
 from __future__ import annotations
 
@@ -26,7 +46,8 @@ from .signature import sort_targets, target_error, type_error, type_suggestion
 from .yamldoc import YamlDoc, did_you_mean, kind_name, line_of
 
 TOP_KEYS = ("package", "version", "targets", "kernels")
-KERNEL_KEYS = ("kernel", "signature", "constexprs", "specializations", "num_warps", "num_stages", "autotune")
+KERNEL_KEYS = ("kernel", "signature", "constexprs", "specializations", "num_warps", "num_stages", "autotune",
+               "specialize")
 AUTOTUNE_KEYS = ("key", "configs", "problems", "inputs", "tolerance")
 # What an entry with ``autotune:`` lists under autotune.configs instead.
 VARIANT_KEYS = ("constexprs", "specializations", "num_warps", "num_stages")
@@ -135,6 +156,7 @@ class KernelEntry:
     # folder, '/'-separated (never an absolute path of the build machine), or module:function.
     portable_ref: str = field(default="", compare=False)
     autotune: Autotune | None = None
+    specialize: bool = True                 # also build specialized variants (aot/variants.py)
 
 
 @dataclass(frozen=True)
@@ -286,9 +308,17 @@ class _Parser:
             combos = self.explicit_specializations(items["specializations"][1], kernel, num_warps, stages)
         else:
             combos = [(*combo, stages) for combo in self.product(items.get("constexprs"), kernel, num_warps, node)]
+        specialize = self.specialize_value(items["specialize"][1]) if "specialize" in items else True
         return KernelEntry(source.function, source, params, constexpr_names,
                            self.name_specializations(combos, by_stages=autotune is not None), line_of(node), fn,
-                           portable, autotune)
+                           portable, autotune, specialize)
+
+    def specialize_value(self, node) -> bool:
+        value = self.doc.scalar(node, "specialize")
+        if type(value) is not bool:
+            raise self.doc.error(node, f"specialize must be true or false (whether to also build the specialized "
+                                       f"variants of its specializations), got {kind_name(node)}")
+        return value
 
     def autotune(self, key_and_value, kernel: "_KernelInfo", params) -> tuple[Autotune, Any]:
         """The entry's ``autotune:`` (and its ``configs`` node, read as specializations)."""

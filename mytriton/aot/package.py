@@ -6,6 +6,7 @@
     <package>/_runtime.py      mytriton/runtime/driver.py, verbatim
     <package>/_mtlaunch.abi3.so  the native launch path (mytriton/runtime/launcher.c), where it could be built
     <package>/kernels/<kernel>/<spec-id>.<target>.cubin, <spec-id>.ptx, <spec-id>.cu
+    <package>/kernels/<kernel>/<spec-id>.specialized.<target>.cubin, ...  its specialized variant's
     <package>/manifest.json    what was built, with per-artifact sha256 and the cache keys
     <package>/pyproject.toml   so that `pip install` / `pip wheel` ship the kernels
     <package>/setup.py         only with the native library: tags the wheel cp310-abi3-<platform>
@@ -34,6 +35,7 @@ from .cache import CACHE_FORMAT, GENERATOR, Toolchain, sha256_bytes
 from .errors import AotError
 from .jobs import Artifacts, launch_maps
 from .manifest import KernelEntry, Manifest, Specialization
+from .variants import variant_id
 from . import capi, tuning as _tuning
 from ..runtime import native
 
@@ -73,14 +75,18 @@ class PackagePlan:
 def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
                   artifacts: dict[tuple[str, str, str], Artifacts],
                   keys: dict[tuple[str, str, str], str], launcher: native.NativeBuild | None = None,
-                  tuning: dict | None = None, emit_c: bool = False, remark=None) -> None:
-    """Write the whole package into *folder*; *artifacts*/*keys* by (kernel, spec id, target);
-    *launcher* is the native launch library, when one was built; *tuning* the package's tuning
-    record (see :mod:`.tuning`), when its tuned kernels were timed; *emit_c* adds the C API
-    (``c/<package>.h`` and ``.c``, see :mod:`.capi`; *remark* gets its notes)."""
+                  tuning: dict | None = None, emit_c: bool = False, remark=None,
+                  analyses: dict | None = None) -> None:
+    """Write the whole package into *folder*; *artifacts*/*keys* by (kernel, spec id, target), a
+    specialized variant's by its id (``variants.variant_id``); *launcher* is the native launch
+    library, when one was built; *tuning* the package's tuning record (see :mod:`.tuning`), when
+    its tuned kernels were timed; *emit_c* adds the C API (``c/<package>.h`` and ``.c``, see
+    :mod:`.capi`; *remark* gets its notes); *analyses* the specializations' Variants by (kernel,
+    spec id) (see :mod:`.variants`)."""
     kernels = []
     for entry in plan.manifest.kernels:
-        specs = [_write_spec(folder, plan, entry, spec, artifacts, keys) for spec in entry.specializations]
+        specs = [_write_spec(folder, plan, entry, spec, artifacts, keys, (analyses or {}).get((entry.name, spec.id)))
+                 for spec in entry.specializations]
         kernels.append((entry, specs))
     library = None
     if launcher is not None and launcher.data is not None:
@@ -109,19 +115,47 @@ def write_package(folder: Path, plan: PackagePlan, toolchain: Toolchain,
         _tuning.write_plot(tuning, folder / "tuning.png")
 
 
-def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifacts, keys) -> dict:
-    """Write one specialization's files; return its manifest.json record."""
-    base = f"kernels/{entry.name}/{spec.id}"
+def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifacts, keys, analysis=None) -> dict:
+    """Write one specialization's files (and its specialized variant's); return its manifest.json
+    record: the plain variant's images at its top, its ``variants`` in the order a launch tries them,
+    and ``specialize``: the analysis (its key, the variant's signature or None, and why)."""
+    record = {**_write_images(folder, plan, entry, spec, spec.id, artifacts, keys), "id": spec.id,
+              "constexprs": dict(spec.constexprs), "num_warps": spec.num_warps, "num_stages": spec.num_stages}
+    plain = {"name": "plain", "signature": [list(p) for p in entry.params]}
+    variants = [plain]
+    if analysis is not None and analysis.signature is not None:
+        vid = variant_id(spec.id)
+        twin = _write_images(folder, plan, entry, spec, vid, artifacts, keys)
+        # (the runtime launches no specialized variant of a kernel that encodes tensor maps)
+        if not twin.get("made_tensor_maps") and not record.get("made_tensor_maps"):
+            variants.insert(0, {"name": "specialized", "id": vid, "signature": [list(p) for p in analysis.signature],
+                                **twin})
+    record["variants"] = variants
+    record["specialize"] = None if analysis is None else {
+        "analysis": analysis.key, "why": analysis.why,
+        "signature": None if analysis.signature is None else [list(p) for p in analysis.signature]}
+    return record
+
+
+def specialized_record(record: dict) -> dict | None:
+    """The specialized variant of a specialization's manifest.json record, or None."""
+    return next((v for v in record["variants"] if v["name"] == "specialized"), None)
+
+
+def _write_images(folder, plan, entry: KernelEntry, spec: Specialization, ident: str, artifacts, keys) -> dict:
+    """Write the images of one compiled variant (``ident``: the spec id, or its specialized
+    variant's) and return what manifest.json records of them."""
+    base = f"kernels/{entry.name}/{ident}"
     images, sha256, build = {}, {}, {}
     for target in plan.targets:
-        result = artifacts[entry.name, spec.id, target]
+        result = artifacts[entry.name, ident, target]
         images[target] = f"{base}.{target}.cubin"
         sha256[target] = _write(folder / images[target], result.cubin)
-        build[target] = {"key": keys[entry.name, spec.id, target], "shared": result.shared,
+        build[target] = {"key": keys[entry.name, ident, target], "shared": result.shared,
                          "symbol": result.symbol}
         if result.made_tensor_maps:
             build[target]["made_tensor_maps"] = list(result.made_tensor_maps)
-    lowest = artifacts[entry.name, spec.id, plan.ptx_target]
+    lowest = artifacts[entry.name, ident, plan.ptx_target]
     images["ptx"] = f"{base}.ptx"
     sha256["ptx"] = _write(folder / images["ptx"], lowest.ptx.encode("utf-8"))
     sha256["cu"] = _write(folder / f"{base}.cu", lowest.cu.encode("utf-8"))
@@ -130,15 +164,11 @@ def _write_spec(folder, plan, entry: KernelEntry, spec: Specialization, artifact
         raise AotError(f"{entry.name} {spec.label}: the compiler named the kernel differently per "
                        f"target ({', '.join(sorted(symbols))})")
     try:
-        made = launch_maps({t: artifacts[entry.name, spec.id, t] for t in plan.targets})
+        made = launch_maps({t: artifacts[entry.name, ident, t] for t in plan.targets})
     except ValueError as exc:
         raise AotError(f"{entry.name} {spec.label}: {exc}") from None
     return {
         **made,
-        "id": spec.id,
-        "constexprs": dict(spec.constexprs),
-        "num_warps": spec.num_warps,
-        "num_stages": spec.num_stages,
         # One launch setting for every image: the largest dynamic shared memory any target needs.
         "shared": max(b["shared"] for b in build.values()),
         "symbol": symbols.pop(),
@@ -222,6 +252,7 @@ def _template_context(plan: PackagePlan, toolchain: Toolchain, kernels, tuning: 
                         "sha256": [(key, record["sha256"][key]) for key in image_keys],
                         "made_tensor_maps": record.get("made_tensor_maps"),
                         "tma_images": record.get("tma_images"),
+                        "specialized": _loader_variant(specialized_record(record), image_keys),
                     }
                     for record in specs
                 ],
@@ -229,6 +260,15 @@ def _template_context(plan: PackagePlan, toolchain: Toolchain, kernels, tuning: 
             for entry, specs in kernels
         ],
     }
+
+
+def _loader_variant(variant: dict | None, image_keys) -> dict | None:
+    """What the loader's spec dict holds of a specialized variant (``Kernel``'s ``specialized``)."""
+    if variant is None:
+        return None
+    return {"signature": [tuple(p) for p in variant["signature"]], "shared": variant["shared"],
+            "symbol": variant["symbol"], "images": [(key, variant["images"][key]) for key in image_keys],
+            "sha256": [(key, variant["sha256"][key]) for key in image_keys]}
 
 
 _environment = None

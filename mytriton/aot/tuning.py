@@ -18,7 +18,12 @@ The record (``tuning.json``)::
      "kernels": {"<kernel>": {"key": [...], "inputs": "file.py:function",
                               "configs": [{"id", "constexprs", "num_warps", "num_stages"}, ...],
                               "problems": [{"problem": {...}, "times_ms": [t | null per config],
-                                            "notes": [null | why per config], "best": index | null}]}}}
+                                            "notes": [null | why per config], "best": index | null,
+                                            "variants": ["specialized" | "plain" | null per config]}]}}}
+
+A config with a specialized variant (``aot/variants.py``) is timed as a launch runs it: its
+specialized variant where the problem's arguments keep that one's promises, else its plain one;
+``variants`` says which (records of builds without variants have no ``variants``).
 """
 from __future__ import annotations
 
@@ -188,6 +193,11 @@ def _check_timing(item: dict, count: int, bad) -> None:
             raise bad(f"notes[{j}] must be a string or null, got {_shown(note)}")
     if "best" not in item:
         raise bad("best is missing (the index of a config, or null)")
+    variants = item.get("variants", [None] * count)
+    if not isinstance(variants, list) or len(variants) != count or any(
+            v not in (None, "specialized", "plain") for v in variants):
+        raise bad(f"variants must list one of \"specialized\", \"plain\" or null per config ({count}), got "
+                  f"{_shown(variants)}")
     best = item["best"]
     if best is None:
         return
@@ -227,9 +237,11 @@ _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 
 
 # -- --tune ---------------------------------------------------------------------------------------
 
-def measure(manifest: Manifest, artifacts: dict, echo: Callable[[str], None]) -> dict:
+def measure(manifest: Manifest, artifacts: dict, echo: Callable[[str], None], signatures: dict | None = None) -> dict:
     """Time the tuned kernels of *manifest* on this machine's current GPU; *artifacts* maps
-    (kernel, spec id, target) to the compiled Artifacts. Returns the package's tuning record."""
+    (kernel, spec id, target) to the compiled Artifacts (a specialized variant's by its id,
+    ``variants.variant_id``), *signatures* (kernel, spec id) to its specialized variant's signature.
+    Returns the package's tuning record."""
     from ..runtime import driver
     try:
         driver._init()
@@ -243,7 +255,7 @@ def measure(manifest: Manifest, artifacts: dict, echo: Callable[[str], None]) ->
     progress = _Progress(sum(len(e.specializations) * len(e.autotune.problems) for e in entries), echo)
     kernels = {}
     for entry in entries:
-        kernels[entry.name] = record = _Tuner(manifest, entry, artifacts, progress).run()
+        kernels[entry.name] = record = _Tuner(manifest, entry, artifacts, progress, signatures or {}).run()
         if all(item["best"] is None for item in record["problems"]):
             why = next((n for item in record["problems"] for n in item["notes"] if n), "no reason recorded")
             raise UsageError(f"{manifest.path}: {entry.name}: no config ran correctly on {name} (the first "
@@ -274,20 +286,23 @@ class _Progress:
 class _Tuner:
     """Times one kernel's configs on each of its problems."""
 
-    def __init__(self, manifest: Manifest, entry: KernelEntry, artifacts: dict, progress: _Progress):
+    def __init__(self, manifest: Manifest, entry: KernelEntry, artifacts: dict, progress: _Progress,
+                 signatures: dict | None = None):
         from ..runtime import driver
+        from .variants import variant_id
         self.manifest, self.entry, self.progress = manifest, entry, progress
         self.tune = entry.autotune
         self.kernels = []
         for spec in entry.specializations:
-            built = {target: a for (kernel, spec_id, target), a in artifacts.items()
-                     if kernel == entry.name and spec_id == spec.id}
-            images = {target: a.cubin for target, a in built.items()}
-            images.update(ptx=next(a.ptx for a in built.values() if a.ptx))
-            first = next(iter(built.values()))
-            self.kernels.append(driver.Kernel(entry.name, entry.params, spec.num_warps,
-                                              max(a.shared for a in built.values()), images, symbol=first.symbol,
-                                              **launch_maps(built)))
+            plain = _built(artifacts, entry.name, spec.id)
+            twin = _built(artifacts, entry.name, variant_id(spec.id))
+            signature = (signatures or {}).get((entry.name, spec.id))
+            specialized = None
+            if twin and signature is not None and not launch_maps(twin) and not launch_maps(plain):
+                specialized = {"signature": signature, **_kernel_images(twin)}
+            own = _kernel_images(plain)
+            self.kernels.append(driver.Kernel(entry.name, entry.params, spec.num_warps, own["shared"], own["images"],
+                                              symbol=own["symbol"], specialized=specialized, **launch_maps(plain)))
 
     def error(self, message: str) -> ManifestError:
         return ManifestError(self.manifest.path, self.tune.inputs_line, f"{self.entry.name}: {message}")
@@ -305,17 +320,20 @@ class _Tuner:
         from ..runtime import bench, driver
         grid, args = self.call_inputs(inputs, problem)
         arrays = _Arrays(self.entry.params, args)
-        times, notes, reference = [], [], None
+        times, notes, reference, variants = [], [], None, []
         shown = " ".join(f"{k}={v}" for k, v in problem.items())
         for spec, kernel in zip(self.entry.specializations, self.kernels):
             label = f"{self.entry.name} {spec.label} @ {shown}"
             arrays.restore()
             try:
+                variants.append(kernel.variant_for(args) if kernel.twin is not None else None)
+                label += " (specialized)" * (variants[-1] == "specialized")
                 launch_grid = self.grid(grid, spec, args)
                 kernel.launch(launch_grid, args)
                 driver.synchronize()
             except Exception as exc:  # noqa: BLE001 - a config that cannot run is skipped, with why
                 _fatal(exc, label)
+                variants[len(times):] = [None]
                 times.append(None)
                 notes.append(f"failed to launch: {exc}")
                 self.progress.step(label, f"skipped ({notes[-1]})")
@@ -333,8 +351,10 @@ class _Tuner:
             notes.append(note)
             self.progress.step(label, f"{t:.4f} ms" + (f"  EXCLUDED: {note}" if note else ""))
         valid = [(t, i) for i, (t, n) in enumerate(zip(times, notes)) if t is not None and n is None]
-        return {"problem": dict(problem), "times_ms": times, "notes": notes,
-                "best": min(valid)[1] if valid else None}
+        item = {"problem": dict(problem), "times_ms": times, "notes": notes, "best": min(valid)[1] if valid else None}
+        if any(kernel.twin is not None for kernel in self.kernels):
+            item["variants"] = [v if kernel.twin is not None else None for v, kernel in zip(variants, self.kernels)]
+        return item
 
     def call_inputs(self, inputs, problem: dict):
         ref = self.tune.inputs.ref
@@ -357,6 +377,19 @@ class _Tuner:
             meta.update(spec.constexprs, num_warps=spec.num_warps, num_stages=spec.num_stages)
             return grid(meta)
         return grid
+
+
+def _built(artifacts: dict, kernel: str, ident: str) -> dict:
+    """One compiled variant's Artifacts by target (``ident``: a spec id, or its specialized variant's)."""
+    return {target: a for (name, spec_id, target), a in artifacts.items() if name == kernel and spec_id == ident}
+
+
+def _kernel_images(built: dict) -> dict:
+    """The images, shared memory and symbol a ``driver.Kernel`` of one compiled variant takes."""
+    images = {target: a.cubin for target, a in built.items()}
+    images.update(ptx=next(a.ptx for a in built.values() if a.ptx))
+    return {"images": images, "shared": max(a.shared for a in built.values()),
+            "symbol": next(iter(built.values())).symbol}
 
 
 def _fatal(exc: Exception, label: str) -> None:
@@ -499,10 +532,14 @@ def report_text(record: dict) -> str:
             lines.append(f"tuned dispatch vs the best single config ({configs[speedups[1]]}): "
                          f"{speedups[0]:.3f}x the geometric-mean speed over these problems")
         for item in kernel["problems"]:
+            problem = " ".join(f"{k}={v}" for k, v in item["problem"].items())
             for label, note in zip(configs, item["notes"]):
                 if note:
-                    problem = " ".join(f"{k}={v}" for k, v in item["problem"].items())
                     lines.append(f"note: {label} @ {problem}: {note}")
+            for label, variant in zip(configs, item.get("variants", ())):
+                if variant == "plain":
+                    lines.append(f"note: {label} @ {problem}: timed on its plain variant (the problem's arguments "
+                                 "break a promise of its specialized variant)")
     return "\n".join(lines) + "\n"
 
 

@@ -1070,9 +1070,19 @@ def _load_native() -> None:
         _native, _native_status = module.launch, f"loaded {path}"
 
 
-def _native_spec(params, block: int, shared: int) -> tuple:
-    """What the native launcher needs of a kernel: (block, shared, kinds, pointer dtypes); see
-    launcher.c.  Kinds it does not read (fp16, bf16, alignments over 255) take the Python path."""
+def _native_spec(params, block: int, shared: int, twin=None) -> tuple:
+    """What the native launcher needs of a kernel: (block, shared, kinds, pointer dtypes), and for
+    a kernel with a specialized variant ``twin`` (a Kernel) what that one promises of each passed
+    argument ('1': it is 1, not passed to the twin; 'A' and the alignment or divisor; '-' nothing)
+    and its shared memory; see launcher.c.  Kinds it does not read (fp16, bf16, alignments over
+    255) take the Python path."""
+    if twin is not None:
+        promised = dict(_twin_promises(params, twin.params))
+        checks = bytearray()
+        for j in range(len(_passed(params))):
+            align = promised.get(j)
+            checks += b"-\0" if align is None else b"1\0" if align == 0 else b"A" + bytes([align if align <= 255 else 0])
+        return (*_native_spec(params, block, shared), bytes(checks), twin.shared)
     kinds, params = bytearray(), _passed(params)
     for _, t in params:
         if t.is_pointer:
@@ -1282,6 +1292,9 @@ _LAUNCH_BODY = """\
 {derived}            _pack_into(_slot[3], 0, {packed})
         except (struct.error, OverflowError, TypeError):
             raise _explain_pack_error(_params, [{explained}]) from None
+{launch_code}"""
+
+_PLAIN_LAUNCH = """\
         if _dev >= 0:
             _err, = {launch}(_slot[1], _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
             if not _err:
@@ -1289,6 +1302,33 @@ _LAUNCH_BODY = """\
         else:
             _err = 0
         _self._launch_slow(_err, _slot, [{names}], _gx, _gy, _gz, stream{cooperative})
+"""
+
+# A kernel with a specialized variant (its twin: Kernel's ``specialized``, built with more
+# promises) launches the twin where the arguments, as packed, keep the twin's promises: its
+# function, its argument pointers (the same bytes, less those of the parameters it has compiled
+# in) and its shared memory are slot[8], slot[9] and slot[10].  ``{test}`` reads the packed locals
+# themselves (cheap for ints, bools and numpy ints); where it cannot run on them (numpy's unsigned
+# ints beside negative ints), _twin_holds reads each value as the kernel receives it.
+_TWIN_LAUNCH = """\
+        try:
+            _v = {test}
+        except Exception:
+            _v = _self._twin_holds([{packed}])
+        if _dev >= 0:
+            if not _v:
+                _err, = {launch}(_slot[1], _gx, _gy, _gz, {block}, 1, 1, {shared}, stream, _slot[4], 0)
+                if not _err:
+                    return
+            elif (_f := _slot[8]) is not None:      # (None: not loaded in this context yet)
+                _err, = {launch}(_f, _gx, _gy, _gz, {block}, 1, 1, _slot[10], stream, _slot[9], 0)
+                if not _err:
+                    return
+            else:
+                _err = 0
+        else:
+            _err = 0
+        _self._launch_slow(_err, _slot, [{names}], _gx, _gy, _gz, stream, {cooperative_flag}, _v)
 """
 
 # the native launch path first (a cooperative launcher has none)
@@ -1331,7 +1371,7 @@ def make(_fam, _grid, _gx, _gy, _gz, _found, _plain, _tuned, _pack_into, _params
     def run({params}*, {keywords}stream=None, num_warps=None{grid_keyword}):
         nonlocal _last
 {select}\
-        _self, _tls, _block, _shared, _spec = _sel[{nkey}]
+        {payload} = _sel[{nkey}]
 {grid_code}        if _spec is None:      # (a kernel that encodes tensor maps: its own launcher)
             return _self.launch((_gx, _gy, _gz), ({params}), stream)
 {body}
@@ -1477,16 +1517,74 @@ def _slot_offsets(params) -> list[int]:
     return offsets + [at]
 
 
+def _twin_promises(params, twin) -> list[tuple[int, int]]:
+    """What the specialized variant ``twin`` (parameter types, as ``params``) promises beyond the
+    kernel's own types ``params``: ``(index among the passed arguments, 0 for "is 1", else the
+    alignment or divisor)`` for each argument it adds a promise to."""
+    out, j = [], 0
+    for (_, t), (_, u) in zip(params, twin):
+        if t.one:
+            continue
+        if u.one:
+            out.append((j, 0))
+        elif u.align > t.align:
+            out.append((j, u.align))
+        j += 1
+    return out
+
+
+def _twin_test(params, twins, names) -> str:
+    """The expression a launcher tests to take a specialized variant: ``twins`` lists ``(index,
+    twin parameter types)``; an index of None is the kernel's own twin, else the payload's ``_tw``
+    says which one the selected kernel has (0: none). It reads the packed locals (``_p<i>`` for
+    pointers) one operation each, in the forms CPython runs fastest (measured on 3.11): an address
+    (two 30-bit digits) by ``%``, a smaller int by ``&``, a unit stride by identity with the int 1
+    (``_one``: CPython's one object for it), else by ``== 1`` (a bool, a numpy int); failing at the
+    first broken promise."""
+    locals_ = [(f"_p{i}", True) if t.is_pointer else (a, False)
+               for i, ((_, t), a) in enumerate(zip(params, names)) if not t.one]
+    tests = []
+    for index, twin in twins:
+        divisible, ones = [], []
+        for j, align in _twin_promises(params, twin):
+            name, pointer = locals_[j]
+            if align == 0:
+                ones.append(f"({name} is _one or {name} == 1)")
+            else:
+                divisible.append(f"{name} % {align}" if pointer else f"{name} & {align - 1}")
+        test = " and ".join(([f"not ({' or '.join(divisible)})"] if divisible else []) + ones) or "True"
+        tests.append(test if index is None else f"_tw == {index} and ({test})" if len(twins) > 1
+                     else f"_tw and ({test})")
+    return " or ".join(tests)
+
+
+def _twin_problem(params, twin) -> str | None:
+    """Why ``twin`` (parameter types) cannot be a specialized variant of a kernel of ``params``, or
+    None: the same parameters of the same types, each keeping the kernel's own promises (an
+    argument that keeps the twin's keeps the kernel's), one at least adding one."""
+    if [n for n, _ in params] != [n for n, _ in twin]:
+        return f"has the parameters ({', '.join(n for n, _ in twin)}), not ({', '.join(n for n, _ in params)})"
+    for (name, t), (_, u) in zip(params, twin):
+        if (t.is_pointer, t.dtype) != (u.is_pointer, u.dtype) or u == TENSOR_MAP:
+            return f"declares '{name}' {u}, the kernel {t}"
+        if (t.one and not u.one) or (t.align > 1 and (u.one or u.align % t.align)):
+            return f"declares '{name}' {u}, which does not keep the kernel's promise {t}"
+    if not _twin_promises(params, twin):
+        return "promises nothing more than the kernel"
+    return None
+
+
 def _one_checks(params, names) -> str:
     return "".join(_ONE_CODE.format(a=a, i=i) for i, ((_, t), a) in enumerate(zip(params, names)) if t.one)
 
 
 def _generate(template: str, label: str, params, names, block: str, shared: str, cooperative: bool = False,
-              derived: dict | None = None, **fields):
+              derived: dict | None = None, twins=(), **fields):
     """Compile one launcher template; returns (its ``make`` function, source, converters, Struct).
     ``cooperative``: its launches are ``cuLaunchCooperativeKernel``'s (not the native path's);
     ``derived``: parameters the launcher computes, the last ones (index -> LaunchTensorMap: the
-    caller passes the others; such a launcher has no native path, which takes no tensor maps)."""
+    caller passes the others; such a launcher has no native path, which takes no tensor maps);
+    ``twins``: the signatures of the specialized variants its kernels may have (``_twin_test``)."""
     derived = derived or {}
     conversions, converters, fmt, packed = _argument_code(params, names, derived)
     derived_code, functions = _derived_code(params, names, derived)
@@ -1495,12 +1593,18 @@ def _generate(template: str, label: str, params, names, block: str, shared: str,
     passed = [a for (_, t), a in zip(params, given) if not t.one]
     explained = [a for a in packed if a not in names[len(given):]]
     native = "" if cooperative or derived else _NATIVE_CODE.format(passed=", ".join(passed))
-    body = _LAUNCH_BODY.format(names=", ".join(given), passed=", ".join(passed), packed=", ".join(packed),
-                               explained=", ".join(explained), derived=derived_code,
-                               conversions=conversions, checks=_one_checks(params, given), block=block,
-                               shared=shared, native=native,
-                               launch="_launch_cooperative" if cooperative else "_launch_kernel",
-                               cooperative=", True" if cooperative else "")
+    launch = "_launch_cooperative" if cooperative else "_launch_kernel"
+    if twins:
+        converters["_one"] = 1
+        launch_code = _TWIN_LAUNCH.format(test=_twin_test(params, twins, given), packed=", ".join(packed),
+                                          launch=launch, block=block, shared=shared, names=", ".join(given),
+                                          cooperative_flag=cooperative)
+    else:
+        launch_code = _PLAIN_LAUNCH.format(launch=launch, block=block, shared=shared, names=", ".join(given),
+                                           cooperative=", True" if cooperative else "")
+    body = _LAUNCH_BODY.format(packed=", ".join(packed), explained=", ".join(explained), derived=derived_code,
+                               conversions=conversions, checks=_one_checks(params, given), native=native,
+                               launch_code=launch_code)
     source = template.format(converters=", ".join(["_"] + list(converters)), names=", ".join(given),
                              params="".join(f"{n}, " for n in given), body=body, **fields)
     namespace = {}
@@ -1520,12 +1624,17 @@ class Kernel:
     the recipes of tensor maps of descriptors the kernel makes (``frontend/launch_maps.py``),
     parameters after ``params`` that each launch computes from the arguments and encodes
     (``LaunchTensorMap``); ``tma_images``: the image keys that copy through them (None: all;
-    the others get zeros where TMA could not copy a descriptor).  The constructor does no GPU
+    the others get zeros where TMA could not copy a descriptor).  ``specialized``: a variant of
+    the kernel built with more promises (``{"signature", "images", "sha256", "symbol",
+    "shared"}``, its signature the same parameters, each type keeping this one's promises): a
+    launch whose arguments keep all of them runs it (``twin``), any other launch this kernel;
+    where its images cannot run on a device, this kernel runs there.  The constructor does no GPU
     work.
     """
 
     def __init__(self, name: str, params, num_warps: int, shared: int, images: dict, sha256: dict | None = None,
-                 symbol: str | None = None, made_tensor_maps: list | None = None, tma_images=None):
+                 symbol: str | None = None, made_tensor_maps: list | None = None, tma_images=None,
+                 specialized: dict | None = None):
         symbol = name if symbol is None else symbol
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"kernel name must be an identifier, got {name!r}")
@@ -1559,7 +1668,62 @@ class Kernel:
         self._tls = threading.local()   # per thread: its slot (see _new_slot)
         self._loaded = {}               # int(context) -> (CUmodule, CUfunction, image key)
         self._bytes = {}                # image key -> verified bytes
+        self.twin = None if specialized is None else self._make_twin(specialized)
         self.launch = self._make_launcher()
+
+    def _make_twin(self, variant: dict) -> "Kernel":
+        """The Kernel of the specialized variant ``variant`` (see the class docstring), checked."""
+        if self.made_tensor_maps:
+            raise ValueError(f"kernel {self.name}: a kernel that encodes tensor maps at launch takes no "
+                             "specialized variant")
+        try:
+            twin = Kernel(self.name, variant["signature"], self.num_warps, variant.get("shared", 0),
+                          variant["images"], variant.get("sha256"), symbol=variant.get("symbol", self.symbol))
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"kernel {self.name}: its specialized variant must be a dict of 'signature', "
+                             f"'images' (and 'sha256', 'symbol', 'shared'): {type(e).__name__}: {e}") from None
+        problem = _twin_problem(self.params, twin.params)
+        if problem is not None:
+            raise ValueError(f"kernel {self.name}: its specialized variant {problem}")
+        self._twin_checks = _twin_promises(self.params, twin.params)
+        self._twin_unusable = set()     # int(context) where its images cannot run (see _twin_function)
+        return twin
+
+    def _twin_holds(self, packed) -> bool:
+        """Whether the arguments as packed (``packed``: pointers as addresses, in the order of the
+        passed parameters) keep every promise of the specialized variant: each value read as the
+        kernel receives it (``operator.index``: bools and numpy ints by their values)."""
+        if self.twin is None:
+            return False
+        for j, align in self._twin_checks:
+            value = operator.index(packed[j])
+            if (value != 1) if align == 0 else value % align:
+                return False
+        return True
+
+    def variant_for(self, args) -> str:
+        """``"specialized"`` where a launch with ``args`` (in parameter order) runs the specialized
+        variant, else ``"plain"``; the errors a launch raises for arguments it refuses. Needs no GPU."""
+        if len(args) != len(self.given_params):
+            raise self._count_error(args)
+        packed = []
+        for i, ((name, t), value) in enumerate(zip(self.given_params, args)):
+            if t.one:
+                _not_one(self.given_params, i, value)
+                continue
+            convert = _make_converter(name, t)
+            if t.is_pointer:
+                value = value if type(value) is int else convert(value)[0]
+                if t.align > 1 and type(value) is int and value % t.align:
+                    raise _misaligned([(name, t)], [value])
+            elif convert is not None:
+                value = convert(value)
+            packed.append(value)
+        try:
+            self._packer.pack(*packed)
+        except (struct.error, OverflowError, TypeError):
+            raise _explain_pack_error(self.params, packed) from None
+        return "specialized" if self._twin_holds(packed) else "plain"
 
     def _make_launcher(self, cooperative: bool = False):
         """The launcher generated for the signature (``launcher_source``); ``cooperative``: one that
@@ -1568,11 +1732,13 @@ class Kernel:
         make, source, converters, packer = _generate(
             _KERNEL_LAUNCHER, self.name, self.params, [f"a{i}" for i in range(len(self.params))],
             str(32 * self.num_warps), str(self.shared), cooperative=cooperative,
-            derived={given + j: m for j, m in enumerate(self.made_tensor_maps)})
+            derived={given + j: m for j, m in enumerate(self.made_tensor_maps)},
+            twins=[(None, self.twin.params)] if self.twin is not None else ())
         if not cooperative:
-            self.launcher_source = source
+            self.launcher_source, self._packer = source, packer
             # (None: no native path, and the family's launchers call this one)
-            self._spec = None if self.made_tensor_maps else _native_spec(self.params, 32 * self.num_warps, self.shared)
+            self._spec = None if self.made_tensor_maps else _native_spec(
+                self.params, 32 * self.num_warps, self.shared, self.twin)
         return make(self, self._tls, packer.pack_into, self.params, self._spec, None, **converters)
 
     def launch_cooperative(self, grid, args, stream=None) -> None:
@@ -1654,9 +1820,11 @@ class Kernel:
         return data
 
     def verify(self) -> None:
-        """Read every image and check its sha256 (no GPU needed)."""
+        """Read every image (the specialized variant's too) and check its sha256 (no GPU needed)."""
         for key in self.images:
             self.read_image(key)
+        if self.twin is not None:
+            self.twin.verify()
 
     def select_image(self, cc: tuple[int, int], driver_version: tuple[int, int]) -> str:
         """The image to load on a device of compute capability ``cc`` under a driver for
@@ -1723,7 +1891,7 @@ class Kernel:
         return module, fn, key
 
     # -- the slow launch path ---------------------------------------------------
-    def _launch_slow(self, err, slot, args, gx, gy, gz, stream, cooperative=False):
+    def _launch_slow(self, err, slot, args, gx, gy, gz, stream, cooperative=False, twin=False):
         """The launches the hot path does not make (its arguments are already checked and packed
         in the slot): a thread's first, one whose arguments are on another device than the
         context it last launched in, one the driver refused with ``err`` (the current context
@@ -1731,7 +1899,7 @@ class Kernel:
         themselves; the launch runs in the current context where that is on the device (and
         the thread's slot remembers the function), else in the device's primary context,
         pushed around the launch and popped again. ``cooperative``: through
-        cuLaunchCooperativeKernel."""
+        cuLaunchCooperativeKernel; ``twin``: the arguments keep the specialized variant's promises."""
         device, devices = self._device_of(args)
         if err and int(err) not in _CONTEXT_ERRORS:       # not a question of contexts: no retry
             raise self._launch_error(err, stream, slot[7], devices, (gx, gy, gz), cooperative)
@@ -1747,8 +1915,10 @@ class Kernel:
         else:
             current = int(_check(_cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
         if device < 0 or device == current:
-            fn = self._bind(slot, ctx, current)
-            err, = launch(fn, gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
+            fn, argv, shared = self._bind(slot, ctx, current, twin), slot[4], self.shared
+            if twin and slot[8] is not None:
+                fn, argv, shared = slot[8], slot[9], slot[10]
+            err, = launch(fn, gx, gy, gz, block, 1, 1, shared, stream, argv, 0)
             device = current
         else:
             current_ones = [name for name, d in devices.items() if d < 0]
@@ -1763,8 +1933,8 @@ class Kernel:
             ctx = _primary_context(device)
             _check(_cuda.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
             try:
-                fn = self._function(ctx, device)
-                err, = launch(fn, gx, gy, gz, block, 1, 1, self.shared, stream, slot[4], 0)
+                fn, argv, shared = self._launch_target(slot, self._function(ctx, device), ctx, device, twin)
+                err, = launch(fn, gx, gy, gz, block, 1, 1, shared, stream, argv, 0)
             finally:
                 _check(_cuda.cuCtxPopCurrent(), "cuCtxPopCurrent")
         if err:
@@ -1789,12 +1959,51 @@ class Kernel:
         call = "cuLaunchCooperativeKernel" if cooperative else "cuLaunchKernel"
         return _cuda_error(err, f"{call}({self.name!r}, grid={grid}, block={32 * self.num_warps})")
 
-    def _bind(self, slot, ctx, device: int):
+    def _bind(self, slot, ctx, device: int, twin: bool = False):
         """Make the current context ``ctx`` (on ``device``) the thread's: its function, loaded
-        there once, goes into the slot, for the hot path and the native one."""
+        there once, goes into the slot, for the hot path and the native one; and the specialized
+        variant's where it is loaded there (``twin``: load it now, for a launch that runs it)."""
         fn = self._function(ctx, device)
         slot[0], slot[1], slot[6], slot[7] = ctx, fn, (int(fn), device), device
+        if self.twin is not None:
+            self._bind_twin(slot, ctx, device, fn, twin)
         return fn
+
+    def _bind_twin(self, slot, ctx, device: int, fn, load: bool) -> None:
+        """The slot's specialized variant in ``ctx``: its function (slot[8], slot[9], slot[10]; and
+        a third element of slot[6] for the native path), loaded at the first launch that runs it;
+        until then None (and 0), which sends such a launch to the slow path; where it cannot run
+        there, this kernel's function again (and no third element: the native path runs fn)."""
+        twin = None
+        if int(ctx) not in self._twin_unusable and (load or int(ctx) in self.twin._loaded):
+            twin = self._twin_function(ctx, device)
+        if twin is not None:
+            slot[8], slot[9], slot[10] = twin, ctypes.addressof(slot[11]), self.twin.shared
+            slot[6] = (int(fn), device, int(twin))
+        elif int(ctx) in self._twin_unusable:
+            slot[8], slot[9], slot[10] = fn, slot[4], self.shared
+        else:
+            slot[8], slot[6] = None, (int(fn), device, 0)
+
+    def _twin_function(self, ctx, device: int):
+        """The specialized variant's CUfunction in the current context, or None where its images
+        cannot run on ``device`` (no image for it, too many registers for num_warps, too much
+        shared memory): this kernel serves its launches there (the variant is not tried there
+        again)."""
+        if int(ctx) in self._twin_unusable:
+            return None
+        try:
+            return self.twin._function(ctx, device)
+        except KernelLoadError:
+            self._twin_unusable.add(int(ctx))
+            return None
+
+    def _launch_target(self, slot, fn, ctx, device: int, twin: bool) -> tuple:
+        """(function, argument pointers, shared bytes) of a launch in ``ctx``: this kernel's
+        (``fn``), or its specialized variant's where ``twin`` and it can run there."""
+        if twin and (found := self._twin_function(ctx, device)) is not None:
+            return found, ctypes.addressof(slot[11]), self.twin.shared
+        return fn, slot[4], self.shared
 
     def _function(self, ctx, device: int):
         """The CUfunction in the current context ``ctx`` (on ``device``), loading the module
@@ -1824,7 +2033,14 @@ class Kernel:
         buf = bytearray(max(8, size))
         view = (ctypes.c_char * len(buf)).from_buffer(buf)
         argv = (ctypes.c_void_p * max(1, len(offsets)))(*[ctypes.addressof(view) + at for at in offsets])
-        return [None, None, argv, buf, ctypes.addressof(argv), view, 0, -2]
+        slot = [None, None, argv, buf, ctypes.addressof(argv), view, 0, -2]
+        if self.twin is not None:
+            # the specialized variant's: [its CUfunction, its argument pointers' address, its shared
+            # bytes, its argument pointers] (the same bytes, less the parameters it compiled in)
+            ones = {j for j, align in self._twin_checks if align == 0}
+            kept = [ctypes.addressof(view) + at for j, at in enumerate(offsets) if j not in ones]
+            slot += [None, None, self.twin.shared, (ctypes.c_void_p * max(1, len(kept)))(*kept)]
+        return slot
 
 
 # --------------------------------------------------------------------------- KernelFamily
@@ -1968,6 +2184,12 @@ class KernelFamily:
         self._dispatch = None if tuning is None else TunedDispatch(self.name, [n for n, _ in self.params],
                                                                    tuning, self._specs)
         self._tuned = {}      # key argument values -> a selection as _selection makes, for tuned launches
+        # the signatures of the specializations' specialized variants, each generated launcher's test
+        # of them numbered from 1 (the payload's last element: which one the selected kernel has, 0 none)
+        self._twins: dict[tuple, int] = {}
+        for spec in self._specs:
+            if spec.get("specialized") is not None:
+                self._twins.setdefault(self._twin_signature(spec), len(self._twins) + 1)
 
     def _check_names(self) -> None:
         """Constexprs are keywords of the launch (identifiers, and not ``stream``, the launch's
@@ -1989,16 +2211,75 @@ class KernelFamily:
         """What was built: ``[{"id", "constexprs", "num_warps", "shared"}, ...]``."""
         return [self._public(s) for s in self._specs]
 
-    @staticmethod
-    def _public(spec: dict) -> dict:
-        return {"id": spec.get("id"), "constexprs": dict(spec.get("constexprs", {})), "num_warps": spec["num_warps"],
-                "num_stages": spec.get("num_stages"), "shared": spec.get("shared", 0)}
+    def _twin_signature(self, spec: dict) -> tuple:
+        """A specialized variant's signature as ``(name, type string)`` pairs (ValueError naming the
+        specialization where it is none)."""
+        try:
+            return tuple((str(n), str(parse_type(t))) for n, t in spec["specialized"]["signature"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{self.name}: specialization {spec.get('id')!r}: its specialized variant's "
+                             f"signature is not a list of (name, type) ({type(e).__name__}: {e})") from None
 
-    def best(self, **key_values) -> dict:
-        """The specialization a launch without constexprs runs for these values of the tuning key
-        (``fam.best(M=4096, N=4096, K=512)``), as in :attr:`specializations`."""
-        if self._dispatch is None:
-            raise TypeError(f"{self.name} was not tuned at build time (its manifest entry has no 'autotune:')")
+    def _public(self, spec: dict) -> dict:
+        twin = spec.get("specialized")
+        return {"id": spec.get("id"), "constexprs": dict(spec.get("constexprs", {})), "num_warps": spec["num_warps"],
+                "num_stages": spec.get("num_stages"), "shared": spec.get("shared", 0),
+                "specialized": None if twin is None else [list(p) for p in self._twin_signature(spec)]}
+
+    def best(self, *args, **keywords) -> dict:
+        """What a launch runs, as in :attr:`specializations`:
+
+        - ``fam.best(*args, CONSTEXPR=value, ..., num_warps=None)``, a launch's arguments (the
+          run-time ones by position or by name): the specialization ``fam[grid](*args, ...)`` runs,
+          with ``"variant"``: ``"specialized"`` where the arguments keep every promise of its
+          specialized variant, else ``"plain"``, and ``"signature"``: that variant's; the errors of
+          such a launch where it would refuse the arguments. Needs no GPU.
+        - ``fam.best(M=4096, N=4096, K=512)``, the tuning key alone (a kernel tuned at build time):
+          the config a launch without constexprs runs for these key values."""
+        names = [n for n, _ in self.params]
+        if not args and self._dispatch is not None and not set(names) <= set(keywords):
+            return self._best_for_key(keywords)
+        runtime, constexprs, num_warps = self._bound_call(args, keywords)
+        missing = [n for n in names if n not in runtime]
+        if missing:
+            raise TypeError(f"{self.name}.best() takes the arguments of a launch"
+                            + ("" if self._dispatch else f" ({self.name} was not tuned at build time: it has no "
+                                                         "tuning key to ask about)")
+                            + f": missing {', '.join(missing)}")
+        values = [runtime[n] for n in names]
+        if self._dispatch is not None and not constexprs and num_warps is None:
+            spec = self._dispatch.choose(tuple(values[i] for i in self._dispatch.positions))
+        else:
+            spec = self.select(constexprs, num_warps)
+        variant = self.kernel(spec).variant_for(values)
+        public = self._public(spec)
+        signature = public["specialized"] if variant == "specialized" else [list(p) for p in self.params]
+        return {**public, "variant": variant, "signature": signature}
+
+    def _bound_call(self, args, keywords) -> tuple[dict, dict, object]:
+        """(run-time arguments by name, constexprs, num_warps) of a call's arguments, bound as a
+        launch binds them (a constexpr named num_warps is both); TypeError for what it refuses."""
+        names = [n for n, _ in self.params]
+        if len(args) > len(names):
+            raise TypeError(f"{self.name}() takes {len(names)} run-time arguments ({', '.join(names)}) but "
+                            f"{len(args)} were given")
+        runtime, constexprs, num_warps = dict(zip(names, args)), {}, None
+        for k, v in keywords.items():
+            if k in names:
+                if k in runtime:
+                    raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
+                runtime[k] = v
+            elif k in self.constexpr_names or k == "num_warps":
+                if k in self.constexpr_names:
+                    constexprs[k] = v
+                if k == "num_warps":
+                    num_warps = v
+            else:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
+        return runtime, constexprs, num_warps
+
+    def _best_for_key(self, key_values: dict) -> dict:
+        """The tuned config for values of the tuning key (``best``'s second form)."""
         key = self._dispatch.key
         missing = [n for n in key if n not in key_values]
         unknown = [n for n in key_values if n not in key]
@@ -2015,9 +2296,13 @@ class KernelFamily:
 
     def _payload(self, spec: dict) -> tuple:
         """What a generated launcher launches a specialization with: ``(Kernel, its thread slots,
-        block, shared, native spec)``."""
+        block, shared, native spec)``, and in a family with specialized variants which test of them
+        the kernel's twin takes (0: it has none)."""
         kernel = self.kernel(spec)
-        return kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec
+        payload = kernel, kernel._tls, 32 * kernel.num_warps, kernel.shared, kernel._spec
+        if not self._twins:
+            return payload
+        return *payload, 0 if kernel.twin is None else self._twins[self._twin_signature(spec)]
 
     def _found(self, values: tuple):
         """The selection of an earlier launch with constexpr values (and num_warps, last) of these
@@ -2122,7 +2407,8 @@ class KernelFamily:
                                                      spec.get("shared", 0), spec["images"], spec.get("sha256"),
                                                      symbol=spec.get("symbol", self.name),
                                                      made_tensor_maps=spec.get("made_tensor_maps"),
-                                                     tma_images=spec.get("tma_images"))
+                                                     tma_images=spec.get("tma_images"),
+                                                     specialized=spec.get("specialized"))
         return self._kernels[id(spec)]
 
     def verify(self) -> None:
@@ -2239,8 +2525,10 @@ class KernelFamily:
                 tuned_key="".join(f"{names[i]}, " for i in self._dispatch.positions),
                 params="".join(f"{n}, " for n in names), assign=assign,
                 select=textwrap.indent(select, "    "))
+        twins = [(index, [(n, parse_type(t)) for n, t in signature]) for signature, index in self._twins.items()]
         make, source, converters, packer = _generate(
-            _FAMILY_LAUNCHER, f"{self.name}[grid]", params, names, "_block", "_shared",
+            _FAMILY_LAUNCHER, f"{self.name}[grid]", params, names, "_block", "_shared", twins=twins,
+            payload="_self, _tls, _block, _shared, _spec" + ", _tw" * bool(twins),
             nkey=len(cx) + 1, keywords=keywords, select=select,
             grid_keyword=", _grid" if grid_kind == "callable" else "",
             grid_code=_GRID_CODE[grid_kind].format(meta=meta))

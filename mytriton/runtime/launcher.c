@@ -28,6 +28,14 @@
  *       divisor, 0 for none), dtypes the dtype string of each pointer parameter.  fn: the
  *       CUfunction's address, device: the ordinal of the device of its context.
  *       Returns the CUresult of the launch, or -1: "use the Python path".
+ *   launch((block, shared, kinds, dtypes, checks, twin shared), (fn, device, twin fn), ...) -> int
+ *       the same for a kernel with a specialized variant (its twin, built with more promises):
+ *       checks holds two bytes per parameter ('1', 0: the twin compiled the value 1 in and does
+ *       not take it; 'A' and the alignment or divisor, 0 where it is over 255; '-', 0: nothing
+ *       more); where every argument, as read, keeps them, the twin function runs on the same
+ *       argument bytes less those it compiled in, with its own shared memory (a twin fn of 0, not
+ *       loaded in the context yet: -1, the Python path loads it); else fn. A function pair
+ *       without the twin's (its images cannot run on this device) runs fn.
  *
  * A DeviceArray's (address, dtype, device) is its one attribute _launch.  A tensor is read through
  * PyTorch's stable C accessors where the runtime found and checked them (tensor_info[2], see
@@ -347,9 +355,26 @@ static int read_scalar(PyObject *v, char code, unsigned divisor, uint64_t *slot)
     }
 }
 
+/* Whether the arguments as read (slots) keep every promise `checks` lists (see launch()); -1 where
+ * one cannot be checked here (an alignment over 255). */
+static int twin_holds(const char *checks, Py_ssize_t n, const uint64_t *slots) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char code = checks[2 * i];
+        unsigned aux = (unsigned char)checks[2 * i + 1];
+        if (code == '1' && slots[i] != 1)
+            return 0;
+        if (code == 'A' && aux == 0)
+            return -1;
+        if (code == 'A' && slots[i] & (aux - 1))        /* (a power of two: parse_type) */
+            return 0;
+    }
+    return 1;
+}
+
 static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs < 6 || entry == NULL || !PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4)
+    Py_ssize_t spec_size = nargs >= 6 && PyTuple_Check(args[0]) ? PyTuple_Size(args[0]) : 0;
+    if (entry == NULL || (spec_size != 4 && spec_size != 6))
         return PyLong_FromLong(PYTHON_PATH);
     PyObject *spec = args[0];
     char *kinds;
@@ -368,15 +393,29 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     unsigned long shared = PyLong_AsUnsignedLong(PyTuple_GetItem(spec, 1));
     unsigned long gx = PyLong_AsUnsignedLong(args[2]), gy = PyLong_AsUnsignedLong(args[3]);
     unsigned long gz = PyLong_AsUnsignedLong(args[4]);
-    if (!PyTuple_Check(args[1]) || PyTuple_Size(args[1]) != 2) {
+    Py_ssize_t fns = PyTuple_Check(args[1]) ? PyTuple_Size(args[1]) : 0;
+    if (fns != 2 && fns != 3) {
         PyErr_Clear();
         return PyLong_FromLong(PYTHON_PATH);
     }
     void *fn = PyLong_AsVoidPtr(PyTuple_GetItem(args[1], 0));
     long device = PyLong_AsLong(PyTuple_GetItem(args[1], 1));
     void *stream = PyLong_AsVoidPtr(args[5]);
-    if (PyErr_Occurred() || fn == NULL || block > UINT32_MAX || shared > UINT32_MAX || gx > UINT32_MAX ||
-        gy > UINT32_MAX || gz > UINT32_MAX) {
+    /* the specialized variant: its promises, shared memory and function (where it runs here) */
+    char *checks = NULL;
+    Py_ssize_t nchecks = 0;
+    unsigned long twin_shared = 0;
+    void *twin_fn = NULL;
+    if (spec_size == 6 && fns == 3) {
+        if (PyBytes_AsStringAndSize(PyTuple_GetItem(spec, 4), &checks, &nchecks) < 0 || nchecks != nkinds) {
+            PyErr_Clear();
+            return PyLong_FromLong(PYTHON_PATH);
+        }
+        twin_shared = PyLong_AsUnsignedLong(PyTuple_GetItem(spec, 5));
+        twin_fn = PyLong_AsVoidPtr(PyTuple_GetItem(args[1], 2));    /* NULL: not loaded here yet */
+    }
+    if (PyErr_Occurred() || fn == NULL || block > UINT32_MAX || shared > UINT32_MAX || twin_shared > UINT32_MAX ||
+        gx > UINT32_MAX || gy > UINT32_MAX || gz > UINT32_MAX) {
         PyErr_Clear();
         return PyLong_FromLong(PYTHON_PATH);
     }
@@ -393,6 +432,17 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 return PyLong_FromLong(PYTHON_PATH);
         } else if (!read_scalar(v, code, aux, &slots[i]))
             return PyLong_FromLong(PYTHON_PATH);
+    }
+    int holds = checks != NULL ? twin_holds(checks, n, slots) : 0;
+    if (holds < 0 || (holds && twin_fn == NULL))   /* (the Python path loads the twin) */
+        return PyLong_FromLong(PYTHON_PATH);
+    if (holds) {                             /* the twin: the same slots, less those it compiled in */
+        Py_ssize_t kept = 0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (checks[2 * i] != '1')
+                argv[kept++] = &slots[i];
+        fn = twin_fn;
+        shared = twin_shared;
     }
     int err;
     Py_BEGIN_ALLOW_THREADS
