@@ -6,9 +6,11 @@ offsets) by the signature it is built with, next to Triton and cuBLAS, in one pr
 Rows, fp16 n^3 per configuration (TFLOP/s, CUDA-event medians, interleaved rounds):
 
   package, plain       a package built from a manifest of plain ``i32`` sizes and strides and
-                       unaligned pointers (what users write)
-  package, promised    the same manifest with the promises Triton's JIT would make (``:16``,
-                       unit strides ``:1``)
+                       unaligned pointers (what users write): its launches run the specialized
+                       variant the build makes (``aot/variants.py``)
+  ... specialize: false  the same manifest without the variant: the kernel as written
+  package, promised    the manifest with the promises Triton's JIT would make (``:16``, unit
+                       strides ``:1``) written out
   base package, plain  ``--base DIR``: the plain manifest built by another mytriton tree (a copy
                        of an earlier version), for a before/after in the same run
   mytriton JIT         the kernel through mytriton's JIT (it specializes as Triton's does)
@@ -32,7 +34,7 @@ CONFIGS = ((128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 32, 4, 4))
 INTS = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
 
 
-def manifest(package: str, promised: bool) -> str:
+def manifest(package: str, promised: bool, specialize: bool = True) -> str:
     ptr, size = ('"*fp16:16"', "i32:16") if promised else ('"*fp16"', "i32")
     types = {p: size for p in INTS}
     if promised:
@@ -41,12 +43,13 @@ def manifest(package: str, promised: bool) -> str:
     specs = "\n".join(f"      - {{BM: {bm}, BN: {bn}, BK: {bk}, GROUP: 8, num_warps: {w}, num_stages: {s}}}"
                       for bm, bn, bk, w, s in CONFIGS)
     return (f"package: {package}\ntargets: [sm_90a]\nkernels:\n  - kernel: {KERNELS / 'wrapped_gemm.py'}:wrapped_matmul\n"
-            f"    signature: {{{sig}}}\n    specializations:\n{specs}\n")
+            f"    signature: {{{sig}}}\n" + ("" if specialize else "    specialize: false\n")
+            + f"    specializations:\n{specs}\n")
 
 
-def build(folder: Path, package: str, promised: bool, tree: Path) -> None:
+def build(folder: Path, package: str, promised: bool, tree: Path, specialize: bool = True) -> None:
     path = folder / f"{package}.yaml"
-    path.write_text(manifest(package, promised))
+    path.write_text(manifest(package, promised, specialize))
     env = {**os.environ, "PYTHONPATH": str(tree)}
     subprocess.run([sys.executable, "-m", "mytriton.aot", str(path), "--out", str(folder), "--allow-outside",
                     "--no-cache"], check=True, env=env, cwd=folder)
@@ -59,13 +62,15 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp())
-    builds = {"package, plain": ("wg_plain", False, ROOT), "package, promised": ("wg_promised", True, ROOT)}
+    builds = {"package, plain": ("wg_plain", False, ROOT, True),
+              "... specialize: false": ("wg_as_written", False, ROOT, False),
+              "package, promised": ("wg_promised", True, ROOT, True)}
     if args.base:
-        builds["base package, plain"] = ("wg_base_plain", False, args.base.resolve())
-    for package, promised, tree in builds.values():
-        build(folder, package, promised, tree)
+        builds["base package, plain"] = ("wg_base_plain", False, args.base.resolve(), True)
+    for package, promised, tree, specialize in builds.values():
+        build(folder, package, promised, tree, specialize)   # (an earlier tree knows no specialize: key)
     sys.path.insert(0, str(folder))
-    packages = {row: __import__(package) for row, (package, _, _) in builds.items()}
+    packages = {row: __import__(package) for row, (package, *_) in builds.items()}
     mt, tr = load_module(KERNELS / "wrapped_gemm.py", "mt_wrapped"), triton_module("wrapped_gemm.py")
     n = args.n
     a, b = (torch.randn(n, n, device="cuda", dtype=torch.float16) for _ in range(2))
