@@ -17,7 +17,7 @@ from typing import Callable
 
 from dataclasses import replace
 
-from . import kernel_source, output, tuning, variants as _variants
+from . import explain, kernel_source, output, tuning, variants as _variants
 from . import toolchain as toolchains
 from .cache import PendingCompiles, PreviousBuild, SharedCache, job_key
 from .toolchain import Toolchain
@@ -69,7 +69,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
                    max_specializations: int = MAX_SPECIALIZATIONS, allow_outside: bool = False,
                    cache_dir: str | Path | None = None, shard: tuple[int, int] | None = None,
                    executor: str = "local", tune: bool = False,
-                   tune_from: list[str] | None = None, emit_c: bool = False) -> list[PackageReport]:
+                   tune_from: list[str] | None = None, emit_c: bool = False,
+                   explain_all: bool = False) -> list[PackageReport]:
     """Build every manifest into ``out_dir/<package>/``.
 
     *echo* receives the progress and summary lines, *notify* remarks such as waiting for a lock.
@@ -86,6 +87,8 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
     Kernels with ``autotune:`` are timed on this machine's GPU with *tune*, or take the records of
     the *tune_from* files (``tuning.json`` of an earlier ``tune``; see :mod:`.tuning`); without
     either, their first config is the one launched. *emit_c* adds each package's C API (``c/``).
+    A kernel whose common launches on Hopper are off the fast path gets a note (aot/explain.py);
+    *explain_all* also echoes the compiler's story of every compile.
     Raises :class:`ManifestError`/:class:`UsageError` before anything is compiled, and
     :class:`CompileFailed` after every package that did compile has been written.
     """
@@ -129,6 +132,10 @@ def build_packages(manifest_paths: list[str], out_dir: str = "build", targets: l
         for plan in plans:
             mine = [u for u in units if u.plan is plan]
             record = _tuning(plan, mine, results, tune, recorded, echo, notify or echo, found)
+            for line in explain.story(plan, mine, results) if explain_all else ():
+                echo(line)
+            for line in explain.notes(plan, mine, results):
+                (notify or echo)(line)
             reports.append(_finish(plan, toolchain, mine, results, echo, start, launcher, record, emit_c,
                                    notify or echo, found))
     failures = _failures(units, results)

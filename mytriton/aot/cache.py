@@ -46,7 +46,7 @@ from pathlib import Path
 from .jobs import Artifacts, CompileJob
 from .toolchain import Toolchain, compiler_hash  # noqa: F401 - (compiler_hash: the tests' name for it)
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 GENERATOR = "mytriton-build"
 # A cache entry is a few compiles' bytes (cubin, PTX, CUDA source); far past this it is no entry.
 MAX_ENTRY_BYTES = 256 << 20
@@ -141,9 +141,12 @@ class PreviousBuild:
         for target, build in spec["build"].items():
             if not _valid_recipes(build.get("made_tensor_maps", [])):
                 continue
+            explain = build.get("explain", [])
+            if type(explain) is not list or not all(type(x) is str for x in explain):
+                continue
             entry = {"cubin": (spec["images"][target], spec["sha256"][target]),
                      "shared": build["shared"], "symbol": build["symbol"],
-                     "made_tensor_maps": tuple(build.get("made_tensor_maps", ()))}
+                     "made_tensor_maps": tuple(build.get("made_tensor_maps", ())), "explain": tuple(explain)}
             if target == ptx_target:
                 entry["ptx"] = (spec["images"]["ptx"], spec["sha256"]["ptx"])
                 entry["cu"] = (spec["source"], spec["sha256"]["cu"])
@@ -172,7 +175,7 @@ class PreviousBuild:
         if cubin is None:
             return None
         return Artifacts(cubin=cubin, ptx=ptx, cu=cu, shared=entry["shared"], symbol=entry["symbol"],
-                         cached=True, made_tensor_maps=entry["made_tensor_maps"])
+                         cached=True, made_tensor_maps=entry["made_tensor_maps"], explain=entry["explain"])
 
     def native(self, key: str) -> bytes | None:
         """The previous build's native launch library, if it was built with *key* and is intact."""
@@ -196,7 +199,7 @@ def _encode(key: str, artifacts: Artifacts) -> bytes:
     its sha256."""
     record = {"key": key, "cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
               "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol,
-              "made_tensor_maps": list(artifacts.made_tensor_maps)}
+              "made_tensor_maps": list(artifacts.made_tensor_maps), "explain": list(artifacts.explain)}
     data = json.dumps(record, sort_keys=True)
     return json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
 
@@ -219,7 +222,7 @@ def _decode(payload: bytes | None, key: str, emit_ptx: bool) -> Artifacts | None
         return Artifacts(cubin=base64.b64decode(record["cubin"], validate=True),
                          ptx=record["ptx"] if emit_ptx else None, cu=record["cu"] if emit_ptx else None,
                          shared=record["shared"], symbol=record["symbol"], cached=True,
-                         made_tensor_maps=tuple(record["made_tensor_maps"]))
+                         made_tensor_maps=tuple(record["made_tensor_maps"]), explain=tuple(record["explain"]))
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
@@ -230,7 +233,8 @@ def _well_typed(record: dict) -> bool:
     if not (type(record.get("cubin")) is str and type(record.get("shared")) is int and record["shared"] >= 0
             and type(record.get("symbol")) is str and record["symbol"].isascii() and record["symbol"].isidentifier()
             and all(record.get(k) is None or type(record.get(k)) is str for k in ("ptx", "cu"))
-            and type(record.get("made_tensor_maps")) is list):
+            and type(record.get("made_tensor_maps")) is list
+            and type(record.get("explain")) is list and all(type(x) is str for x in record["explain"])):
         return False
     return _valid_recipes(record["made_tensor_maps"])
 

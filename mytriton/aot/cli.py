@@ -1,6 +1,6 @@
 """``mytriton-build MANIFEST... [--out DIR] [--target sm_XX ...] [-j N] [--max-specializations N]
 [--allow-outside] [--cache DIR | --no-cache] [--executor dask://HOST:PORT] [--shard I/N]
-[--tune | --tune-from FILE] [--emit-c]``.
+[--tune | --tune-from FILE] [--emit-c] [--explain]``.
 
 Exit status: 0 success, 1 a kernel failed to compile, 2 a usage or manifest error, 130 interrupted.
 Errors go to stderr without a Python traceback (set MYTRITON_TRACEBACK=1 to see one for internal
@@ -108,6 +108,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tune-from", action="append", metavar="FILE", default=None,
                    help="reuse the tuning.json of an earlier --tune (no GPU needed; the same package, byte for "
                         "byte); repeat it for several packages")
+    p.add_argument("--explain", action="store_true",
+                   help="print what computes each tl.dot of every compile (wgmma, mma.sync or the CUDA cores), "
+                        "why, and how its operands reach it")
     p.add_argument("--emit-c", action="store_true",
                    help="also write the package's C API: DIR/<package>/c/<package>.h and .c (C11 over the CUDA "
                         "driver API, one typed launch function per specialization, the images embedded)")
@@ -163,7 +166,8 @@ def _build(args, targets) -> int:
         build_packages(args.manifests, out_dir=args.out, targets=targets, jobs=args.jobs,
                        echo=lambda line: print(line, flush=True), notify=lambda line: _err(line),
                        allow_outside=args.allow_outside, cache_dir=_cache_dir(args), shard=args.shard,
-                       executor=args.executor, tune=args.tune, tune_from=args.tune_from, emit_c=args.emit_c, **options)
+                       executor=args.executor, tune=args.tune, tune_from=args.tune_from, emit_c=args.emit_c,
+                       explain_all=args.explain, **options)
     except CompileFailed as exc:
         for labels, message in exc.failures:
             shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")

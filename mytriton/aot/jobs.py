@@ -65,6 +65,7 @@ class Artifacts:
     cached: bool = False
     made_tensor_maps: tuple = ()     # the recipes of the tensor maps the launch encodes (dicts)
     toolchain: Toolchain | None = None   # what compiled it, as the compiling process saw itself
+    explain: tuple = ()              # the compiler's story of its tensor-core decisions (metadata["explain"])
 
 
 def launch_maps(built: dict[str, Artifacts]) -> dict:
@@ -165,7 +166,8 @@ def _compile(mytriton, fn, job: CompileJob, start: float) -> Artifacts:
     cu = ck.asm["cu"] if job.emit_ptx else None
     return Artifacts(cubin=cubin, ptx=ptx, cu=cu, shared=int(ck.metadata.get("shared", 0)),
                      symbol=str(ck.metadata["name"]), seconds=time.perf_counter() - start,
-                     made_tensor_maps=tuple(ck.metadata["made_tensor_maps"]))
+                     made_tensor_maps=tuple(ck.metadata["made_tensor_maps"]),
+                     explain=tuple(ck.metadata.get("explain", ())))
 
 
 def describe_error(exc: BaseException) -> str:

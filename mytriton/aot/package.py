@@ -155,6 +155,8 @@ def _write_images(folder, plan, entry: KernelEntry, spec: Specialization, ident:
                          "symbol": result.symbol}
         if result.made_tensor_maps:
             build[target]["made_tensor_maps"] = list(result.made_tensor_maps)
+        if result.explain:           # (what computes its tensor-core dots, and why: mytriton-build --explain)
+            build[target]["explain"] = list(result.explain)
     lowest = artifacts[entry.name, ident, plan.ptx_target]
     images["ptx"] = f"{base}.ptx"
     sha256["ptx"] = _write(folder / images["ptx"], lowest.ptx.encode("utf-8"))
