@@ -703,17 +703,29 @@ def static_assert(cond, msg=""):
 @builtin
 def device_print(prefix, *args, hex=False):
     """Print at run time, as Triton's ``tl.device_print``: for each argument, a line per element and
-    program, ``pid (x, y, z) idx (i, ...) <prefix><value>`` (`` (operand k)`` after the prefix when
-    there are several arguments; a space after the prefix); ``hex=True`` prints the values' bits in
-    hexadecimal. On the GPU (printf) the lines of different programs and threads interleave in no
-    fixed order."""
+    program, ``pid (x, y, z) idx (i, ...) <prefix>: <value>`` in Triton's format (ir/ops.py:
+    print_line_format; the prefix made to start with a space and end with ": ", `` (operand k)``
+    after it when there are several arguments); ``hex=True`` prints the values' bits in
+    zero-padded hexadecimal. On the GPU (printf) the lines of different programs and threads
+    interleave in no fixed order."""
     if not isinstance(prefix, str):
         raise TypeError(f"device_print: the prefix must be a str, got {type(prefix).__name__}")
-    if prefix and not prefix.endswith(" "):
-        prefix += " "
+    if not args:
+        raise TypeError("tl.device_print with no values to print is not supported by mytriton (Triton prints "
+                        "the prefix once per thread); pass the values after the prefix")
+    label = print_label(prefix)
     for k, x in enumerate(args):
-        label = f"{prefix.rstrip()} (operand {k}) " if len(args) > 1 else prefix
-        make("device_print", x, prefix=label, hex=bool(hex))
+        make("device_print", x, prefix=label + (f"(operand {k}) " if len(args) > 1 else ""), hex=bool(hex))
+
+
+def print_label(prefix: str) -> str:
+    """Triton's munging of a device_print prefix that has values after it: ending in ": ", and,
+    past two characters, starting with a space (``"x"`` prints as ``" x: "``)."""
+    if not prefix.endswith(" "):
+        prefix += " "
+    if not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    return " " + prefix if len(prefix) > 2 and not prefix.startswith(" ") else prefix
 
 
 @builtin
