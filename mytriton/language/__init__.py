@@ -13,6 +13,7 @@ from .core import (bfloat16, builtin, computation_operands, constexpr, current_b
                    int1, int8, int16, int32, int64, is_block, make, tensor, to_tensor, uint8, uint16,
                    uint32, uint64)
 from .core import binary as _binary
+from .core import StaticAssertionError
 
 __all__ = [
     "constexpr", "tensor", "dtype", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -98,7 +99,7 @@ def _shape(shape) -> tuple[int, ...]:
     if type(shape) is int:
         shape = (shape,)
     elif isinstance(shape, list):
-        shape = tuple(shape)
+        shape = builtins.tuple(shape)
     return check_block_shape(shape)
 
 
@@ -110,7 +111,7 @@ def _block_dtype(dtype) -> ScalarType:
 
 @builtin
 def zeros(shape, dtype):
-    if isinstance(shape, (tuple, list)) and len(shape) == 0:
+    if isinstance(shape, (builtins.tuple, list)) and len(shape) == 0:
         return full((), 0, dtype)                   # a scalar, as Triton's tl.zeros([])
     return make("zeros", shape=_shape(shape), dtype=_block_dtype(dtype))
 
@@ -123,7 +124,7 @@ def empty(shape, dtype):
 @builtin
 def full(shape, value, dtype):
     """A block of ``shape`` filled with ``value``; an empty shape gives a scalar, as in Triton."""
-    if isinstance(shape, (tuple, list)) and len(shape) == 0:
+    if isinstance(shape, (builtins.tuple, list)) and len(shape) == 0:
         dtype = _block_dtype(dtype)
         if isinstance(value, tensor):
             return value.to(dtype)
@@ -491,7 +492,7 @@ def expand_dims(input, axis):
     """``input`` with size-1 dimensions inserted at ``axis`` (an int or a sequence of them; negative
     ones count from the end of the result's dimensions), as Triton's."""
     x = to_tensor(input)
-    axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+    axes = list(axis) if isinstance(axis, (builtins.tuple, list)) else [axis]
     ndim = len(x.shape) + len(axes)
     normalized = []
     for a in axes:
@@ -572,7 +573,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         acc = zeros(shape, result)
     else:
         acc = to_tensor(acc)
-        if tuple(acc.shape) != shape or acc.dtype != result:
+        if builtins.tuple(acc.shape) != shape or acc.dtype != result:
             raise TypeError(f"the accumulator must be a {list(shape)} block of {result}, got {acc.type}")
         if acc.dtype != out_dtype:      # (Triton asserts it: an int8 dot into an int32 acc says so)
             raise TypeError(f"the accumulator's dtype tl.{acc.dtype.info.triton} must be the out_dtype "
@@ -612,11 +613,11 @@ def _bf16_split_dot(a, b, acc, parts: int):
 
 def _dims(dims) -> tuple[int, ...]:
     """``f(x, 1, 0)`` and ``f(x, (1, 0))`` alike, as Triton takes them."""
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])
+    if len(dims) == 1 and isinstance(dims[0], (builtins.tuple, list)):
+        dims = builtins.tuple(dims[0])
     if any(type(d) is not int for d in dims):
         raise TypeError(f"permute dims must be constant ints, got {dims}")
-    return tuple(dims)
+    return builtins.tuple(dims)
 
 
 @builtin
@@ -633,15 +634,15 @@ def trans(input, *dims):
         n = len(input.shape) if is_block(input) else 0
         if n < 2:
             raise ValueError("tl.trans invoked with a 0- or 1-dimensional tensor")
-        dims = tuple(builtins.range(n - 2)) + (n - 1, n - 2)
+        dims = builtins.tuple(builtins.range(n - 2)) + (n - 1, n - 2)
     return make("trans", input, dims=dims)
 
 
 @builtin
 def broadcast_to(input, *shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return make("broadcast", input, shape=_shape(tuple(shape)))
+    if len(shape) == 1 and isinstance(shape[0], (builtins.tuple, list)):
+        shape = builtins.tuple(shape[0])
+    return make("broadcast", input, shape=_shape(builtins.tuple(shape)))
 
 
 def cdiv(x, div):
@@ -657,11 +658,11 @@ def _hint(input, values, kind: str, name: str):
     a promise about one is ignored."""
     x = to_tensor(input)
     rank = builtins.max(1, len(x.shape) if is_block(x) else 0)
-    listed = list(values) if isinstance(values, (list, tuple)) else [values] * rank
+    listed = list(values) if isinstance(values, (list, builtins.tuple)) else [values] * rank
     if len(listed) != rank or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in listed):
         raise ValueError(f"tl.{name} takes a positive integer or one per dimension ({rank}), got {values!r}")
     if x.node.op != "const":
-        x.node.hints = {**(x.node.hints or {}), kind: tuple(v & -v for v in listed)}
+        x.node.hints = {**(x.node.hints or {}), kind: builtins.tuple(v & -v for v in listed)}
     return x
 
 
@@ -697,7 +698,7 @@ def static_assert(cond, msg=""):
     if isinstance(cond, tensor):
         raise TypeError("static_assert needs a compile-time condition")
     if not cond:
-        raise AssertionError(f"static_assert failed: {msg}" if msg else "static_assert failed")
+        raise StaticAssertionError(f"static_assert failed: {msg}" if msg else "static_assert failed")
 
 
 @builtin
@@ -776,6 +777,13 @@ from .inline_asm import inline_asm_elementwise  # noqa: E402
 from .map_elementwise import map_elementwise  # noqa: E402
 from .block_ptr import (advance, block_ptr, load_tensor_descriptor, make_block_ptr, make_tensor_descriptor,  # noqa: E402
                         store_tensor_descriptor, tensor_descriptor)
+from .core import constexpr_type  # noqa: E402
+from .sort import bitonic_merge  # noqa: E402
+from . import triton_types  # noqa: E402
+from .triton_types import (block_type, condition, const, slice, str_to_ty, tensor_descriptor_type,  # noqa: E402
+                           tuple, tuple_type, void)
+from .unsupported import dot_scaled, float8e4b8, float8e4b15, float8e5b16  # noqa: E402
+from . import standard, target_info  # noqa: E402
 
 __all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram", "gather", "device_assert",
             "join", "split", "interleave", "cat", "flip", "broadcast", "sort", "topk", "make_block_ptr", "advance",
@@ -790,6 +798,9 @@ for _name in ("abs", "argmax", "argmin", "associative_scan", "broadcast_to", "cu
               "topk"):
     if not hasattr(tensor, _name):
         setattr(tensor, _name, globals()[_name])
+__all__ += ["constexpr_type", "bitonic_merge", "block_type", "condition", "const", "slice", "str_to_ty",
+            "tensor_descriptor_type", "tuple", "tuple_type", "void", "dot_scaled", "float8e4b15", "float8e4b8",
+            "float8e5b16", "standard", "target_info", "core"]
 __all__ += ["math", "extra", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv", "philox", "philox_impl",
             "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float",
             "pair_uniform_to_normal"]

@@ -57,16 +57,69 @@ TRITON_LIBDEVICE_NAMES = (
 )
 
 
-class UnsupportedTritonName(AttributeError):
-    """``tl.<name>`` for a name of Triton's language that mytriton does not have (yet)."""
+# Triton 3.6's triton.language: its other public names (beside __all__: submodules, types)
+TRITON_LANGUAGE_OTHER_NAMES = (
+    "core", "random", "standard", "str_to_ty", "tensor_descriptor_type", "tuple_type",
+)
 
-    def __init__(self, name: str):
-        super().__init__(f"`tl.{name}` is part of Triton's language and not supported by mytriton yet")
+# Triton 3.6's triton/__init__.py: its __all__ and public submodules
+TRITON_NAMES = (
+    "AsyncCompileMode", "CompilationError", "Config", "FutureKernel", "InterpreterError", "JITFunction",
+    "KernelInterface", "MockTensor", "OutOfResources", "TensorWrapper", "TritonError", "autotune",
+    "backends", "cdiv", "compile", "compiler", "constexpr_function", "errors", "heuristics", "jit", "knobs",
+    "language", "must_use_result", "next_power_of_2", "reinterpret", "runtime", "set_allocator", "testing",
+    "tools",
+)
+
+# Triton 3.6's triton/testing.py: its public functions and classes
+TRITON_TESTING_NAMES = (
+    "Benchmark", "Mark", "assert_close", "cuda_memcheck", "do_bench", "do_bench_cudagraph", "get_dram_gbps",
+    "get_max_simd_tflops", "get_max_tensorcore_tflops", "nvsmi", "perf_report", "set_gpu_clock",
+)
+
+# Triton 3.6's triton/language/extra/cuda/__init__.py: its __all__ and submodules
+TRITON_EXTRA_CUDA_NAMES = (
+    "libdevice", "globaltimer", "num_threads", "num_warps", "smid", "convert_custom_float8_sm70",
+    "convert_custom_float8_sm80", "gdc_launch_dependents", "gdc_wait", "gdc", "utils",
+)
+
+# The names above that mytriton does not provide, each with why (the error says it)
+UNSUPPORTED = {
+    "triton.AsyncCompileMode": "mytriton compiles on the calling thread (ahead of time: mytriton-build)",
+    "triton.FutureKernel": "mytriton compiles on the calling thread (ahead of time: mytriton-build)",
+    "triton.MockTensor": "Triton's warmup without tensors; mytriton compiles from a signature: mytriton.compile(...)",
+    "triton.backends": "mytriton has one backend (CUDA C++ through NVRTC) and no backend plugins",
+    "triton.testing.cuda_memcheck": "run the program under compute-sanitizer instead",
+    "triton.testing.get_dram_gbps": "mytriton keeps no table of GPUs' peak bandwidths",
+    "triton.testing.get_max_simd_tflops": "mytriton keeps no table of GPUs' peak throughputs",
+    "triton.testing.get_max_tensorcore_tflops": "mytriton keeps no table of GPUs' peak throughputs",
+    "triton.testing.set_gpu_clock": "locking clocks needs nvidia-smi as root: run it yourself",
+    "tl.extra.cuda.convert_custom_float8_sm70": "the fp8e4b15 format it converts is not supported (tl.float8e4b15)",
+    "tl.extra.cuda.convert_custom_float8_sm80": "the fp8e4b15 format it converts is not supported (tl.float8e4b15)",
+    "tl.extra.cuda.gdc_launch_dependents": "programmatic dependent launch (griddepcontrol) is not supported",
+    "tl.extra.cuda.gdc_wait": "programmatic dependent launch (griddepcontrol) is not supported",
+    "tl.extra.cuda.gdc": "programmatic dependent launch (griddepcontrol) is not supported",
+    "tl.extra.cuda.utils": "its functions are tl.extra.cuda's own (num_warps, num_threads, smid, globaltimer)",
+}
+
+
+class UnsupportedTritonName(AttributeError):
+    """``tl.<name>`` (or ``triton.<name>``, ...) for a name of Triton's that mytriton does not have
+    (yet); the message says why where ``UNSUPPORTED`` does."""
+
+    def __init__(self, name: str, where: str = "tl"):
+        what = "Triton's language" if where.split(".")[0] == "tl" else "Triton"
+        reason = UNSUPPORTED.get(f"{where}.{name}")
+        super().__init__(f"`{where}.{name}` is part of {what} and not supported by mytriton yet"
+                         + (f": {reason}" if reason else ""))
         self.name = name
 
 
-def missing_attribute(name: str) -> AttributeError:
-    """The error for ``mytriton.language.<name>`` when the module has no such attribute."""
-    if name in TRITON_LANGUAGE_NAMES:
-        return UnsupportedTritonName(name)
-    return AttributeError(f"module 'mytriton.language' has no attribute {name!r}")
+def missing_attribute(name: str, where: str = "tl", module: str = "mytriton.language") -> AttributeError:
+    """The error for ``<module>.<name>`` (Triton's ``<where>.<name>``) when the module has no such
+    attribute: a name of Triton's says mytriton does not support it yet, and why."""
+    known = {"tl": TRITON_LANGUAGE_NAMES + TRITON_LANGUAGE_OTHER_NAMES, "triton": TRITON_NAMES,
+             "triton.testing": TRITON_TESTING_NAMES, "tl.extra.cuda": TRITON_EXTRA_CUDA_NAMES}.get(where, ())
+    if name in known or f"{where}.{name}" in UNSUPPORTED:
+        return UnsupportedTritonName(name, where)
+    return AttributeError(f"module {module!r} has no attribute {name!r}")
