@@ -354,6 +354,18 @@ def _is_name_path(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
+def _mismatch(name: str, t, e) -> str:
+    """Why two values of ``name`` cannot merge after a run-time ``if``: as in Triton, a tensor
+    descriptor's (a block pointer's) type includes its block shape, so both branches must make it
+    with the same one (the shape and strides may differ: they are run-time values)."""
+    text = f"`{name}` is {_describe(t)} in the then branch of this run-time `if` and {_describe(e)} of "
+    blocks = [getattr(v, "block_shape", None) for v in (t, e)]
+    if type(t) is type(e) and isinstance(t, Composite) and None not in blocks and blocks[0] != blocks[1]:
+        return (text + f"another block shape in the else branch ({list(blocks[0])} and {list(blocks[1])}): its "
+                f"type includes the block shape, which must be the same in both branches (as in Triton)")
+    return text + "another structure in the else branch"
+
+
 class AssignedNames(ast.NodeVisitor):
     """Names assigned anywhere in a loop body, in source order (seed part 10)."""
 
@@ -614,8 +626,7 @@ class CodeGenerator(ast.NodeVisitor):
                 self.env[name] = _OneBranch(name, self.src.loc(node).line)
             elif isinstance(t, (tuple, Composite)) or isinstance(e, (tuple, Composite)):
                 if _shape_of_tree(t) != _shape_of_tree(e):
-                    raise self.error(node, f"`{name}` is {_describe(t)} in the then branch of this run-time `if` "
-                                           f"and {_describe(e)} of another structure in the else branch")
+                    raise self.error(node, _mismatch(name, t, e))
                 merged.append((name, t))
                 for i, (tl_, el) in enumerate(zip(_flatten(t), _flatten(e))):
                     ta, ea = self.merge(node, f"`{name}`", tl_, el)
@@ -1365,6 +1376,13 @@ def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, build
     return builder.root
 
 
+def _is_torch_size(value) -> bool:
+    """A ``torch.Size`` (a tuple of ints), told by its class's name without importing torch."""
+    cls = type(value)
+    return isinstance(value, tuple) and type.__dict__["__module__"].__get__(cls, type) == "torch" \
+        and type.__dict__["__qualname__"].__get__(cls, type) == "Size" and all(type(v) is int for v in value)
+
+
 def annotated_dtypes(gen: CodeGenerator, fn_def: ast.FunctionDef, env: dict) -> None:
     """Parameters annotated with a dtype (``x: tl.float32``) take that type, as in Triton (which
     specializes the argument to it): the run-time scalar converted at the kernel's start. Other
@@ -1389,8 +1407,11 @@ def annotated_dtypes(gen: CodeGenerator, fn_def: ast.FunctionDef, env: dict) -> 
 
 def check_constexprs(jit_fn, constexprs: dict) -> None:
     """Refuse a constexpr value (an argument or a parameter default) that a kernel may not use
-    (``admitted``), with a CompilationError at that parameter -- before anything hashes or prints it."""
+    (``admitted``), with a CompilationError at that parameter -- before anything hashes or prints it.
+    A ``torch.Size`` (``SHAPE=x.shape``) becomes the tuple of ints it is, in ``constexprs`` itself."""
     for name, value in constexprs.items():
+        if _is_torch_size(value):
+            constexprs[name] = value = tuple(value)
         if not admitted(value):
             fn_def = jit_fn.parse()
             args = fn_def.args
