@@ -25,7 +25,8 @@ _LAZY = {
     "constexpr_function": "host_api", "must_use_result": "host_api", "OutOfResources": "host_api",
     "InterpreterError": "host_api", "KernelInterface": "host_api",
 }
-_MODULES = ("language", "runtime", "testing", "knobs", "compiler", "errors", "tools")
+# (backends: mytriton's own, CUDA C++ and MLIR -- not Triton's registry of backend plugins)
+_MODULES = ("language", "runtime", "testing", "knobs", "compiler", "errors", "tools", "backends")
 
 
 def __getattr__(name: str):

@@ -19,8 +19,14 @@ def constexpr_function(fn):
 
 
 def is_constexpr_function(fn) -> bool:
-    fn = getattr(fn, "__func__", fn)                     # (a method of a class)
-    return getattr(fn, "__dict__", {}).get("__triton_constexpr_function__", False) is True
+    """Whether ``fn`` (or the function of the bound method ``fn``) is marked, read without running
+    any of its code."""
+    import types
+    if type(fn) is types.MethodType:                     # (a method of a class)
+        fn = fn.__func__
+    if type(fn) is not types.FunctionType:
+        return False
+    return fn.__dict__.get("__triton_constexpr_function__", False) is True
 
 
 def must_use_result(x, s=True):

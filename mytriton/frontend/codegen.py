@@ -36,6 +36,8 @@ from ..language.core import (Composite, CompileTimeAssertionFailure, Shape, Stat
 from ..language.triton_names import UnsupportedTritonName
 from ..language.unsupported import _UnsupportedDtype as UnsupportedDtype
 from .descriptors import rebuild as rebuild_descriptor
+from .triton_forms import (BoundJIT, annotated_dtypes, is_name_path, is_torch_size, mismatch_message,
+                           must_use_result_mark)
 from .tuples import rebuild as rebuild_tuple
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
@@ -339,33 +341,6 @@ def _describe(v) -> str:
     return "a value"
 
 
-class _BoundJIT:
-    """A ``@jit`` method of an aggregate, read from one: called with it as ``self``."""
-
-    def __init__(self, fn, self_):
-        self.fn, self.self_ = fn, self_
-        self._must_use_result = getattr(fn, "_must_use_result", False)
-
-
-def _is_name_path(node: ast.expr) -> bool:
-    """``f`` or ``a.b.f``: looking it up twice computes nothing twice."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
-
-
-def _mismatch(name: str, t, e) -> str:
-    """Why two values of ``name`` cannot merge after a run-time ``if``: as in Triton, a tensor
-    descriptor's (a block pointer's) type includes its block shape, so both branches must make it
-    with the same one (the shape and strides may differ: they are run-time values)."""
-    text = f"`{name}` is {_describe(t)} in the then branch of this run-time `if` and {_describe(e)} of "
-    blocks = [getattr(v, "block_shape", None) for v in (t, e)]
-    if type(t) is type(e) and isinstance(t, Composite) and None not in blocks and blocks[0] != blocks[1]:
-        return (text + f"another block shape in the else branch ({list(blocks[0])} and {list(blocks[1])}): its "
-                f"type includes the block shape, which must be the same in both branches (as in Triton)")
-    return text + "another structure in the else branch"
-
-
 class AssignedNames(ast.NodeVisitor):
     """Names assigned anywhere in a loop body, in source order (seed part 10)."""
 
@@ -479,8 +454,8 @@ class CodeGenerator(ast.NodeVisitor):
     # --- statements -------------------------------------------------------------------------------
 
     def visit_Expr(self, node):
-        if isinstance(node.value, ast.Call) and _is_name_path(node.value.func):
-            mur = getattr(self.visit(node.value.func), "_must_use_result", False)
+        if isinstance(node.value, ast.Call) and is_name_path(node.value.func):
+            mur = must_use_result_mark(self.visit(node.value.func))
             if mur:         # (Triton's @must_use_result: a call whose result is dropped)
                 text = f"The result of {ast.unparse(node.value.func)} is not being used."
                 raise self.error(node.value, text + (f" {mur}" if isinstance(mur, str) else ""))
@@ -626,7 +601,7 @@ class CodeGenerator(ast.NodeVisitor):
                 self.env[name] = _OneBranch(name, self.src.loc(node).line)
             elif isinstance(t, (tuple, Composite)) or isinstance(e, (tuple, Composite)):
                 if _shape_of_tree(t) != _shape_of_tree(e):
-                    raise self.error(node, _mismatch(name, t, e))
+                    raise self.error(node, mismatch_message(name, t, e, _describe))
                 merged.append((name, t))
                 for i, (tl_, el) in enumerate(zip(_flatten(t), _flatten(e))):
                     ta, ea = self.merge(node, f"`{name}`", tl_, el)
@@ -922,7 +897,7 @@ class CodeGenerator(ast.NodeVisitor):
 
     def admit(self, node: ast.AST, value, what: str | None = None):
         """``value``, read from outside the kernel at ``node``, if a kernel may use it (``admitted``)."""
-        if isinstance(value, UnsupportedDtype):          # tl.float8e4b8: refused where it is named
+        if type(value) is UnsupportedDtype:              # tl.float8e4b8: refused where it is named
             raise self.error(node, value.message())
         if not admitted(value):
             raise self.error(node, not_admitted(what or ast.unparse(node), value))
@@ -992,7 +967,7 @@ class CodeGenerator(ast.NodeVisitor):
             value = getattr(base, node.attr)
         except AttributeError:
             raise self.error(node, f"{type(base).__name__} has no attribute '{node.attr}'") from None
-        return _BoundJIT(value, base) if isinstance(value, JITFunction) else value
+        return BoundJIT(value, base) if isinstance(value, JITFunction) else value
 
     def visit_Tuple(self, node):
         return tuple(self.visit(e) for e in node.elts)
@@ -1117,7 +1092,7 @@ class CodeGenerator(ast.NodeVisitor):
         from .jit import JITFunction
         if isinstance(fn, JITFunction):
             return self.inline_call(node, fn, args, kwargs)
-        if isinstance(fn, _BoundJIT):
+        if isinstance(fn, BoundJIT):
             return self.inline_call(node, fn.fn, [fn.self_, *args], kwargs)
         if fn is builtins.range or fn is tl.range or fn is tl.static_range:
             raise self.error(node, "range() can only be used as the iterable of a for loop")
@@ -1376,41 +1351,12 @@ def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, build
     return builder.root
 
 
-def _is_torch_size(value) -> bool:
-    """A ``torch.Size`` (a tuple of ints), told by its class's name without importing torch."""
-    cls = type(value)
-    return isinstance(value, tuple) and type.__dict__["__module__"].__get__(cls, type) == "torch" \
-        and type.__dict__["__qualname__"].__get__(cls, type) == "Size" and all(type(v) is int for v in value)
-
-
-def annotated_dtypes(gen: CodeGenerator, fn_def: ast.FunctionDef, env: dict) -> None:
-    """Parameters annotated with a dtype (``x: tl.float32``) take that type, as in Triton (which
-    specializes the argument to it): the run-time scalar converted at the kernel's start. Other
-    annotations (``tl.tensor``, ``tl.const``, strings, host types) change nothing, as in Triton."""
-    from .jit import is_constexpr_annotation
-    args = fn_def.args
-    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-        if a.annotation is None or is_constexpr_annotation(a.annotation) or not isinstance(env.get(a.arg), tensor):
-            continue
-        try:
-            ann = gen.visit(a.annotation)
-        except CompilationError:
-            continue
-        if not isinstance(ann, ScalarType):
-            continue
-        value = env[a.arg]
-        if isinstance(value.type, BlockType) or isinstance(value.dtype, PointerType):
-            raise gen.error(a, f"parameter '{a.arg}' is annotated tl.{ann.info.triton} but is given "
-                               f"{'a pointer' if isinstance(value.dtype, PointerType) else 'a block'} ({value.type})")
-        env[a.arg] = value.to(ann)
-
-
 def check_constexprs(jit_fn, constexprs: dict) -> None:
     """Refuse a constexpr value (an argument or a parameter default) that a kernel may not use
     (``admitted``), with a CompilationError at that parameter -- before anything hashes or prints it.
     A ``torch.Size`` (``SHAPE=x.shape``) becomes the tuple of ints it is, in ``constexprs`` itself."""
     for name, value in constexprs.items():
-        if _is_torch_size(value):
+        if is_torch_size(value):
             constexprs[name] = value = tuple(value)
         if not admitted(value):
             fn_def = jit_fn.parse()

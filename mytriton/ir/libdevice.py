@@ -1,17 +1,22 @@
-"""CUDA's math library functions (libdevice) as elementwise ops: ``tl.extra.cuda.libdevice.*`` and
-the ``tl.math`` functions that Triton computes with them (``erf``, ``fma``, ``umulhi``,
-``sqrt_rn``, ``div_rn``).
+"""CUDA's math library functions (libdevice) as elementwise ops: every function of Triton 3.6's
+``tl.extra.cuda.libdevice`` (197) and the ``tl.math`` functions that Triton computes with them
+(``erf``, ``fma``, ``umulhi``, ``sqrt_rn``, ``div_rn``).
 
 Each function is one row of ``FUNCTIONS``: the argument dtypes it takes, each with the libdevice
-symbol that computes it and the result dtype (Triton's dispatch: an exact match of the argument
-dtypes, else the arguments promoted to a common type and matched again), and its meaning on numpy
-arrays for the interpreter. The registry (``ops``) makes an op ``libdevice.<name>`` of each row;
-the CUDA backend calls the symbol itself — NVRTC links libdevice, the library Triton's kernels
-call — so a kernel computes what Triton's computes: the same bits, except where Triton's
-libdevice, linked with flush-to-zero on, takes other code paths (acos, asin, atan, atan2, cbrt,
-erf, hypot, pow, sqrt, asinh, acosh: within 2 ulp on the H200). The interpreter computes the same
-functions with numpy (in float64 where numpy has no float32 version, rounded once), within an ulp
-or two of them.
+symbol that computes it and the result dtype (Triton's table: its dispatch is an exact match of
+the argument dtypes, else the arguments promoted to a common type and matched again), and its
+meaning on numpy arrays for the interpreter. The registry (``ops``) makes an op
+``libdevice.<name>`` of each row; the CUDA backend calls the symbol itself -- NVRTC links
+libdevice, the library Triton's kernels call -- so a kernel computes what Triton's computes: the
+same bits, except where Triton's libdevice, linked with flush-to-zero on, takes other code paths
+(acos, asin, atan, atan2, cbrt, erf, hypot, pow, sqrt, asinh, acosh: within 2 ulp on the H200).
+
+The interpreter (``libdevice_numerics``): the IEEE operations in each rounding mode
+(``add_rz``, ``sqrt_ru``, ``fma_rd``, ...) and the conversions (``float2int_rd``,
+``ll2float_ru``, ...) exactly; the bit functions exactly; the other functions with numpy in
+float64, rounded once (within an ulp or two of libdevice's); the Bessel functions of the first
+and second kind with scipy where it is installed (else a clear error: the CUDA backend needs no
+scipy); the ``fast_*`` approximations as the functions they approximate.
 """
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ such numbers is exact there). fp64 results in a directed mode go through Python'
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -250,7 +249,9 @@ def round_half_away(x):
 
 # --- fp64 operations in a directed mode, exactly -------------------------------------------------
 
-def _f64_rounded(exact: Fraction, mode: str) -> float:
+def _f64_rounded(exact, mode: str) -> float:
+    """The exact rational ``exact`` (a Fraction) rounded to float64 in ``mode``."""
+    from fractions import Fraction
     try:
         c = float(exact)                         # (correctly rounded to nearest)
     except OverflowError:
@@ -282,7 +283,12 @@ def f64_op(kind: str, mode: str, *xs):
     if mode == "rn" and kind != "fma":
         return rn
     out = np.array(rn, F64, copy=True).reshape(shape)
-    for idx in np.ndindex(shape):
+    todo = np.ones(shape, bool)
+    if kind == "fma" and mode == "rn":
+        fast, sure = _fma_f64_rn(*xs)
+        out = np.where(sure, fast, out)
+        todo = ~sure
+    for idx in map(tuple, np.argwhere(todo)):
         vals = [float(x[idx]) for x in xs]
         if not all(math.isfinite(v) for v in vals) or not math.isfinite(rn[idx]) and kind == "sqrt":
             continue
@@ -292,11 +298,27 @@ def f64_op(kind: str, mode: str, *xs):
     return out
 
 
+def _fma_f64_rn(a, b, c):
+    """x * y + z rounded once to float64, vectorized: the product split exactly (Dekker), the sum
+    of the three parts rounded once; ``sure`` where that rounding cannot be a double rounding (its
+    residual far from half an ulp), the other elements left to exact rational arithmetic."""
+    with np.errstate(all="ignore"):
+        p, e = two_prod(a, b)
+        s1, e1 = two_sum(p, c)
+        t = e1 + e
+        r, d = two_sum(s1, t)
+        half = np.abs(np.spacing(r)) / 2
+        ok = _finite(a, b, c, p, e, r) & (np.abs(a * b) < 2.0 ** 1000) & (np.abs(p) > 2.0 ** -960)
+        sure = ok & (np.abs(np.abs(d) - half) > 2.0 ** -50 * np.abs(t) + 2.0 ** -1070)
+        return np.where(r == 0, a * b + c, r), sure
+
+
 _F64_RN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
            "rcp": lambda x: 1.0 / x, "sqrt": np.sqrt, "fma": lambda x, y, z: x * y + z}
 
 
 def _f64_exact(kind: str, mode: str, v: list) -> float | None:
+    from fractions import Fraction       # (imported on first use: the interpreter's fp64 directed modes)
     if kind in ("div", "rcp") and v[-1] == 0:
         return None
     if kind == "sqrt":

@@ -88,7 +88,6 @@ UNSUPPORTED = {
     "triton.AsyncCompileMode": "mytriton compiles on the calling thread (ahead of time: mytriton-build)",
     "triton.FutureKernel": "mytriton compiles on the calling thread (ahead of time: mytriton-build)",
     "triton.MockTensor": "Triton's warmup without tensors; mytriton compiles from a signature: mytriton.compile(...)",
-    "triton.backends": "mytriton has one backend (CUDA C++ through NVRTC) and no backend plugins",
     "triton.testing.cuda_memcheck": "run the program under compute-sanitizer instead",
     "triton.testing.get_dram_gbps": "mytriton keeps no table of GPUs' peak bandwidths",
     "triton.testing.get_max_simd_tflops": "mytriton keeps no table of GPUs' peak throughputs",
