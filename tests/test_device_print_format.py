@@ -77,3 +77,12 @@ def test_a_print_without_values_is_refused_at_its_line(tmp_path):
     text = compile_error(tmp_path / "bare_print.py", "import mytriton\nimport mytriton.language as tl\n\n\n"
                          "@mytriton.jit\ndef k(x_ptr):\n    tl.device_print(\"hello\")\n", {"x_ptr": "*i32"})
     assert "bare_print.py:7" in text and "tl.device_print with no values to print is not supported" in text
+
+
+def test_print_in_a_kernel_is_device_print(tmp_path, capfd):
+    """As Triton: ``print(prefix, *values)`` in a kernel is ``tl.device_print``."""
+    src = "import mytriton\nimport mytriton.language as tl\n\n\n@mytriton.jit\ndef k(x_ptr):\n" \
+          "    print('v', tl.load(x_ptr + tl.arange(0, 2)))\n"
+    k = kernel_from_source(tmp_path / "py_print.py", src)
+    k[(1,)](np.array([7, 8], np.int32))
+    assert capfd.readouterr().out.splitlines() == ["pid (0, 0, 0) idx (0) v: 7", "pid (0, 0, 0) idx (1) v: 8"]

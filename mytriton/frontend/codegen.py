@@ -1097,9 +1097,11 @@ class CodeGenerator(ast.NodeVisitor):
         if fn is builtins.range or fn is tl.range or fn is tl.static_range:
             raise self.error(node, "range() can only be used as the iterable of a for loop")
         if fn is builtins.print:
-            raise self.error(node, "print() is not supported in a kernel (Triton prints on the device; mytriton "
-                                   "has no device print yet): use tl.static_print(...) to print compile-time "
-                                   "values while the kernel compiles")
+            if len(args) >= 2 and isinstance(args[0], str):
+                return tl.device_print(*args, **kwargs)      # (Triton's print in a kernel)
+            raise self.error(node, "print() is not supported in a kernel without a str prefix and values after "
+                                   "it (in a kernel, print is Triton's tl.device_print(prefix, *values)): use "
+                                   "tl.static_print(...) to print compile-time values while the kernel compiles")
         from ..host_api import is_constexpr_function
         if is_constexpr_function(fn):
             return self.constexpr_call(node, fn, args, kwargs)
