@@ -244,3 +244,33 @@ def test_a_failed_static_assert_is_a_compile_time_assertion_failure(tmp_path):
         mytriton.compile(k, {"out_ptr": "*i32"}, {"N": 20})
     assert isinstance(e.value, mytriton.CompilationError) and e.value.__class__ is CompileTimeAssertionFailure
     assert "static_assert failed: N must be a multiple of 16" in str(e.value) and "sa.py:8" in str(e.value)
+
+
+CONST = HEAD + """@mytriton.jit
+def copy(x_ptr: tl.const, out_ptr, n):
+    offs = tl.arange(0, 16)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@mytriton.jit
+def writes(x_ptr: tl.const, n):
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + 1 + offs, 0.0, mask=offs < n)
+
+
+@mytriton.jit
+def adds(x_ptr: tl.const):
+    p = tl.where(True, x_ptr + 2, x_ptr)
+    tl.atomic_add(p, 1.0)
+"""
+
+
+def test_stores_through_a_const_pointer_are_refused(tmp_path):
+    copy, writes, adds = kernel_from_source(tmp_path / "const.py", CONST, "copy", "writes", "adds")
+    x, out = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    copy[(1,)](x, out, 10)
+    assert out.tolist() == list(range(10)) + [0] * 6
+    for k, line in ((writes, 15), (adds, 21)):
+        with pytest.raises(mytriton.CompilationError) as e:
+            mytriton.compile(k, {"x_ptr": "*fp32", "n": "i32"} if k is writes else {"x_ptr": "*fp32"}, {})
+        assert "Cannot store to a constant pointer" in str(e.value) and f"const.py:{line}" in str(e.value)

@@ -66,6 +66,10 @@ def annotated_dtypes(gen, fn_def: ast.FunctionDef, env: dict) -> None:
             ann = gen.visit(a.annotation)
         except CompilationError:
             continue
+        from ..language import triton_types
+        if ann is triton_types.const and isinstance(env[a.arg].dtype, PointerType):
+            triton_types.mark_const(env[a.arg])
+            continue
         if not isinstance(ann, ScalarType):
             continue
         value = env[a.arg]

@@ -199,6 +199,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
             raise ValueError("tl.store to a block pointer takes no `mask`: use boundary_check=")
         return pointer.store(value, boundary_check, (cache_modifier, eviction_policy))
     pointer = _pointer_operand(pointer, "tl.store")
+    triton_types.check_writable(pointer)
     if boundary_check:
         raise ValueError("tl.store: boundary_check applies to block pointers (tl.make_block_ptr); use mask= "
                          "with a block of pointers")
@@ -258,6 +259,7 @@ def _atomic_rmw(kind: str):
     @builtin
     def fn(pointer, val, mask=None, sem=None, scope=None):
         pointer = _pointer_operand(pointer, f"tl.{name}")
+        triton_types.check_writable(pointer)
         elem = pointer.dtype.pointee
         check_atomic(kind, elem)
         options = _atomic_options(name, sem, scope)
@@ -281,6 +283,7 @@ atomic_xchg = _atomic_rmw("xchg")
 def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     """Atomically: old = *pointer; if old == cmp (bit for bit): *pointer = val. Returns old."""
     pointer = _pointer_operand(pointer, "tl.atomic_cas")
+    triton_types.check_writable(pointer)
     elem = pointer.dtype.pointee
     check_atomic("cas", elem)
     options = _atomic_options("atomic_cas", sem, scope)

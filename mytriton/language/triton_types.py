@@ -144,8 +144,34 @@ class condition:
 
 
 class const:
-    """Triton's annotation of a pointer parameter to constant data (``x_ptr: tl.const``). mytriton
-    accepts it; it does not refuse stores through such a pointer."""
+    """Triton's annotation of a pointer parameter to constant data (``x_ptr: tl.const``): a store or
+    an atomic through a pointer computed from it is refused, as in Triton ("Cannot store to a
+    constant pointer"; mytriton follows the pointer through its arithmetic, not through a loop that
+    carries it)."""
+
+
+def mark_const(pointer: tensor) -> None:
+    """``pointer`` (a parameter annotated ``tl.const``) points to constant data."""
+    from .core import current_builder
+    b = current_builder()
+    b.const_pointers = getattr(b, "const_pointers", frozenset()) | {id(pointer.node)}
+
+
+def check_writable(pointer) -> None:
+    """Refuse a write through a pointer computed from a ``tl.const`` parameter."""
+    from .core import current_builder
+    consts = getattr(current_builder(), "const_pointers", None)
+    if not consts or not isinstance(pointer, tensor):
+        return
+    stack, seen = [pointer.node], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if id(node) in consts:
+            raise ValueError("Cannot store to a constant pointer")
+        stack.extend(o for o in node.operands if isinstance(getattr(o.type, "scalar", o.type), PointerType))
 
 
 class _Void:
@@ -183,4 +209,4 @@ def str_to_ty(name, c=None):
 
 
 __all__ = ["tuple", "tuple_type", "slice", "block_type", "tensor_descriptor_type", "condition", "const", "void",
-           "str_to_ty", "type_of"]
+           "str_to_ty", "type_of", "mark_const", "check_writable"]
