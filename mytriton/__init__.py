@@ -22,22 +22,27 @@ _LAZY = {
     "cdiv": "language",             # one definition, for constexprs and run-time values
     "autotune": "frontend.autotune", "heuristics": "frontend.autotune", "Config": "frontend.autotune",
     "reinterpret": "runtime.reinterpret", "TensorWrapper": "runtime.reinterpret",
+    "constexpr_function": "host_api", "must_use_result": "host_api", "OutOfResources": "host_api",
+    "InterpreterError": "host_api", "KernelInterface": "host_api",
 }
+# (backends: mytriton's own, CUDA C++ and MLIR -- not Triton's registry of backend plugins)
+_MODULES = ("language", "runtime", "testing", "knobs", "compiler", "errors", "tools", "backends")
 
 
 def __getattr__(name: str):
     import importlib
-    if name in ("language", "runtime"):     # (triton.runtime.driver.active, as kernel modules use it)
+    if name in _MODULES:     # (triton.runtime.driver.active, as kernel modules use it)
         return importlib.import_module("." + name, __name__)
     if name in _LAZY:
         value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)
         globals()[name] = value
         return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .language.triton_names import missing_attribute      # (Triton's names that mytriton lacks say why)
+    raise missing_attribute(name, "triton", __name__)
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | {"language", "runtime"})
+    return sorted(set(globals()) | set(_LAZY) | set(_MODULES))
 
 
 
@@ -56,4 +61,5 @@ def set_allocator(allocator) -> None:
 
 __all__ = ["jit", "JITFunction", "compile", "CompiledKernel", "CompilationError", "NVRTCError", "TritonError",
            "cdiv", "next_power_of_2", "language", "autotune", "heuristics", "Config", "set_allocator", "reinterpret",
-           "TensorWrapper", "__version__"]
+           "TensorWrapper", "constexpr_function", "must_use_result", "OutOfResources", "InterpreterError",
+           "KernelInterface", "testing", "knobs", "__version__"]

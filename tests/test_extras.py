@@ -129,13 +129,13 @@ def test_device_print_prints_a_line_per_element_and_program(hex_, capfd):
     x = np.array([1, -2, 300, 4], np.int32)
     E.print_kernel[(2,)](x, 3, HEX=hex_, BLOCK=4)
     interp = capfd.readouterr().out.splitlines()
-    first = "pid (0, 0, 0) idx (1) x: %s " + ("0xfffffffe" if hex_ else "-2")
+    first = "pid (0, 0, 0) idx (1) x: %s: " + ("0xfffffffe" if hex_ else "-2")
     assert len(interp) == 2 * (4 + 4 + 1) and first in interp
-    assert "pid (1, 0, 0) idx () two (operand 1) 1" in interp and "pid (0, 0, 0) idx (3) x: %s 0" + (
-        "x0" if hex_ else "") in interp
+    assert "pid (1, 0, 0) idx () two: (operand 1) 1" in interp and "pid (0, 0, 0) idx (3) x: %s: 0" + (
+        "x00000000" if hex_ else "") in interp
     if cuda_emulator.available():
         ck = mytriton.compile(E.print_kernel, {"x_ptr": "*i32", "n": "i32"}, {"HEX": hex_, "BLOCK": 4}, num_warps=1)
-        assert '"x\\072 \\045s "' in ck.asm["cu"]
+        assert '" x\\072 \\045s\\072 "' in ck.asm["cu"]
         cuda_emulator.run(ck.asm["cu"], [x, 3], (2,))
         assert sorted(capfd.readouterr().out.splitlines()) == sorted(interp)
 
@@ -143,7 +143,7 @@ def test_device_print_prints_a_line_per_element_and_program(hex_, capfd):
 def test_device_print_of_floats_and_the_mlir_backend(capfd):
     x = np.array([1.5, -0.25, 3, 4], np.float32)
     E.print_kernel[(1,)](x, 4, HEX=False, BLOCK=4)
-    assert "pid (0, 0, 0) idx (0) x: %s 1.500000" in capfd.readouterr().out
+    assert "pid (0, 0, 0) idx (0) x: %s: 1.500000" in capfd.readouterr().out
     for dtype, hex_ in (("fp32", False), ("fp16", True), ("i64", False)):     # NVRTC: printf (vprintf)
         ck = mytriton.compile(E.print_kernel, {"x_ptr": f"*{dtype}", "n": "i32"}, {"HEX": hex_, "BLOCK": 128})
         assert "vprintf" in ck.asm["ptx"] and ck.asm["cubin"]

@@ -30,9 +30,14 @@ from ..ir.ops import OpTypeError
 from ..ir.ssa import Loc
 from ..ir.tree import CombineTree, RegionStmt, Scope
 from ..ir.types import I1, I32, I64, BlockType, PointerType, ScalarType
-from ..language.core import Composite, Shape, _current_builder, constexpr_type, is_builtin, tensor, to_tensor
+from ..language.aggregate import is_aggregate_class
+from ..language.core import (Composite, CompileTimeAssertionFailure, Shape, StaticAssertionError, _current_builder,
+                             constexpr_type, is_builtin, tensor, to_tensor)
 from ..language.triton_names import UnsupportedTritonName
+from ..language.unsupported import _UnsupportedDtype as UnsupportedDtype
 from .descriptors import rebuild as rebuild_descriptor
+from .triton_forms import (BoundJIT, annotated_dtypes, is_name_path, is_torch_size, mismatch_message,
+                           must_use_result_mark)
 from .tuples import rebuild as rebuild_tuple
 
 UNROLL_LIMIT = 128        # constant-bound `range` loops longer than this stay run-time loops
@@ -118,8 +123,12 @@ def _admitted_type_ids() -> tuple[dict[int, str], set[int]]:
                 tl.tensor_descriptor, constexpr_type)
         kinds.update({id(t): "leaf" for t in ours})
         classes = [v for k, v in vars(builtins).items() if not k.startswith("_") and type(v) is type]
-        classes += [*ours, type(None), tl.constexpr, tl.PropagateNan, tl.pointer_type]
+        tt = tl.triton_types
+        classes += [*ours, type(None), tl.constexpr, tl.PropagateNan, tl.pointer_type, tt.tuple, tt.tuple_type,
+                    tt.slice, tt.block_type, tt.condition, tt.tensor_descriptor_type, tt.const]
         kinds[id(type(tl.pointer_type))] = "class"       # (its metaclass: isinstance of any pointer type)
+        kinds[id(type(tt.tuple))] = "class"              # (tl.tuple's, tl.slice's, tl.block_type's)
+        kinds.update({id(t): "leaf" for t in (tt.tuple_type, tt.tensor_descriptor_type, type(tt.void))})
         _admitted_ids = kinds, {id(c) for c in classes}
     return _admitted_ids
 
@@ -140,7 +149,7 @@ def admitted(value, depth: int = 0) -> bool:
     if kind is None:
         return False
     if kind == "class":                         # type(value) is type: a class without a metaclass
-        return id(value) in classes
+        return id(value) in classes or is_aggregate_class(value)
     if kind in ("seq", "dict", "ns"):
         if depth >= _MAX_ADMIT_DEPTH:
             return False
@@ -416,6 +425,9 @@ class CodeGenerator(ast.NodeVisitor):
             # as Triton: the error of the builtin that refused (its type and text) is the cause,
             # without its frames (they are the compiler's)
             e.__suppress_context__ = True
+            if isinstance(e, StaticAssertionError):
+                raise CompileTimeAssertionFailure(str(e), self.src.loc(node), self.src.function) \
+                    from e.with_traceback(None)
             raise self.error(node, str(e) or type(e).__name__) from e.with_traceback(None)
         finally:
             self.builder.loc = saved
@@ -442,6 +454,11 @@ class CodeGenerator(ast.NodeVisitor):
     # --- statements -------------------------------------------------------------------------------
 
     def visit_Expr(self, node):
+        if isinstance(node.value, ast.Call) and is_name_path(node.value.func):
+            mur = must_use_result_mark(self.visit(node.value.func))
+            if mur:         # (Triton's @must_use_result: a call whose result is dropped)
+                text = f"The result of {ast.unparse(node.value.func)} is not being used."
+                raise self.error(node.value, text + (f" {mur}" if isinstance(mur, str) else ""))
         self.visit(node.value)
 
     def visit_Pass(self, node):
@@ -584,8 +601,7 @@ class CodeGenerator(ast.NodeVisitor):
                 self.env[name] = _OneBranch(name, self.src.loc(node).line)
             elif isinstance(t, (tuple, Composite)) or isinstance(e, (tuple, Composite)):
                 if _shape_of_tree(t) != _shape_of_tree(e):
-                    raise self.error(node, f"`{name}` is {_describe(t)} in the then branch of this run-time `if` "
-                                           f"and {_describe(e)} of another structure in the else branch")
+                    raise self.error(node, mismatch_message(name, t, e, _describe))
                 merged.append((name, t))
                 for i, (tl_, el) in enumerate(zip(_flatten(t), _flatten(e))):
                     ta, ea = self.merge(node, f"`{name}`", tl_, el)
@@ -664,9 +680,16 @@ class CodeGenerator(ast.NodeVisitor):
         raise _Return()
 
     def visit_Assert(self, node):
+        """As Triton: ``assert`` on a run-time value is ``tl.device_assert(cond, msg)`` (checked in
+        kernels compiled with ``debug=True``); on a compile-time value it is checked now."""
         cond = self.visit(node.test)
         if isinstance(cond, tensor):
-            raise self.error(node, "`assert` on a run-time value is not supported (device asserts are not implemented)")
+            msg = self.visit(node.msg) if node.msg is not None else ""
+            if not isinstance(msg, str):
+                raise self.error(node.msg, f"the message of an `assert` on a run-time value must be a str, got "
+                                           f"{type(msg).__name__}")
+            tl.device_assert(cond, msg)
+            return
         if not cond:
             msg = self.visit(node.msg) if node.msg is not None else ""
             raise self.error(node, f"assertion failed: {msg}" if msg else "assertion failed")
@@ -686,8 +709,14 @@ class CodeGenerator(ast.NodeVisitor):
         before, after = Scope(outer), Scope(outer)
         before_args, after_args = carried.args(b, before), carried.args(b, after)
 
+        hints = {}
+
         def test():
             cond = self.visit(node.test)
+            if isinstance(cond, tl.condition):          # while tl.condition(c, disable_licm=...)
+                if cond.disable_licm:
+                    hints["disable_licm"] = True
+                cond = cond.condition
             if not isinstance(cond, tensor):
                 raise self.error(node.test, "the condition of a `while` loop must be a run-time value (a "
                                             "compile-time condition would never run the loop or never end it)")
@@ -697,7 +726,7 @@ class CodeGenerator(ast.NodeVisitor):
         outputs = self.loop_body(node, node.body, after, carried, carried.env(after_args))
         results = self.region_stmt("while", carried.inputs, (before, after), (before_args, after_args),
                                    ((cond.node, *before_args), outputs), [n.type for n in carried.inputs],
-                                   carried.leaf_names, node)
+                                   carried.leaf_names, node, attrs=hints)
         self.env.update(carried.env(results))
 
     def visit_Break(self, node):
@@ -868,6 +897,8 @@ class CodeGenerator(ast.NodeVisitor):
 
     def admit(self, node: ast.AST, value, what: str | None = None):
         """``value``, read from outside the kernel at ``node``, if a kernel may use it (``admitted``)."""
+        if type(value) is UnsupportedDtype:              # tl.float8e4b8: refused where it is named
+            raise self.error(node, value.message())
         if not admitted(value):
             raise self.error(node, not_admitted(what or ast.unparse(node), value))
         return value
@@ -898,6 +929,12 @@ class CodeGenerator(ast.NodeVisitor):
         if node.attr == "type" and isinstance(node.value, ast.Name) and node.value.id in self.constexpr_vars \
                 and not isinstance(base, tensor):
             return constexpr_type(base)
+        if isinstance(base, Composite) and is_aggregate_class(type(base)):
+            return self.aggregate_attribute(node, base)
+        if node.attr == "type" and isinstance(base, tuple):
+            return tl.triton_types.type_of(base)             # a tuple's tuple_type
+        if node.attr == "value" and (base is None or type(base) in (int, float, bool, str)):
+            return base                 # tl.constexpr(x).value: mytriton's constexprs are the values
         if type(base) in (int, float, bool) and not hasattr(base, node.attr) and hasattr(tensor, node.attr):
             base = to_tensor(base)             # `acc = 0; acc.to(tl.int64)`: Triton's numbers are tensors there
         is_module = type(base) is types.ModuleType
@@ -921,6 +958,16 @@ class CodeGenerator(ast.NodeVisitor):
             name = name if type(name) is str else ""
             raise self.error(node, f"{what} {name} has no attribute '{node.attr}'".replace("  ", " ")) from None
         return value if type(value) is tensor else self.admit(node, value)
+
+    def aggregate_attribute(self, node, base):
+        """A field of an aggregate, or one of its methods bound to it (a ``@jit`` method: inlined
+        with the aggregate as ``self``)."""
+        from .jit import JITFunction
+        try:
+            value = getattr(base, node.attr)
+        except AttributeError:
+            raise self.error(node, f"{type(base).__name__} has no attribute '{node.attr}'") from None
+        return BoundJIT(value, base) if isinstance(value, JITFunction) else value
 
     def visit_Tuple(self, node):
         return tuple(self.visit(e) for e in node.elts)
@@ -1045,12 +1092,19 @@ class CodeGenerator(ast.NodeVisitor):
         from .jit import JITFunction
         if isinstance(fn, JITFunction):
             return self.inline_call(node, fn, args, kwargs)
+        if isinstance(fn, BoundJIT):
+            return self.inline_call(node, fn.fn, [fn.self_, *args], kwargs)
         if fn is builtins.range or fn is tl.range or fn is tl.static_range:
             raise self.error(node, "range() can only be used as the iterable of a for loop")
         if fn is builtins.print:
-            raise self.error(node, "print() is not supported in a kernel (Triton prints on the device; mytriton "
-                                   "has no device print yet): use tl.static_print(...) to print compile-time "
-                                   "values while the kernel compiles")
+            if len(args) >= 2 and isinstance(args[0], str):
+                return tl.device_print(*args, **kwargs)      # (Triton's print in a kernel)
+            raise self.error(node, "print() is not supported in a kernel without a str prefix and values after "
+                                   "it (in a kernel, print is Triton's tl.device_print(prefix, *values)): use "
+                                   "tl.static_print(...) to print compile-time values while the kernel compiles")
+        from ..host_api import is_constexpr_function
+        if is_constexpr_function(fn):
+            return self.constexpr_call(node, fn, args, kwargs)
         kind = _callable_kind(fn)
         if kind is None:
             raise self.error(node, f"calls to '{_call_name(fn)}' are not allowed in a kernel: a kernel may call "
@@ -1090,6 +1144,15 @@ class CodeGenerator(ast.NodeVisitor):
                 raise self.error(node, "sum() of a kernel adds numbers; its start value must be a number")
             return self.admit(node, fn(*args, **kwargs))          # getattr(x, name), type(x)
         return fn(*args, **kwargs)
+
+    def constexpr_call(self, node, fn, args, kwargs):
+        """A ``@triton.constexpr_function`` called on compile-time values: run now, in Python."""
+        for a in (*args, *kwargs.values()):
+            if isinstance(a, (tensor, Composite)):
+                raise self.error(node, f"{_call_name(fn)}() is a triton.constexpr_function: its "
+                                       f"arguments must be compile-time values (constexprs, dtypes, shapes), "
+                                       f"not values computed at run time")
+        return self.admit(node, fn(*args, **kwargs))
 
     def inline_call(self, node, callee, args, kwargs):
         if self.call_depth > 32:
@@ -1190,6 +1253,8 @@ def _callable_kind(fn) -> str | None:
         return "tl"
     if fn is tl.cdiv or fn is tl.constexpr or fn is next_power_of_2 or fn is constexpr_type:
         return "tl"
+    if is_aggregate_class(fn):                                 # constructing a @tl.core._aggregate value
+        return "tl"
     owner = getattr(fn, "__self__", None)
     if type(owner) is tensor and not fn.__name__.startswith("_"):
         return "tl"                                            # x.to(tl.float32)
@@ -1277,15 +1342,24 @@ def trace(jit_fn, params: list[tuple[str, object, int]], constexprs: dict, build
         _current_builder.reset(token)
     check_constexprs(jit_fn, constexprs)
     env.update(constexprs)
+    gen = CodeGenerator(jit_fn, env, builder)
+    token = _current_builder.set(builder)
+    try:
+        annotated_dtypes(gen, jit_fn.parse(), env)
+    finally:
+        _current_builder.reset(token)
     with _deep_recursion():
-        CodeGenerator(jit_fn, env, builder).run(jit_fn.parse())
+        gen.run(jit_fn.parse())
     return builder.root
 
 
 def check_constexprs(jit_fn, constexprs: dict) -> None:
     """Refuse a constexpr value (an argument or a parameter default) that a kernel may not use
-    (``admitted``), with a CompilationError at that parameter -- before anything hashes or prints it."""
+    (``admitted``), with a CompilationError at that parameter -- before anything hashes or prints it.
+    A ``torch.Size`` (``SHAPE=x.shape``) becomes the tuple of ints it is, in ``constexprs`` itself."""
     for name, value in constexprs.items():
+        if is_torch_size(value):
+            constexprs[name] = value = tuple(value)
         if not admitted(value):
             fn_def = jit_fn.parse()
             args = fn_def.args

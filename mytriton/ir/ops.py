@@ -931,24 +931,37 @@ def _print_rule(types, attrs):
 
 
 def print_format(t, hex_: bool) -> tuple[str, str, int]:
-    """How device_print shows a value of type ``t``: (printf conversion, the C type the value is
-    passed as, the bits it shows in hexadecimal or 0); the interpreter formats with the same
-    conversion (Python's ``%``, ``l``/``ll`` dropped), so both print the same text."""
+    """How device_print shows a value of type ``t``, as Triton's printf lowering: (printf
+    conversion, the C type the value is passed as, the bits it shows in hexadecimal or 0). Hex:
+    zero-padded to the type's width (``0x%08x``, ``0x%016llx``); floats ``%f`` (passed as double);
+    integers ``%i``/``%u`` (``%lli``/``%llu`` for 64 bits; int1 is unsigned); pointers ``%p``."""
     if isinstance(t, PointerType):
-        return "0x%llx", "unsigned long long", 64
+        return "%p", "const void *", 0
     if hex_:
-        return "0x%llx", "unsigned long long", t.bits
+        return f"0x%0{t.bits // 4}{'ll' if t.bits > 32 else ''}x", \
+            "unsigned long long" if t.bits > 32 else "unsigned int", t.bits
     if t.is_float:
         return "%f", "double", 0
-    if t.is_bool:
-        return "%d", "int", 0
-    return ("%lld", "long long", 0) if t.is_signed else ("%llu", "unsigned long long", 0)
+    signed = t.is_signed and not t.is_bool
+    if t.bits > 32:
+        return ("%lli", "long long", 0) if signed else ("%llu", "unsigned long long", 0)
+    return ("%i", "int", 0) if signed else ("%u", "unsigned int", 0)
+
+
+def print_line_format(t, hex_: bool, shape: tuple) -> str:
+    """The printf format of one device_print line, as Triton 3.6 lowers ``tt.print``:
+    ``pid (%u, %u, %u) idx (%<w>u, ...)`` (index i padded to the digits of its dimension,
+    ceil(log10(dim))), then the label (a ``%s``: the prefix as the language munged it, with
+    ``(operand k) `` when the print has several operands), the value's conversion and a newline."""
+    widths = [0 if d <= 1 else len(str(d - 1)) for d in shape]
+    idx = ", ".join(f"%{w}u" for w in widths)
+    return f"pid (%u, %u, %u) idx ({idx})%s{print_format(t, hex_)[0]}\n"
 
 
 # (a side effect: kept, and kept in order, as a memory write)
 define(OpDef("device_print", (1, 1), _print_rule, reads_memory=True, writes_memory=True, elementwise=True,
              keeps_layout=True, doc="tl.device_print(prefix, x): a line per element of x and program: "
-                                    "'pid (x, y, z) idx (i, ...) <prefix><value>'"))
+                                    "'pid (x, y, z) idx (i, ...)<prefix><value>' (print_line_format)"))
 
 
 def _assert_rule(types, attrs):

@@ -98,7 +98,7 @@ def _shape(shape) -> tuple[int, ...]:
     if type(shape) is int:
         shape = (shape,)
     elif isinstance(shape, list):
-        shape = tuple(shape)
+        shape = builtins.tuple(shape)
     return check_block_shape(shape)
 
 
@@ -110,7 +110,7 @@ def _block_dtype(dtype) -> ScalarType:
 
 @builtin
 def zeros(shape, dtype):
-    if isinstance(shape, (tuple, list)) and len(shape) == 0:
+    if isinstance(shape, (builtins.tuple, list)) and len(shape) == 0:
         return full((), 0, dtype)                   # a scalar, as Triton's tl.zeros([])
     return make("zeros", shape=_shape(shape), dtype=_block_dtype(dtype))
 
@@ -123,7 +123,7 @@ def empty(shape, dtype):
 @builtin
 def full(shape, value, dtype):
     """A block of ``shape`` filled with ``value``; an empty shape gives a scalar, as in Triton."""
-    if isinstance(shape, (tuple, list)) and len(shape) == 0:
+    if isinstance(shape, (builtins.tuple, list)) and len(shape) == 0:
         dtype = _block_dtype(dtype)
         if isinstance(value, tensor):
             return value.to(dtype)
@@ -199,6 +199,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
             raise ValueError("tl.store to a block pointer takes no `mask`: use boundary_check=")
         return pointer.store(value, boundary_check, (cache_modifier, eviction_policy))
     pointer = _pointer_operand(pointer, "tl.store")
+    triton_types.check_writable(pointer)
     if boundary_check:
         raise ValueError("tl.store: boundary_check applies to block pointers (tl.make_block_ptr); use mask= "
                          "with a block of pointers")
@@ -258,6 +259,7 @@ def _atomic_rmw(kind: str):
     @builtin
     def fn(pointer, val, mask=None, sem=None, scope=None):
         pointer = _pointer_operand(pointer, f"tl.{name}")
+        triton_types.check_writable(pointer)
         elem = pointer.dtype.pointee
         check_atomic(kind, elem)
         options = _atomic_options(name, sem, scope)
@@ -281,6 +283,7 @@ atomic_xchg = _atomic_rmw("xchg")
 def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     """Atomically: old = *pointer; if old == cmp (bit for bit): *pointer = val. Returns old."""
     pointer = _pointer_operand(pointer, "tl.atomic_cas")
+    triton_types.check_writable(pointer)
     elem = pointer.dtype.pointee
     check_atomic("cas", elem)
     options = _atomic_options("atomic_cas", sem, scope)
@@ -491,7 +494,7 @@ def expand_dims(input, axis):
     """``input`` with size-1 dimensions inserted at ``axis`` (an int or a sequence of them; negative
     ones count from the end of the result's dimensions), as Triton's."""
     x = to_tensor(input)
-    axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
+    axes = list(axis) if isinstance(axis, (builtins.tuple, list)) else [axis]
     ndim = len(x.shape) + len(axes)
     normalized = []
     for a in axes:
@@ -572,7 +575,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         acc = zeros(shape, result)
     else:
         acc = to_tensor(acc)
-        if tuple(acc.shape) != shape or acc.dtype != result:
+        if builtins.tuple(acc.shape) != shape or acc.dtype != result:
             raise TypeError(f"the accumulator must be a {list(shape)} block of {result}, got {acc.type}")
         if acc.dtype != out_dtype:      # (Triton asserts it: an int8 dot into an int32 acc says so)
             raise TypeError(f"the accumulator's dtype tl.{acc.dtype.info.triton} must be the out_dtype "
@@ -612,11 +615,11 @@ def _bf16_split_dot(a, b, acc, parts: int):
 
 def _dims(dims) -> tuple[int, ...]:
     """``f(x, 1, 0)`` and ``f(x, (1, 0))`` alike, as Triton takes them."""
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])
+    if len(dims) == 1 and isinstance(dims[0], (builtins.tuple, list)):
+        dims = builtins.tuple(dims[0])
     if any(type(d) is not int for d in dims):
         raise TypeError(f"permute dims must be constant ints, got {dims}")
-    return tuple(dims)
+    return builtins.tuple(dims)
 
 
 @builtin
@@ -633,15 +636,15 @@ def trans(input, *dims):
         n = len(input.shape) if is_block(input) else 0
         if n < 2:
             raise ValueError("tl.trans invoked with a 0- or 1-dimensional tensor")
-        dims = tuple(builtins.range(n - 2)) + (n - 1, n - 2)
+        dims = builtins.tuple(builtins.range(n - 2)) + (n - 1, n - 2)
     return make("trans", input, dims=dims)
 
 
 @builtin
 def broadcast_to(input, *shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return make("broadcast", input, shape=_shape(tuple(shape)))
+    if len(shape) == 1 and isinstance(shape[0], (builtins.tuple, list)):
+        shape = builtins.tuple(shape[0])
+    return make("broadcast", input, shape=_shape(builtins.tuple(shape)))
 
 
 def cdiv(x, div):
@@ -657,11 +660,11 @@ def _hint(input, values, kind: str, name: str):
     a promise about one is ignored."""
     x = to_tensor(input)
     rank = builtins.max(1, len(x.shape) if is_block(x) else 0)
-    listed = list(values) if isinstance(values, (list, tuple)) else [values] * rank
+    listed = list(values) if isinstance(values, (list, builtins.tuple)) else [values] * rank
     if len(listed) != rank or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in listed):
         raise ValueError(f"tl.{name} takes a positive integer or one per dimension ({rank}), got {values!r}")
     if x.node.op != "const":
-        x.node.hints = {**(x.node.hints or {}), kind: tuple(v & -v for v in listed)}
+        x.node.hints = {**(x.node.hints or {}), kind: builtins.tuple(v & -v for v in listed)}
     return x
 
 
@@ -692,65 +695,13 @@ def assume(cond):
         raise TypeError(f"tl.assume takes a boolean condition, got {c.dtype}")
 
 
-@builtin
-def static_assert(cond, msg=""):
-    if isinstance(cond, tensor):
-        raise TypeError("static_assert needs a compile-time condition")
-    if not cond:
-        raise AssertionError(f"static_assert failed: {msg}" if msg else "static_assert failed")
-
-
-@builtin
-def device_print(prefix, *args, hex=False):
-    """Print at run time, as Triton's ``tl.device_print``: for each argument, a line per element and
-    program, ``pid (x, y, z) idx (i, ...) <prefix><value>`` (`` (operand k)`` after the prefix when
-    there are several arguments; a space after the prefix); ``hex=True`` prints the values' bits in
-    hexadecimal. On the GPU (printf) the lines of different programs and threads interleave in no
-    fixed order."""
-    if not isinstance(prefix, str):
-        raise TypeError(f"device_print: the prefix must be a str, got {type(prefix).__name__}")
-    if prefix and not prefix.endswith(" "):
-        prefix += " "
-    for k, x in enumerate(args):
-        label = f"{prefix.rstrip()} (operand {k}) " if len(args) > 1 else prefix
-        make("device_print", x, prefix=label, hex=bool(hex))
-
-
-@builtin
-def device_assert(cond, msg="", mask=None):
-    """Check ``cond`` (where ``mask`` holds) at run time, in kernels compiled with
-    ``@jit(debug=True)`` (elsewhere nothing, as Triton's without its debug option): a false element
-    stops the kernel with the assertion's file:line, the program id and ``msg`` -- in the
-    interpreter a ``DeviceAssertionError``, on the GPU CUDA's device-side assertion (the launch's
-    error, CUDA_ERROR_ASSERT)."""
-    if not isinstance(msg, str):
-        raise TypeError(f"device_assert: the message must be a str, got {type(msg).__name__}")
-    if not current_builder().debug:
-        return
-    c = to_tensor(cond)
-    c = c if c.dtype == int1 else c != 0
-    if mask is None:
-        make("device_assert", c, message=msg)
-    else:
-        m = to_tensor(mask)
-        if is_block(c) and not is_block(m):
-            m = broadcast_to(m, c.shape)
-        make("device_assert", c, m, message=msg)
-
-
-@builtin
-def static_print(*values, sep=" ", end="\n", flush=False):
-    """Print at compile time (once per compile), as Triton's ``tl.static_print``; run-time values
-    print as their type."""
-    builtins.print(*values, sep=sep, end=end, flush=flush)
-
-
 def __getattr__(name):
     """A name this module lacks: Triton's language names get "not supported by mytriton yet"."""
     from .triton_names import missing_attribute
     raise missing_attribute(name)
 
 
+from .debug import device_assert, device_print, print_label, static_assert, static_print  # noqa: E402
 from . import extra, math  # noqa: E402 (they use the functions above)
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi  # noqa: E402
 from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x,  # noqa: E402
@@ -764,6 +715,13 @@ from .inline_asm import inline_asm_elementwise  # noqa: E402
 from .map_elementwise import map_elementwise  # noqa: E402
 from .block_ptr import (advance, block_ptr, load_tensor_descriptor, make_block_ptr, make_tensor_descriptor,  # noqa: E402
                         store_tensor_descriptor, tensor_descriptor)
+from .core import constexpr_type  # noqa: E402
+from .sort import bitonic_merge  # noqa: E402
+from . import triton_types  # noqa: E402
+from .triton_types import (block_type, condition, const, slice, str_to_ty, tensor_descriptor_type,  # noqa: E402
+                           tuple, tuple_type, void)
+from .unsupported import dot_scaled, float8e4b8, float8e4b15, float8e5b16  # noqa: E402
+from . import standard, target_info  # noqa: E402
 
 __all__ += ["reduce", "associative_scan", "cumsum", "cumprod", "argmax", "argmin", "reshape", "view", "ravel", "histogram", "gather", "device_assert",
             "join", "split", "interleave", "cat", "flip", "broadcast", "sort", "topk", "make_block_ptr", "advance",
@@ -778,6 +736,9 @@ for _name in ("abs", "argmax", "argmin", "associative_scan", "broadcast_to", "cu
               "topk"):
     if not hasattr(tensor, _name):
         setattr(tensor, _name, globals()[_name])
+__all__ += ["constexpr_type", "bitonic_merge", "block_type", "condition", "const", "slice", "str_to_ty",
+            "tensor_descriptor_type", "tuple", "tuple_type", "void", "dot_scaled", "float8e4b15", "float8e4b8",
+            "float8e5b16", "standard", "target_info", "core"]
 __all__ += ["math", "extra", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv", "philox", "philox_impl",
             "randint", "randint4x", "rand", "rand4x", "randn", "randn4x", "uint_to_uniform_float",
             "pair_uniform_to_normal"]

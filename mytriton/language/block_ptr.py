@@ -240,6 +240,8 @@ class tensor_descriptor(Composite):
         """``value`` (of the block shape, or a scalar) into the block at ``offsets``; elements out of
         bounds are not written."""
         if self.tmap is not None:
+            from .triton_types import check_writable
+            check_writable(self.base)
             value = _block_value(value, self.dtype, self.block_shape, "desc.store")
             operands = self._tma_operands(offsets, "desc.store")
             current_builder().make("tma_store", [operands[0], value.node, *operands[1:]], {})

@@ -12,6 +12,7 @@ import builtins
 import contextvars
 import functools
 
+from ..errors import CompilationError
 from ..ir.ops import OPS, check_same_signedness
 from ..ir.types import (BF16, BlockType, F16, F32, F64, FP8E4NV, FP8E5, I1, I8, I16, I32, I64, PointerType,
                         ScalarType, U8, U16, U32, U64, promote, shape_of)
@@ -307,3 +308,14 @@ def binary(op: str, a, b) -> tensor:
 
 def is_block(x) -> bool:
     return isinstance(x, tensor) and isinstance(x.type, BlockType)
+
+
+class StaticAssertionError(AssertionError):
+    """A ``tl.static_assert`` that failed (the frontend reports it as a CompileTimeAssertionFailure)."""
+
+
+class CompileTimeAssertionFailure(CompilationError):
+    """A kernel's ``tl.static_assert`` failed while it compiled (Triton's name for that error)."""
+
+
+from .aggregate import _aggregate  # noqa: E402,F401 (tl.core._aggregate, Triton's spelling)

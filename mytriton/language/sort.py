@@ -11,7 +11,7 @@ import builtins
 from .core import builtin, make, to_tensor
 from ..ir.types import SCALARS
 
-__all__ = ["sort", "topk"]
+__all__ = ["sort", "topk", "bitonic_merge"]
 
 
 def _log2(n: int, what: str) -> int:
@@ -106,3 +106,24 @@ def topk(x, k, dim=None):
         raise ValueError(f"tl.topk: k must be a constexpr int from 1 to the dimension's size, got {k!r}")
     _log2(k, "tl.topk's k")
     return _network(x, k, True)
+
+
+@builtin
+def bitonic_merge(x, dim=None, descending=0):
+    """Triton's last stage of a bitonic sort along the last dimension: ``x``'s rows, each a bitonic
+    sequence (ascending then descending, or a rotation of one), merged into sorted order
+    (``descending``: largest first)."""
+    x = to_tensor(x)
+    rank = len(x.shape)
+    if not rank:
+        raise TypeError("tl.bitonic_merge needs a block")
+    if dim is not None and (type(dim) is not int or dim % rank != rank - 1):
+        raise ValueError("only minor dimension is currently supported")
+    if descending not in (0, 1) or type(descending) not in (bool, int):
+        raise ValueError(f"tl.bitonic_merge: descending must be a constexpr bool (or 0 or 1), got {descending!r}")
+    m = _log2(x.shape[-1], "the merged dimension's size")
+    lead = rank - 1
+    h = make("reshape", x, shape=(*x.shape[:-1], *([2] * m))) if m else x
+    for j in builtins.range(m - 1, -1, -1):
+        h = _compare_exchange(h, lead, m, j, bool(descending))
+    return make("reshape", h, shape=tuple(x.shape)) if m else h

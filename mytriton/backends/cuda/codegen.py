@@ -35,7 +35,8 @@ from ...ir.libdevice import FUNCTIONS as LIBDEVICE
 from ...ir.libdevice import declaration as libdevice_declaration
 from ...ir.linear import LANE, REGISTER, WARP, LinearLayout, thread_bit
 from ...ir.ops import (ASM_REGISTERS, OPS, REDUCE_COMBINE, REDUCE_KINDS, asm_registers, cache_hint, constant_value,
-                       exact_decimal, float_bits, libdevice_signature, print_format)
+                       exact_decimal, float_bits, libdevice_signature, print_format,
+                       print_line_format)
 from ...ir.printer import Printer
 from ...ir.regions import control_operands, sources_of, step_sign
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, use_counts, walk
@@ -756,22 +757,22 @@ class CudaEmitter:
         self.per_element(cond, f"if ({failed}) {call}")
 
     def op_device_print(self, op: Op):
-        """printf per element, from the thread that owns it (as stores): pid, the element's
-        coordinates, the prefix (passed as a %s argument, octal-escaped: user text never becomes
-        code or format) and the value."""
+        """printf per element, from the thread that owns it (as stores), in Triton's format
+        (ir/ops.print_line_format): pid, the element's coordinates, the label (passed as a %s
+        argument, octal-escaped: user text never becomes code or format) and the value."""
         x = op.operands[0]
         t = x.type.scalar
         conv, c_type, bits = print_format(t, op.attrs["hex"])
         block = isinstance(x.type, BlockType)
         v = self.elem(x, x) if block else self.ref(x)
-        if bits and not isinstance(t, PointerType):      # the bits, zero-extended
+        if bits:                                          # the bits, zero-extended
             v = f"mt_bitcast<{_UNSIGNED[bits]}>({v})"
-        elif t.is_float:
+        elif not isinstance(t, PointerType) and t.is_float:
             v = self.cast_to(v, t, F32) if t.bits < 32 else v
         idx = self.coords(x, "r") if block else []
-        fmt = "pid (%d, %d, %d) idx (" + ", ".join(["%d"] * len(idx)) + ") %s" + conv + "\\n"
-        args = ["(int)blockIdx.x", "(int)blockIdx.y", "(int)blockIdx.z", *(f"(int)({i})" for i in idx),
-                c_string(op.attrs["prefix"]), f"({c_type})({v})"]
+        fmt = print_line_format(t, op.attrs["hex"], shape_of(x.type) if block else ()).replace("\n", "\\n")
+        args = ["(unsigned)blockIdx.x", "(unsigned)blockIdx.y", "(unsigned)blockIdx.z",
+                *(f"(unsigned)({i})" for i in idx), c_string(op.attrs["prefix"]), f"({c_type})({v})"]
         stmt = f'printf("{fmt}", {", ".join(args)});'
         own = self.store_owner(x)
         self.per_element(x, f"if ({own}) {stmt}" if own else stmt)

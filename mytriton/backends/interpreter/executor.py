@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...ir.ops import (ATOMIC_UPDATE, OPS, REDUCE_COMBINE, constant_value, convert, eval_elementwise, np_dtype,
-                       print_format)
+                       print_format, print_line_format)
 from ...ir.regions import control_operands, is_target, lanes
 from ...ir.ssa import Const, Function, Op, Param, Region, Value, combine_bodies, walk
 from ...ir.types import BlockType, PointerType, shape_of
@@ -355,26 +355,26 @@ def _barrier(ex, op, args):
 
 
 def _device_print(ex, op, args):
-    """The lines the GPU prints (print_format's conversions), program by program of the batch,
-    element by element in row-major order."""
+    """The lines the GPU prints, from the same printf format (print_line_format; Python's ``%``
+    with the length modifiers dropped), program by program of the batch, element by element in
+    row-major order."""
     x = op.operands[0]
     t = x.type.scalar
     conv, _, bits = print_format(t, op.attrs["hex"])
-    conv = conv.replace("ll", "")
     rank = _rank(x)
     n = len(ex.program_ids[0])
     values = np.broadcast_to(_to_rank(args[0], rank), (n,) + (shape_of(x.type) or ()))
-    if bits and not isinstance(t, PointerType):
+    fmt = print_line_format(t, op.attrs["hex"], shape_of(x.type) or ()).replace("ll", "").replace("%p", "0x%x")
+    if bits:
         values = np.ascontiguousarray(values).view(f"uint{max(8, bits)}")
     elif not isinstance(t, PointerType) and t.is_float:
         values = values.astype(np.float64)
+    as_number = float if conv == "%f" else int
     lines = []
     for b in range(n):
-        pid = ", ".join(map(str, ex.program_id_of(b)))
+        pid = tuple(ex.program_id_of(b))
         for idx in np.ndindex(*values.shape[1:]):
-            v = values[(b, *idx)]
-            v = int(v) if conv != "%f" else float(v)
-            lines.append(f"pid ({pid}) idx ({', '.join(map(str, idx))}) {op.attrs['prefix']}{conv % v}\n")
+            lines.append(fmt % (*pid, *idx, op.attrs["prefix"], as_number(values[(b, *idx)])))
     sys.stdout.write("".join(lines))
 
 

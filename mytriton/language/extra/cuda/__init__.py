@@ -33,3 +33,9 @@ def smid():
 def globaltimer():
     """The GPU's global nanosecond timer (PTX ``%globaltimer``), an int64; read where it stands."""
     return inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=int64, is_pure=False, pack=1)
+
+
+def __getattr__(name):
+    """Triton's other ``tl.extra.cuda`` names: not supported by mytriton yet, and why."""
+    from ...triton_names import missing_attribute
+    raise missing_attribute(name, "tl.extra.cuda", __name__)
