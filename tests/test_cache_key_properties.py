@@ -302,3 +302,61 @@ def test_any_edit_of_the_compiler_or_a_kernel_template_changes_the_hash(compiler
         assert toolchain.compiler_hash(compiler_copy / "templates", compiler_copy / "mytriton") == before
     finally:
         loader.write_bytes(saved)
+
+
+# -- host code that runs while the kernel compiles: constexpr functions, aggregates ----------------
+
+HOST_FILE = """\
+import mytriton
+import mytriton.language as tl
+
+SCALE = 2
+
+
+def helper(x):
+    return x * SCALE
+
+
+@mytriton.constexpr_function
+def block_of(n):
+    return helper(n) + 1
+
+
+@tl.core._aggregate
+class Pair:
+    a: tl.tensor
+    b: tl.constexpr
+
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+
+@mytriton.jit
+def kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, block_of(BLOCK))
+    p = Pair(tl.load(x_ptr + offs), 3)
+    tl.store(x_ptr + offs, p.a * p.b)
+"""
+
+
+@pytest.mark.parametrize("edit", [
+    ("return helper(n) + 1", "return helper(n) + 2"),       # the constexpr function's body
+    ("return x * SCALE", "return x * SCALE * 1"),          # a plain helper it calls
+    ("SCALE = 2", "SCALE = 3"),                            # a global that helper reads
+    ("self.b = b", "self.b = b + 0"),                       # the aggregate's __init__
+    ("    b: tl.constexpr", "    b: tl.constexpr\n    c: tl.constexpr = 0"),   # its fields
+])
+def test_host_code_that_runs_at_compile_time_is_keyed(tmp_path, monkeypatch, edit):
+    import importlib
+    keys = []
+    for i, text in enumerate((HOST_FILE, HOST_FILE.replace(*edit))):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        (folder / "ck_host.py").write_text(text)
+        monkeypatch.syspath_prepend(str(folder))
+        sys.modules.pop("ck_host", None)
+        importlib.invalidate_caches()
+        keys.append(importlib.import_module("ck_host").kernel.cache_key)
+    sys.modules.pop("ck_host", None)
+    assert keys[0] != keys[1]

@@ -11,6 +11,12 @@ A value that a kernel may not use is written as its type alone: reading it fails
 can change no compiled code. A value a kernel may use that cannot be written down faithfully raises
 :class:`Uncacheable`: the kernel is then compiled every time, never served from a cache by a guess.
 
+Functions: a user's own function (a ``triton.constexpr_function``, which runs while the kernel
+compiles, the helpers it calls, an aggregate class's ``__init__``) is written as its source,
+defaults, closure and the globals its code names; mytriton's, the standard library's and installed
+distributions' functions by name (their module's version). A ``@tl.core._aggregate`` class is
+written as its body.
+
 Modules: mytriton's own are part of the compiler (whose sources are hashed into every key) and are
 named; modules of the standard library and of installed distributions are named with their
 version; any other module (the user's own helpers) is written as its namespace. Names starting
@@ -22,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import inspect
 import os
 import struct
 import sys
@@ -81,10 +88,11 @@ class Describer:
 
     def __init__(self):
         from .codegen import _MAX_ADMIT_DEPTH, _admitted_type_ids
-        self.kinds, self.classes = _admitted_type_ids()
+        self.kinds, _ = _admitted_type_ids()
         self.max_depth = _MAX_ADMIT_DEPTH
         self.jits: dict[int, object] = {}
         self._modules: dict[int, int] = {}      # id -> its number in this key (written once)
+        self._functions: dict[int, int] = {}    # (the same, of the user's functions)
         self._count = 0
 
     def describe(self, value, depth: int = 0) -> str:
@@ -93,7 +101,7 @@ class Describer:
             raise Uncacheable(f"more than {MAX_VALUES} values, more than a cache key describes")
         kind = self.kinds.get(id(type(value)))
         name = _type_name(value)
-        if kind is None or depth > self.max_depth or (kind == "class" and id(value) not in self.classes):
+        if kind is None or depth > self.max_depth or (kind == "class" and not admitted(value)):
             return f"<not admitted {name}>"
         method = getattr(self, f"_{kind}")
         return method(value, name, depth)
@@ -140,15 +148,43 @@ class Describer:
         return f"module {module_name} #{self._modules[id(value)]} {{{body}}}"
 
     def _method(self, value, name: str, depth: int) -> str:
-        return f"method {_qualified(value.__func__)} of {self.describe(value.__self__, depth + 1)}"
+        return f"method {self.describe(value.__func__, depth + 1)} of {self.describe(value.__self__, depth + 1)}"
 
     def _class(self, value, name: str, depth: int) -> str:
+        from ..language.aggregate import is_aggregate_class
+        if is_aggregate_class(value):       # (a user's class of the language: its body is compiled)
+            body = vars(value).get("__mytriton_class__", value)
+            entries = sorted((k, v) for k, v in vars(body).items()
+                             if type(k) is str and (k in ("__init__", "__annotations__") or not k.startswith("__")))
+            return f"aggregate {_qualified(value)} {{{', '.join(f'{k!r}: {self.describe(v, depth + 1)}' for k, v in entries)}}}"
         return f"class {_qualified(value)}"
 
     def _code(self, value, name: str, depth: int) -> str:
+        if type(value) is types.FunctionType and _user_code(value):
+            return self._function(value, depth)
         owner = getattr(value, "__self__", None)
         bound = "" if owner is None or type(owner) is types.ModuleType else f" of {self.describe(owner, depth + 1)}"
         return f"function {_qualified(value)}{bound}"
+
+    def _function(self, fn, depth: int) -> str:
+        """A function of the user's own (a ``triton.constexpr_function`` runs while the kernel
+        compiles, a helper it calls too, an aggregate's ``__init__``): its source, defaults,
+        closure and the globals its code names, written once per key."""
+        if id(fn) in self._functions:
+            return f"function {_qualified(fn)} #{self._functions[id(fn)]}"
+        self._functions[id(fn)] = n = len(self._functions)
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            raise Uncacheable(f"the function {_qualified(fn)}, whose source cannot be read") from None
+        names = sorted(_names_read(fn.__code__))
+        globals_ = fn.__globals__
+        read = ", ".join(f"{k!r}: {self.describe(globals_[k], depth + 1)}" for k in names if k in globals_)
+        cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+        return (f"function {_qualified(fn)} #{n} {hashlib.sha256(source.encode()).hexdigest()} "
+                f"defaults {self.describe(fn.__defaults__, depth + 1)} "
+                f"keyword defaults {self.describe(fn.__kwdefaults__, depth + 1)} "
+                f"closure {self.describe(tuple(cells), depth + 1)} globals {{{read}}}")
 
     def _leaf(self, value, name: str, depth: int) -> str:
         from .jit import JITFunction
@@ -168,6 +204,11 @@ class Describer:
         raise Uncacheable(f"a {name}, which a cache key cannot describe")
 
 
+def admitted(value) -> bool:
+    from .codegen import admitted as kernel_may_use
+    return kernel_may_use(value)
+
+
 def _type_name(value) -> str:
     from .codegen import type_name
     return type_name(value)
@@ -179,3 +220,30 @@ def _qualified(value) -> str:
     if type(module) is str and module.startswith("_mytriton_kernels_"):
         module = module.split("_", 4)[-1]
     return f"{module}.{qualname}" if type(module) is str else str(qualname)
+
+
+def _user_code(fn) -> bool:
+    """Whether *fn* is the user's own (not mytriton's, the standard library's or an installed
+    distribution's, which the compiler's hash and their versions cover)."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if type(module) is not types.ModuleType:
+        return True
+    name = _module_name(module)
+    return name.split(".")[0] != "mytriton" and _installed_version(module) is None
+
+
+def _names_read(code) -> set:
+    """The global (and attribute) names a code object and the code nested in it name."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return names
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True

@@ -79,6 +79,7 @@ def _aggregate(cls):
     aggregate_value.__module__ = cls.__module__
     aggregate_value.__doc__ = cls.__doc__
     aggregate_value.__annotations__ = annotations
+    aggregate_value.__mytriton_class__ = cls      # (the class as written: what a cache key describes)
     return aggregate_value
 
 
