@@ -12,7 +12,7 @@ themselves), else both operands are staged in shared memory and read back as mma
   ``ldmatrix.trans`` — so the store is a 16-byte vector store of each thread's run of registers.
   fp32 (tf32) and int8 tiles are always stored K-major (``ldmatrix`` has no transpose below or
   above 16 bits).
-- A loop's rings are swizzled wherever the tile allows it (``_Staging.swizzled``: the 16-byte
+- A loop's rings are swizzled wherever the tile allows it (``Staging.swizzled``: the 16-byte
   chunks of a row XORed by the row's place in a 1024-byte pattern, wgmma's layout): the eight rows
   one 8x8 matrix load reads and the eight 16-byte copies a quarter warp issues then fall into
   eight different 16-byte bank groups. Other tiles have their rows padded by 16 bytes, which keeps
@@ -41,12 +41,12 @@ themselves), else both operands are staged in shared memory and read back as mma
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
 from ...errors import CompilationError
+from . import explain
+from .staging import Staging
 from ...ir.layout import DotOperandLayout, MmaLayout
-from ...ir.linear import REGISTER
 from ...ir.ssa import Op, Value, walk
 from ...ir.types import F32, I32
 from ...passes.layout import wgmma_kind
@@ -67,80 +67,6 @@ def dot_shared(em, op: Op, nbytes: int):
     em.smem(nbytes)
 
 
-class _Staging:
-    """How one operand tile lies in shared memory: rows along tile dimension ``row_dim`` of
-    ``cols`` elements along ``col_dim`` each, ``pitch`` elements apart; ``trans``: the rows are
-    along K (the dot reads them with ``ldmatrix.trans``); ``vec``: the registers a thread stores
-    at once (a run along the rows, aligned where every other basis moves the tile by whole runs)."""
-
-    def __init__(self, em, x: Value, row_dim: int, col_dim: int, trans: bool):
-        lay = em.layout_of(x)
-        eb = x.type.scalar.bits // 8
-        self.eb = eb
-        self.row_dim, self.col_dim, self.trans = row_dim, col_dim, trans
-        self.rows, self.cols = x.type.shape[row_dim], x.type.shape[col_dim]
-        self.pitch = self.cols + 16 // eb
-        self.nbytes = self.rows * self.pitch * eb
-        self.offset = 0                           # bytes from the start of the dot's shared memory
-        self.swizzle = 0                          # (see swizzled)
-        vec = min(lay.contiguous_registers(col_dim), 16 // eb)
-        while vec > 1 and not all(v[col_dim] % vec == 0 for name in lay.in_dims
-                                  for b, v in enumerate(lay.bases_of(name))
-                                  if not (name == REGISTER and (1 << b) < vec)):
-            vec //= 2
-        self.vec = vec
-
-    @classmethod
-    def of_operand(cls, em, x: Value, k_dim: int) -> "_Staging":
-        """Rows along the dimension ``x`` holds runs of registers along where it is 16-bit and that
-        is M or N (read transposed), else along K."""
-        lay = em.layout_of(x)
-        along = 1 if lay.contiguous_registers(1) > 1 or lay.contiguous_registers(0) == 1 else 0
-        trans = x.type.scalar.bits == 16 and along != k_dim
-        return cls(em, x, k_dim, 1 - k_dim, True) if trans else cls(em, x, 1 - k_dim, k_dim, False)
-
-    def swizzled(self) -> bool:
-        """Lay the tile out as wgmma reads it, if it can be: rows of ``swizzle`` = 32, 64 or 128
-        bytes (a row longer than 128 bytes is cut into 128-byte columns, ``atoms``, stored one after
-        the other), the 16-byte chunk ``c`` of row ``r`` at chunk ``c ^ ((r * swizzle / 128) %
-        (swizzle / 16))`` — the address bits 7.. XORed into bits 4.. (CUTLASS's Swizzle<B,4,3>),
-        the pattern repeating every 1024 bytes (so each atom starts 1024-byte aligned)."""
-        row_bytes = self.cols * self.eb
-        width = min(row_bytes, 128)
-        if width < 32 or row_bytes % width or self.rows * width % 1024:
-            return False
-        self.swizzle, self.atoms = width, row_bytes // width
-        self.nbytes = self.rows * row_bytes
-        return True
-
-    def at(self, buf: str, row: str, col: str, ct: str) -> str:
-        """C++ for the address of element (``row``, ``col``) (tile coordinates along ``row_dim``
-        and ``col_dim``) in the tile at ``buf``."""
-        if not self.swizzle:
-            return f"{buf} + ({row}) * {self.pitch} + ({col})"
-        w = self.swizzle
-        byte = (f"(({col}) * {self.eb} / {w}) * {self.rows * w} + ({row}) * {w} + "
-                f"(((({col}) * {self.eb} % {w}) >> 4 ^ ((({row}) * {w} >> 7) & {w // 16 - 1})) << 4) + "
-                f"(({col}) * {self.eb} & 15)")
-        return f"reinterpret_cast<{ct}*>(reinterpret_cast<unsigned char*>({buf}) + {byte})"
-
-    def store(self, em, x: Value, buf: str, ct: str):
-        """Emit the stores of this thread's registers of ``x`` into ``buf``."""
-        c = em.coords(x, "r")
-        at = self.at(buf, c[self.row_dim], c[self.col_dim], ct)
-        em.emit("#pragma unroll")
-        if self.vec == 1:
-            em.emit(f"for (int r = 0; r < {em.nregs(x)}; ++r) *({at}) = {em.ref(x)}[r];")
-            return
-        t = f"mt_vec<{ct}, {self.vec}>"
-        em.emit(f"for (int r = 0; r < {em.nregs(x)}; r += {self.vec}) {{")
-        em.emit(f"  {t} v;")
-        em.emit("  #pragma unroll")
-        em.emit(f"  for (int j = 0; j < {self.vec}; ++j) v.v[j] = {em.ref(x)}[r + j];")
-        em.emit(f"  *reinterpret_cast<{t}*>({at}) = v;")
-        em.emit("}")
-
-
 @dataclass
 class Ring:
     """The shared-memory buffers (``stages`` of them: S, or S + 1 where a wgmma group stays in
@@ -157,7 +83,7 @@ class Ring:
     generic-proxy writes that a
     wgmma's reads need a proxy fence after (``cp.async`` copies do not: as in Triton, their wait
     and the loop's barrier order them)."""
-    staging: _Staging
+    staging: Staging
     c_type: str
     stages: int
     offset: int
@@ -184,7 +110,7 @@ class Ring:
 @dataclass(frozen=True)
 class TmaFill:
     """How TMA fills a ring (the loads of its chain are ``tma_load``s of one tensor map): each tile
-    is ``atoms`` boxes of ``rows`` x ``inner`` elements (the swizzle atoms of ``_Staging.swizzled``,
+    is ``atoms`` boxes of ``rows`` x ``inner`` elements (the swizzle atoms of ``Staging.swizzled``,
     which TMA's ``SWIZZLE_{swizzle}B`` mode writes as wgmma reads them), each buffer has an
     mbarrier (``bars``: bytes from the start of the shared memory; shared by the ``arrivals`` rings
     of the loop with as many buffers) that the issuing lane arms with the tile's bytes and every
@@ -271,7 +197,7 @@ def _plan_rings(em, excluded: set[Value]) -> tuple[dict[Value, Ring], int]:
         wgmma = _wgmma_dots(em, chains)
         # (TMA copies fill only wgmma's swizzled rings: elsewhere they stay carried in registers)
         chains = [c for c in chains if c.loads[0].name == "load" or c.dot in wgmma]
-        # (swizzled wherever the tile allows it, wgmma's or not: see _Staging.swizzled)
+        # (swizzled wherever the tile allows it, wgmma's or not: see Staging.swizzled)
         layouts = {id(c): _stagings(em, c, True) or _stagings(em, c, False) for c in chains}
         in_flight = _groups_in_flight(em, chains, layouts, wgmma, users, body)
         if em.fn.num_warps >= 8:
@@ -387,17 +313,17 @@ class _Chain:
             stages, dot, operand, values, loads, view
 
 
-def _stagings(em, c: _Chain, swizzle: bool) -> tuple[_Staging, _Staging] | None:
+def _stagings(em, c: _Chain, swizzle: bool) -> tuple[Staging, Staging] | None:
     """How chain ``c``'s tiles lie in shared memory as its dot reads them and in the coordinates of
     its loads (the same but for a transposed view's permutation); None where ``swizzle`` is asked
     and the tile cannot be swizzled."""
     k_dim = 1 if c.operand == 0 else 0
     if c.view is None:
-        seen = stored = _Staging.of_operand(em, c.values[0], k_dim)
+        seen = stored = Staging.of_operand(em, c.values[0], k_dim)
     else:
-        seen = _Staging.of_operand(em, c.view.result, k_dim)
+        seen = Staging.of_operand(em, c.view.result, k_dim)
         dims = c.view.attrs["dims"]
-        stored = _Staging(em, c.values[0], dims[seen.row_dim], dims[seen.col_dim], seen.trans)
+        stored = Staging(em, c.values[0], dims[seen.row_dim], dims[seen.col_dim], seen.trans)
     if swizzle and not (seen.swizzled() and stored.swizzled()):
         return None
     return seen, stored
@@ -410,7 +336,7 @@ def _wgmma_dots(em, chains: list[_Chain]) -> set[Op]:
     and A either pipelined too or (16-bit) in registers (``DotOperandLayout``), A's tiles and
     16-bit B's ones ``cp.async`` copies (runs of 4 to 16 bytes; tf32 and int8 B, which wgmma reads
     along K only, may go through registers), A along K (wgmma reads A transposed only from
-    registers), each tile swizzleable (``_Staging.swizzled``)."""
+    registers), each tile swizzleable (``Staging.swizzled``)."""
     if em.target != "sm_90a":
         return set()
     found = set()
@@ -447,7 +373,7 @@ def _wgmma_refusal(em, dot: Op, mine: dict) -> str | None:
     return None
 
 
-def _tma_box(em, c: "_Chain", st: _Staging) -> tuple[int, int] | None:
+def _tma_box(em, c: "_Chain", st: Staging) -> tuple[int, int] | None:
     """The box (rows, elements along the last dimension) in which TMA copies chain ``c``'s tiles
     into a ring laid out as ``st`` (swizzled), or None where it cannot: a 2-d tile whose rows run
     along the tensor's last dimension (TMA writes a box row by row), each copy's offset along it
@@ -461,14 +387,14 @@ def _tma_box(em, c: "_Chain", st: _Staging) -> tuple[int, int] | None:
     return st.rows, st.swizzle // st.eb
 
 
-def _copies(em, op: Op, st: _Staging) -> int:
+def _copies(em, op: Op, st: Staging) -> int:
     """The bytes ``cp.async`` copies at once for the load ``op`` into a tile laid out as ``st``
     (its 4- to 16-byte runs along the tile's rows, aligned, under masks constant over them,
     masked-off elements 0), or 0 where the tile goes through registers (``copy_refusal`` says why)."""
     return 0 if copy_refusal(em, op, st) is not None else em.vector_width(op.operands[0], op.operands[1:2], op)[0] * st.eb
 
 
-def copy_refusal(em, op: Op, st: _Staging) -> str | None:
+def copy_refusal(em, op: Op, st: Staging) -> str | None:
     """Why ``cp.async`` cannot copy the load ``op``'s tile into a ring laid out as ``st`` (as a user
     reads it: what is not proven, and what would prove it), or None where it can."""
     from .codegen import _zero_bits
@@ -558,35 +484,6 @@ def _tma_fill(em, op: Op, ring: Ring, slot: str):
     em.emit("}")
 
 
-def explain_dot(em, op: Op, path: str) -> None:
-    """One line of the kernel's story (``metadata["explain"]``): where the dot is, what computes it
-    (``path``), why not wgmma where the target has it, and how each operand reaches it."""
-    from ...passes.layout import wgmma_refusal
-    a, b = op.operands[:2]
-    loc = op.loc
-    where = f"{os.path.basename(loc.file)}:{loc.line}" if loc is not None else "the kernel"
-    shape = f"{'x'.join(map(str, a.type.shape))} @ {'x'.join(map(str, b.type.shape))} {a.type.scalar.name}"
-    parts = [f"{where}: tl.dot {shape}: {path}"]
-    if path != "wgmma" and em.target.startswith("sm_9"):
-        why = wgmma_refusal(op, em.fn.num_warps, em.target) or em.wgmma_refusals.get(op)
-        if why:
-            parts.append(f"not wgmma: {why}")
-    for name, x in (("A", a), ("B", b)):
-        ring = em.rings.get(x)
-        if isinstance(x.layout, DotOperandLayout):
-            how = "in registers"
-        elif ring is None:
-            how = "stored to shared memory each step (not pipelined)"
-        elif ring.tma is not None:
-            how = f"copied by TMA into a {ring.stages}-buffer ring"
-        elif ring.through_registers:
-            how = f"loaded into registers and stored into a {ring.stages}-buffer ring: {ring.registers_why}"
-        else:
-            how = f"copied by cp.async into a {ring.stages}-buffer ring"
-        parts.append(f"{name} {how}")
-    em.explain.append("; ".join(parts))
-
-
 def dot_mma(em, op: Op):
     """``tl.dot`` on the tensor cores: into fp32, fp16/bf16 operands with ``mma.sync.m16n8k16``,
     fp32 ones with ``mma.sync.m16n8k8.tf32`` ("tf32": the hardware reads the top 19 bits;
@@ -606,11 +503,11 @@ def dot_mma(em, op: Op):
     in_regs = isinstance(a.layout, DotOperandLayout)     # A's fragments are its registers
     ra_, rb_ = em.rings.get(a), em.rings.get(b)
     if rb_ and rb_.wgmma:
-        explain_dot(em, op, "wgmma")
+        explain.dot(em, op, "wgmma")
         return dot_wgmma(em, op, ra_.staging if ra_ else None, rb_.staging, rb_.carried)
-    explain_dot(em, op, "mma.sync")
-    sa = None if in_regs else ra_.staging if ra_ else _Staging.of_operand(em, a, 1)
-    sb = rb_.staging if rb_ else _Staging.of_operand(em, b, 0)
+    explain.dot(em, op, "mma.sync")
+    sa = None if in_regs else ra_.staging if ra_ else Staging.of_operand(em, a, 1)
+    sb = rb_.staging if rb_ else Staging.of_operand(em, b, 0)
     a_bytes = 0 if in_regs or ra_ else sa.nbytes
     sb.offset = 0 if rb_ else a_bytes
     scratch = a_bytes + (0 if rb_ else sb.nbytes)
@@ -703,7 +600,7 @@ def dot_mma(em, op: Op):
     em.emit("}")
 
 
-def _descriptor(base: str, st: _Staging) -> tuple[str, int]:
+def _descriptor(base: str, st: Staging) -> tuple[str, int]:
     """wgmma's 64-bit shared-memory matrix descriptor of the tile ``st`` at ``base`` (a shared-window
     address), as its two 32-bit words: C++ for the low one — the start address and the leading
     byte offset — and the high one's value — the stride byte offset and the swizzle mode (PTX's
@@ -719,7 +616,7 @@ def _descriptor(base: str, st: _Staging) -> tuple[str, int]:
     return f"mt_wgmma_desc_lo({base}, {lbo})", ((8 * w) >> 4) & 0x3FFF | ({128: 1, 64: 2, 32: 3})[w] << 30
 
 
-def _step_bytes(st: _Staging, step: int, row0: int = 0) -> int:
+def _step_bytes(st: Staging, step: int, row0: int = 0) -> int:
     """The bytes from a tile's start to where K step ``step`` (32 bytes of K) reads, from row ``row0``
     of a K-major tile: MN-major, 16 rows of K a step; K-major, 32 bytes along the row, a step past
     the first 128 bytes of a row in the next column (``atoms``)."""
@@ -729,7 +626,7 @@ def _step_bytes(st: _Staging, step: int, row0: int = 0) -> int:
     return step * 32 // w * st.rows * w + row0 * w + step * 32 % w
 
 
-def dot_wgmma(em, op: Op, sa: _Staging | None, sb: _Staging, carried: bool):
+def dot_wgmma(em, op: Op, sa: Staging | None, sb: Staging, carried: bool):
     """``tl.dot`` on Hopper's warpgroup tensor cores: per warpgroup (4 warps, 64 rows of the
     result each, side by side along M) and per 64-row block of its rows, one ``wgmma.mma_async
     .m64nNkK`` per 32 bytes of K (k16 fp16/bf16, k8 tf32, k32 int8), B read from its ring's
@@ -828,7 +725,7 @@ def dot_portable(em, op: Op):
     fp32 for fp32/fp16/bf16, tf32-truncated for input_precision "tf32"; fp64; int32 for int8),
     then each thread sums its result elements' rows and columns over K, onto the accumulator. A
     batched (3-d) dot does so in each batch: the operands' tiles lie batch after batch."""
-    explain_dot(em, op, "the CUDA cores (no tensor-core instruction takes these types and shapes)")
+    explain.dot(em, op, "the CUDA cores (no tensor-core instruction takes these types and shapes)")
     a, b, acc = op.operands
     res = op.result
     (*batch, m, kk), n = a.type.shape, b.type.shape[-1]

@@ -32,6 +32,7 @@ import math
 
 from ...ir.ssa import Op, Value, walk
 from ...ir.types import TMAP
+from .staging import Staging
 
 _COMMON = """\
 #ifndef __CUDA_ARCH__
@@ -298,7 +299,7 @@ def tma_load(em, op: Op):
 
 def swizzled_stores(em) -> dict:
     """The tensor maps (their parameters) that only 2-d TMA stores of one block use, whose tiles may
-    lie swizzled as wgmma's operands do (``dot._Staging.swizzled``: rows of 32 to 128 bytes, or
+    lie swizzled as wgmma's operands do (``staging.Staging.swizzled``: rows of 32 to 128 bytes, or
     128-byte columns of longer ones, in whole 1024-byte patterns) -> the box (rows, elements of a
     swizzled row) and the swizzle (bytes), where the values stored hold runs of less than 16 bytes
     along the rows. The threads then write such a tile free of bank conflicts (a row-major tile of
@@ -319,9 +320,8 @@ def swizzled_stores(em) -> dict:
         types = {op.operands[1].type for op in ops}
         if len(types) != 1 or (t := types.pop()).rank != 2:
             continue
-        from .dot import _Staging
         size = max(1, t.scalar.bits // 8)
-        st = _Staging(em, ops[0].operands[1], 0, 1, False)
+        st = Staging(em, ops[0].operands[1], 0, 1, False)
         if all(_vector(em, op.operands[1], size) * size < 16 for op in ops) and st.swizzled():
             found[tmap] = (st.rows, st.swizzle // size, st.swizzle)
     return found
@@ -341,8 +341,7 @@ def tma_store(em, op: Op):
     em.emit(f"const bool by_tma = {exact};")
     element = None
     if swizzle:
-        from .dot import _Staging
-        st = _Staging(em, value, 0, 1, False)
+        st = Staging(em, value, 0, 1, False)
         st.swizzled()                        # (as swizzled_stores found it: the same shape and type)
         typed = f"reinterpret_cast<{b.ct}*>(tile)"
         st.store(em, value, typed, b.ct)
