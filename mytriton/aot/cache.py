@@ -197,25 +197,36 @@ class PreviousBuild:
 def _encode(key: str, artifacts: Artifacts) -> bytes:
     """One compile's artifacts as the bytes of a cache entry: a JSON record, bound to *key*, and
     its sha256."""
-    record = {"key": key, "cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
-              "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol,
-              "made_tensor_maps": list(artifacts.made_tensor_maps), "explain": list(artifacts.explain)}
+    return _seal({"key": key, "cubin": base64.b64encode(artifacts.cubin).decode("ascii"), "ptx": artifacts.ptx,
+                  "cu": artifacts.cu, "shared": artifacts.shared, "symbol": artifacts.symbol,
+                  "made_tensor_maps": list(artifacts.made_tensor_maps), "explain": list(artifacts.explain)})
+
+
+def _seal(record: dict) -> bytes:
+    """A cache entry's bytes: *record* (which names its key) as JSON, and that text's sha256."""
     data = json.dumps(record, sort_keys=True)
     return json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
+
+
+def _unseal(payload: bytes | None, key: str) -> dict | None:
+    """The record of a cache entry read under *key*: None when the entry is damaged (its sha256)
+    or answers another key. (ValueError & co. for a payload that is not an entry at all.)"""
+    if payload is None:
+        return None
+    outer = json.loads(payload)
+    data = outer["record"]
+    if type(data) is not str or sha256_bytes(data.encode()) != outer["sha256"]:
+        return None
+    record = json.loads(data)
+    return record if type(record) is dict and record.get("key") == key else None
 
 
 def _decode(payload: bytes | None, key: str, emit_ptx: bool) -> Artifacts | None:
     """The artifacts of a cache entry read under *key*, or None when it is damaged (sha256), answers
     another key, holds a field of the wrong type, or lacks the PTX asked for."""
-    if payload is None:
-        return None
     try:
-        outer = json.loads(payload)
-        data = outer["record"]
-        if type(data) is not str or sha256_bytes(data.encode()) != outer["sha256"]:
-            return None
-        record = json.loads(data)
-        if record["key"] != key or not _well_typed(record):
+        record = _unseal(payload, key)
+        if record is None or not _well_typed(record):
             return None
         if emit_ptx and (record["ptx"] is None or record["cu"] is None):
             return None
@@ -297,22 +308,14 @@ def variant_from(record, plain) -> "Variant | None":
 
 
 def _encode_variant(key: str, variant) -> bytes:
-    record = {"key": key, "signature": None if variant.signature is None else [list(p) for p in variant.signature],
-              "why": variant.why}
-    data = json.dumps(record, sort_keys=True)
-    return json.dumps({"sha256": sha256_bytes(data.encode()), "record": data}).encode()
+    return _seal({"key": key, "why": variant.why,
+                  "signature": None if variant.signature is None else [list(p) for p in variant.signature]})
 
 
 def _decode_variant(payload: bytes | None, key: str, plain):
-    if payload is None:
-        return None
     try:
-        outer = json.loads(payload)
-        data = outer["record"]
-        if type(data) is not str or sha256_bytes(data.encode()) != outer["sha256"]:
-            return None
-        record = json.loads(data)
-        return variant_from(record, plain) if record.get("key") == key else None
+        record = _unseal(payload, key)
+        return None if record is None else variant_from(record, plain)
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
