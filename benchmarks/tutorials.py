@@ -28,14 +28,14 @@ from pathlib import Path
 
 from common import TO_MYTRITON
 
-FILES = {"01": "01-vector-add.py", "02": "02-fused-softmax.py", "04": "04-low-memory-dropout.py",
+FILES = {"01": "01-vector-add.py", "02": "02-fused-softmax.py", "03": "03-matrix-multiplication.py",
+         "04": "04-low-memory-dropout.py",
          "05": "05-layer-norm.py", "06": "06-fused-attention.py", "07": "07-extern-functions.py",
          "08": "08-grouped-gemm.py"}
 # The tutorials this runner does not drive, and why.
-NOT_RUN = {"03": "its kernel is the GEMM of benchmarks/bench.py --only gemm (manifests/kernels/gemm.py, the same "
-                 "grouped-ordering tl.dot kernel)"}
-# ... and those it does not interpret (--interpret)
-NOT_INTERPRETED = {"06": "the file asks the GPU driver for its target and PyTorch for the device at import",
+NOT_RUN: dict[str, str] = {}
+NOT_INTERPRETED = {"03": "the file asks the GPU driver for its target (its autotune configs) at import",
+                   "06": "the file asks the GPU driver for its target and PyTorch for the device at import",
                    "08": "its tl.dot tiles are too slow on a CPU"}
 
 _DECORATORS = {"jit", "autotune", "heuristics"}
@@ -430,6 +430,32 @@ def run_07(r: Runner, mt, tr, path):
           unit="GB/s", amount=8 * n, times=r.time({**launches, "torch": lambda: torch.asin(x)}))
 
 
+def run_03(r: Runner, mt, tr, path):
+    """The tutorial's own launch (its autotuned configs, its grid of the chosen config), fp16, on
+    square sizes and on sizes that are multiples of nothing (the `% M` offsets wrap there)."""
+    torch = _torch()
+    for m, n, k in ((4096, 4096, 4096), (3000, 2000, 1000)):
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        outs, launches = {}, {}
+        for side, module in (("mytriton", mt), ("triton", tr)):
+            fn = kernel(module, "matmul_kernel", path)
+            c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+            args = by_name(fn, {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": m, "N": n, "K": k,
+                                "stride_am": a.stride(0), "stride_ak": a.stride(1), "stride_bk": b.stride(0),
+                                "stride_bn": b.stride(1), "stride_cm": c.stride(0), "stride_cn": c.stride(1),
+                                "ACTIVATION": ""})
+            grid = (lambda meta: (-(-m // meta["BLOCK_SIZE_M"]) * -(-n // meta["BLOCK_SIZE_N"]),))
+            launches[side] = lambda fn=fn, args=args, grid=grid, keep=c: fn[grid](**args)
+            launches[side]()
+            outs[side] = c
+        want = (a.float() @ b.float()).half()
+        ok = torch.allclose(outs["mytriton"], want, atol=1e-1, rtol=1e-2) and torch.allclose(
+            outs["mytriton"], outs["triton"], atol=1e-1, rtol=1e-2)
+        r.row("03", f"matmul fp16 {m}x{n}x{k}", ok, unit="TFLOP/s", amount=2 * m * n * k / 1e3,
+              times=r.time({**launches, "torch": lambda: torch.matmul(a, b)}))
+
+
 def run_08(r: Runner, mt, tr, path):
     torch = _torch()
     sizes = [(1024, 1024, 1024), (512, 512, 512), (256, 256, 256), (128, 128, 128)] * 2
@@ -495,7 +521,7 @@ def run_06(r: Runner, mt, tr, path):
           unit="TFLOP/s", amount=4 * Z * H * N * N * D / 1e3, times=times)
 
 
-DRIVERS = {"01": run_01, "02": run_02, "04": run_04, "05": run_05, "06": run_06, "07": run_07, "08": run_08}
+DRIVERS = {"01": run_01, "02": run_02, "03": run_03, "04": run_04, "05": run_05, "06": run_06, "07": run_07, "08": run_08}
 
 
 def main(argv=None) -> int:
